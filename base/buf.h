@@ -1,0 +1,33 @@
+/* Growable byte buffer. Always NUL-terminated so that text can be used as a C string. */
+#pragma once
+#include <stddef.h>
+#include <stdarg.h>
+
+typedef struct buf_s {
+  char *data;
+  size_t len;
+  size_t cap;
+} buf_t;
+
+#define BUF_INIT {NULL, 0, 0}
+
+/* Ensures room for `extra` more bytes plus the terminator; 0 or UV_ENOMEM-style -12. */
+int buf_reserve(buf_t *b, size_t extra);
+/* Appends n bytes. */
+int buf_append(buf_t *b, const void *p, size_t n);
+/* Appends a C string. */
+int buf_puts(buf_t *b, const char *s);
+/* Appends one byte. */
+int buf_putc(buf_t *b, char c);
+/* Appends printf-formatted text. */
+int buf_printf(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends vprintf-formatted text. */
+int buf_vprintf(buf_t *b, const char *fmt, va_list ap);
+/* Empties the buffer, keeping its memory. */
+void buf_reset(buf_t *b);
+/* Frees the memory. */
+void buf_free(buf_t *b);
+/* Hands the data to the caller (NUL-terminated, never NULL) and empties the buffer. */
+char *buf_steal(buf_t *b);
+/* Removes the first n bytes. */
+void buf_consume(buf_t *b, size_t n);

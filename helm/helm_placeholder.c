@@ -1,0 +1,2 @@
+/* module helm: placeholder until its first source lands */
+typedef int helm__placeholder_t;

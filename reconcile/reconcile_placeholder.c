@@ -1,0 +1,2 @@
+/* module reconcile: placeholder until its first source lands */
+typedef int reconcile__placeholder_t;
