@@ -1,0 +1,130 @@
+# Shared helpers for the end-to-end tests. Each test runs in a namespace of its
+# own with a controller of its own watching only that namespace, against the
+# cluster that the e2e.cluster-up fixture started.
+set -euo pipefail
+: "${RUDDER_E2E_STATE:?run through ctest (the e2e.cluster-up fixture provides the cluster)}"
+[ -f "$RUDDER_E2E_STATE/env" ] || { echo "FAIL: no local control plane: $RUDDER_E2E_STATE/env is missing (e2e.cluster-up failed?)" >&2; exit 1; }
+. "$RUDDER_E2E_STATE/env"
+for tool in kubectl helm helm3; do
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool not on PATH (tests/cluster/build should provide it)" >&2; exit 1; }
+done
+RUDDER_BIN=${RUDDER_BIN:?}
+TEST_NAME=$(basename "$0" .sh)
+NS="e2e-${TEST_NAME#test_}-$$"
+NS=${NS//_/-}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rudder-e2e.XXXXXX")
+CTRL_PID=
+CTRL_LOG="$WORK/controller.log"
+checks=0
+
+log() { echo "--- $*" >&2; }
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+ok() { checks=$((checks + 1)); echo "ok $checks - $*"; }
+
+# wait_for SECONDS DESCRIPTION CMD...: polls CMD until it succeeds.
+wait_for() {
+  local secs=$1 desc=$2; shift 2
+  local end=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < end)) || fail "timed out after ${secs}s waiting for: $desc"
+    sleep 0.3
+  done
+}
+
+start_controller() {
+  "$RUDDER_BIN" controller --kubeconfig "$KUBECONFIG" --namespace "$NS" --log-level debug >>"$CTRL_LOG" 2>&1 &
+  CTRL_PID=$!
+  log "controller started (pid $CTRL_PID)"
+}
+
+# stop_controller [SIGNAL]: TERM by default (clean shutdown must exit 0).
+stop_controller() {
+  local sig=${1:-TERM}
+  [ -n "$CTRL_PID" ] || return 0
+  kill -"$sig" "$CTRL_PID" 2>/dev/null || true
+  local rc=0
+  wait "$CTRL_PID" || rc=$?
+  CTRL_PID=
+  if [ "$sig" = TERM ] && [ "$rc" != 0 ]; then fail "controller exited with status $rc on SIGTERM"; fi
+  log "controller stopped ($sig, status $rc)"
+}
+
+cleanup() {
+  local rc=$?
+  stop_controller KILL
+  if [ $rc != 0 ]; then
+    echo "=== controller log (last 80 lines) ===" >&2
+    tail -n 80 "$CTRL_LOG" >&2 2>/dev/null || true
+    kubectl -n "$NS" get helmreleases -o yaml >&2 2>/dev/null || true
+  fi
+  # Leave nothing behind: drop our finalizers, then the namespace.
+  for hr in $(kubectl -n "$NS" get helmreleases -o name 2>/dev/null); do
+    kubectl -n "$NS" patch "$hr" --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+  done
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+  if [ $rc = 0 ]; then echo "$checks passed, 0 failed"; else echo "$checks passed, 1 failed"; fi
+  exit $rc
+}
+trap cleanup EXIT
+
+kubectl create namespace "$NS" >/dev/null
+
+# hr_cond NAME TYPE: prints status of condition TYPE.
+hr_cond() { kubectl -n "$NS" get helmrelease "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].status}"; }
+hr_cond_msg() { kubectl -n "$NS" get helmrelease "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].message}"; }
+hr_field() { kubectl -n "$NS" get helmrelease "$1" -o jsonpath="$2"; }
+
+# hr_ready NAME: Ready=True for the current generation.
+hr_ready() {
+  local gen obs
+  gen=$(hr_field "$1" '{.metadata.generation}')
+  obs=$(hr_field "$1" '{.status.observedGeneration}')
+  [ "$gen" = "$obs" ] && [ "$(hr_cond "$1" Ready)" = True ]
+}
+# hr_failed NAME: Ready=False for the current generation.
+hr_failed() {
+  local gen obs
+  gen=$(hr_field "$1" '{.metadata.generation}')
+  obs=$(hr_field "$1" '{.status.observedGeneration}')
+  [ "$gen" = "$obs" ] && [ "$(hr_cond "$1" Ready)" = False ]
+}
+
+# helm_status HELM RELEASE: "<status> <revision>" as `helm ls` reports it.
+helm_status() {
+  "$1" ls -n "$NS" -a -o json --filter "^$2\$" |
+    python3 -c 'import json,sys; r=json.load(sys.stdin); print(" ".join([r[0]["status"], str(r[0]["revision"])]) if r else "absent")'
+}
+
+# helm_history HELM RELEASE: "1:superseded 2:deployed".
+helm_history() {
+  "$1" history -n "$NS" "$2" -o json |
+    python3 -c 'import json,sys; print(" ".join("%d:%s" % (h["revision"], h["status"]) for h in json.load(sys.stdin)))'
+}
+
+# write_chart DIR NAME VERSION FILE...: a chart directory whose templates are
+# copies of the given files (for helm template/install as the oracle).
+write_chart() {
+  local dir=$1 name=$2 version=$3; shift 3
+  mkdir -p "$dir/templates"
+  printf 'apiVersion: v2\nname: %s\nversion: %s\n' "$name" "$version" >"$dir/Chart.yaml"
+  for f in "$@"; do cp "$f" "$dir/templates/"; done
+}
+
+# hr_inline NAME CHART VERSION FILE...: a HelmRelease manifest carrying the
+# given template files inline (file name -> text).
+hr_inline() {
+  local name=$1 chart=$2 version=$3; shift 3
+  python3 - "$name" "$NS" "$chart" "$version" "$@" <<'PY'
+import json, os, sys
+name, ns, chart, version, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+templates = {os.path.basename(f): open(f).read() for f in files}
+print(json.dumps({"apiVersion": "rudder.dev/v1alpha1", "kind": "HelmRelease",
+                  "metadata": {"name": name, "namespace": ns},
+                  "spec": {"chart": {"inline": {"chartName": chart, "chartVersion": version,
+                                                "templates": templates}}}}))
+PY
+}
