@@ -1,4 +1,5 @@
 #include "loop/cli.h"
+#include "loop/controller.h"
 #include "buildinfo.h"
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,7 @@ int cli_main(int argc, char **argv) {
     fputs(cli__usage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  if (!strcmp(argv[1], "controller")) return controller_main(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) return cli__version();
   fprintf(stderr, "rudder: unknown command \"%s\"; see rudder --help\n", argv[1]);
   return 2;

@@ -1,0 +1,298 @@
+#include "reconcile/hr_record.h"
+#include "helm/manifest.h"
+#include "helm/release.h"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static char *hr__dup(const char *s) { return strdup(s ? s : ""); }
+
+int hr_rec_from_secret(const cJSON *secret, hr_rec_t *out, buf_t *err) {
+  memset(out, 0, sizeof *out);
+  char e[256] = "";
+  release_t *rel = NULL;
+  int rc = release_secret_decode(secret, 0, &rel, e, sizeof e);
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(secret, "metadata");
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+  if (rc) {
+    buf_printf(err, "%s: %s", cJSON_IsString(name) ? name->valuestring : "release secret", e);
+    return rc;
+  }
+  const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
+  const cJSON *created = cJSON_GetObjectItemCaseSensitive(labels, "createdAt");
+  out->created_at = cJSON_IsString(created) ? atoll(created->valuestring) : 0;
+  out->rel = rel;
+  out->version = rel->version;
+  out->status = hr__dup(rel->info ? rel->info->status : "unknown");
+  out->manifest = hr__dup(rel->manifest);
+  out->secret_name = hr__dup(cJSON_IsString(name) ? name->valuestring : "");
+  if (!out->status || !out->manifest || !out->secret_name) {
+    hr_rec_free(out);
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  return 0;
+}
+
+static int hr__cmp_file(const void *a, const void *b) {
+  return strcmp(((const release_file_t *)a)->name, ((const release_file_t *)b)->name);
+}
+
+int hr_rec_new(const hr_spec_t *s, long long version, const hr_docs_t *docs, const char *status,
+               const char *description, const hr_rec_t *first, hr_rec_t *out, buf_t *err) {
+  memset(out, 0, sizeof *out);
+  release_t *rel = calloc(1, sizeof *rel);
+  if (!rel) goto oom;
+  out->rel = rel;
+  release_time_t now = release_time_now();
+  rel->name = hr__dup(s->release_name);
+  rel->namespace = hr__dup(s->target_ns);
+  rel->version = version;
+  rel->manifest = hr__dup(docs->manifest);
+  rel->apply_method = hr__dup("ssa");
+  rel->config = cJSON_Duplicate(s->values, 1);
+  rel->info = calloc(1, sizeof *rel->info);
+  rel->chart = calloc(1, sizeof *rel->chart);
+  if (!rel->name || !rel->namespace || !rel->manifest || !rel->apply_method || !rel->config || !rel->info || !rel->chart)
+    goto oom;
+  /* An upgrade keeps the release's first deployment time, as Helm does. */
+  const release_t *frel = first ? first->rel : NULL;
+  rel->info->first_deployed = frel && frel->info && frel->info->first_deployed.set ? frel->info->first_deployed : now;
+  rel->info->last_deployed = now;
+  rel->info->status = hr__dup(status);
+  rel->info->description = hr__dup(description);
+  rel->info->notes = hr__dup(docs->notes);
+  if (!rel->info->status || !rel->info->description || !rel->info->notes) goto oom;
+
+  release_chart_t *ch = rel->chart;
+  ch->metadata = calloc(1, sizeof *ch->metadata);
+  if (!ch->metadata) goto oom;
+  ch->metadata->api_version = hr__dup("v2");
+  ch->metadata->name = hr__dup(s->chart_name);
+  ch->metadata->version = hr__dup(s->chart_version);
+  if (s->app_version && *s->app_version) ch->metadata->app_version = hr__dup(s->app_version);
+  ch->values = cJSON_Duplicate(s->chart_values, 1);
+  int n = cJSON_GetArraySize(s->templates);
+  ch->templates = calloc((size_t)(n ? n : 1), sizeof *ch->templates);
+  ch->has_templates = true;
+  if (!ch->metadata->api_version || !ch->metadata->name || !ch->metadata->version || !ch->values || !ch->templates)
+    goto oom;
+  const cJSON *t;
+  cJSON_ArrayForEach(t, s->templates) {
+    release_file_t *f = &ch->templates[ch->ntemplates];
+    size_t len = strlen(t->valuestring);
+    buf_t name = BUF_INIT;
+    buf_printf(&name, "templates/%s", t->string);
+    f->name = buf_steal(&name);
+    f->data = malloc(len ? len : 1);
+    if (!f->name || !f->data) goto oom;
+    memcpy(f->data, t->valuestring, len);
+    f->len = len;
+    f->data_nonnil = true;
+    ch->ntemplates++;
+  }
+  qsort(ch->templates, ch->ntemplates, sizeof *ch->templates, hr__cmp_file);
+
+  out->version = version;
+  out->status = hr__dup(status);
+  out->manifest = hr__dup(docs->manifest);
+  buf_t sn = BUF_INIT;
+  if (release_secret_name(rel, &sn)) goto oom;
+  out->secret_name = buf_steal(&sn);
+  out->created_at = first && first->version == version ? first->created_at : (long long)time(NULL);
+  if (!out->status || !out->manifest || !out->secret_name) goto oom;
+  return 0;
+oom:
+  hr_rec_free(out);
+  buf_puts(err, "out of memory building the release record");
+  return -12;
+}
+
+int hr_rec_set_status(hr_rec_t *r, const char *status, const char *description) {
+  release_t *rel = r->rel;
+  char *st = strdup(status);
+  if (!st) return -12;
+  free(r->status);
+  r->status = st;
+  if (!rel->info && !(rel->info = calloc(1, sizeof *rel->info))) return -12;
+  free(rel->info->status);
+  rel->info->status = strdup(status);
+  if (description) {
+    free(rel->info->description);
+    rel->info->description = strdup(description);
+  }
+  if (!strcmp(status, "deployed")) rel->info->last_deployed = release_time_now();
+  return rel->info->status ? 0 : -12;
+}
+
+/* Values equal, where a missing map and an empty one are the same (Helm omits empty config). */
+static int hr__values_equal(const cJSON *a, const cJSON *b) {
+  int ea = !a || cJSON_IsNull(a) || (cJSON_IsObject(a) && !a->child);
+  int eb = !b || cJSON_IsNull(b) || (cJSON_IsObject(b) && !b->child);
+  if (ea || eb) return ea && eb;
+  return cJSON_Compare(a, b, 1);
+}
+
+static int hr__str_eq(const char *a, const char *b) { return !strcmp(a ? a : "", b ? b : ""); }
+
+int hr_rec_matches(const hr_rec_t *r, const hr_spec_t *s, const char *manifest) {
+  const release_t *rel = r->rel;
+  if (!rel || !rel->chart || !rel->chart->metadata) return 0;
+  const release_metadata_t *m = rel->chart->metadata;
+  return hr__str_eq(rel->manifest, manifest) && hr__str_eq(m->name, s->chart_name) &&
+         hr__str_eq(m->version, s->chart_version) && hr__str_eq(m->app_version, s->app_version) &&
+         hr__values_equal(rel->config, s->values) && hr__values_equal(rel->chart->values, s->chart_values) &&
+         hr__str_eq(rel->namespace, s->target_ns);
+}
+
+char *hr_rec_secret_json(const hr_rec_t *r, const char *ns) {
+  release_secret_opts_t o = {.storage_namespace = ns, .created_at = r->created_at, .modified_at = (int64_t)time(NULL)};
+  cJSON *sec = NULL;
+  if (release_secret_json(r->rel, &o, &sec)) return NULL;
+  char *s = cJSON_PrintUnformatted(sec);
+  cJSON_Delete(sec);
+  return s;
+}
+
+static void hr__add_time(cJSON *o, const char *k, const release_time_t *t) {
+  if (!t->set) return;
+  char buf[32];
+  time_t sec = (time_t)t->sec;
+  struct tm tm;
+  gmtime_r(&sec, &tm);
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  cJSON_AddStringToObject(o, k, buf);
+}
+
+cJSON *hr_rec_history_json(const hr_rec_t *r) {
+  const release_t *rel = r->rel;
+  cJSON *h = cJSON_CreateObject();
+  if (!h) return NULL;
+  cJSON_AddStringToObject(h, "name", rel->name ? rel->name : "");
+  cJSON_AddStringToObject(h, "namespace", rel->namespace ? rel->namespace : "");
+  cJSON_AddNumberToObject(h, "version", (double)r->version);
+  cJSON_AddStringToObject(h, "status", r->status);
+  if (rel->chart && rel->chart->metadata) {
+    const release_metadata_t *m = rel->chart->metadata;
+    cJSON_AddStringToObject(h, "chartName", m->name ? m->name : "");
+    cJSON_AddStringToObject(h, "chartVersion", m->version ? m->version : "");
+    if (m->app_version && *m->app_version) cJSON_AddStringToObject(h, "appVersion", m->app_version);
+  }
+  if (rel->info) {
+    hr__add_time(h, "firstDeployed", &rel->info->first_deployed);
+    hr__add_time(h, "lastDeployed", &rel->info->last_deployed);
+  }
+  return h;
+}
+
+void hr_rec_free(hr_rec_t *r) {
+  free(r->status);
+  free(r->manifest);
+  free(r->secret_name);
+  release_free(r->rel);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- documents ---- */
+
+static int hr__docs_from_set(const manifest_set_t *set, hr_docs_t *out) {
+  out->v = calloc(set->ndocs ? set->ndocs : 1, sizeof *out->v);
+  out->manifest = strdup(set->manifest ? set->manifest : "");
+  out->notes = strdup(set->notes ? set->notes : "");
+  if (!out->v || !out->manifest || !out->notes) return -12;
+  for (size_t i = 0; i < set->ndocs; i++) {
+    const manifest_doc_t *d = &set->docs[i];
+    if (d->is_empty) continue;
+    hr_doc_t *h = &out->v[out->n++];
+    h->source = hr__dup(d->source);
+    h->api_version = hr__dup(d->api_version);
+    h->kind = hr__dup(d->kind);
+    h->name = hr__dup(d->name);
+    h->ns = hr__dup(d->namespace);
+    const cJSON *pol = cJSON_GetObjectItemCaseSensitive(d->annotations, "helm.sh/resource-policy");
+    h->keep = cJSON_IsString(pol) && !strcmp(pol->valuestring, "keep");
+    if (!h->source || !h->api_version || !h->kind || !h->name || !h->ns) return -12;
+  }
+  return 0;
+}
+
+int hr_render(const hr_spec_t *s, hr_docs_t *out, buf_t *err) {
+  memset(out, 0, sizeof *out);
+  int n = cJSON_GetArraySize(s->templates);
+  manifest_file_t *files = calloc((size_t)(n ? n : 1), sizeof *files);
+  char **names = calloc((size_t)(n ? n : 1), sizeof *names);
+  if (!files || !names) {
+    free(files);
+    free(names);
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  int i = 0, rc = 0;
+  const cJSON *t;
+  cJSON_ArrayForEach(t, s->templates) {
+    buf_t b = BUF_INIT;
+    buf_printf(&b, "templates/%s", t->string);
+    names[i] = buf_steal(&b);
+    files[i] = (manifest_file_t){names[i], t->valuestring, strlen(t->valuestring)};
+    i++;
+  }
+  manifest_set_t set = {0};
+  manifest_error_t merr = {0};
+  rc = manifest_build(s->chart_name, files, (size_t)n, MANIFEST_INSTALL_ORDER, &set, &merr);
+  for (int k = 0; k < n; k++) free(names[k]);
+  free(names);
+  free(files);
+  if (rc) {
+    buf_puts(err, merr.message[0] ? merr.message : "cannot build the manifests");
+    return rc;
+  }
+  if (set.nhooks) {
+    buf_printf(err, "%s: Helm hooks (helm.sh/hook) are not supported by this rudder version yet", set.hooks[0].doc.source);
+    manifest_set_free(&set);
+    return -95;
+  }
+  rc = hr__docs_from_set(&set, out);
+  for (size_t k = 0, j = 0; rc == 0 && k < set.ndocs; k++) {
+    if (set.docs[k].is_empty) continue;
+    rc = manifest_object_json(&set.docs[k], s->release_name, s->target_ns, NULL, &out->v[j++].obj, &merr);
+    if (rc) buf_puts(err, merr.message);
+  }
+  manifest_set_free(&set);
+  if (rc) {
+    if (!err->len) buf_puts(err, "out of memory");
+    hr_docs_free(out);
+  }
+  return rc;
+}
+
+int hr_docs_from_manifest(const char *manifest, int uninstall, hr_docs_t *out, buf_t *err) {
+  memset(out, 0, sizeof *out);
+  manifest_set_t set = {0};
+  manifest_error_t merr = {0};
+  int rc = manifest_parse_release(manifest, strlen(manifest), uninstall ? MANIFEST_UNINSTALL_ORDER : MANIFEST_INSTALL_ORDER,
+                                  &set, &merr);
+  if (rc) {
+    buf_puts(err, merr.message[0] ? merr.message : "cannot read the release manifest");
+    return rc;
+  }
+  rc = hr__docs_from_set(&set, out);
+  manifest_set_free(&set);
+  if (rc) {
+    buf_puts(err, "out of memory");
+    hr_docs_free(out);
+  }
+  return rc;
+}
+
+void hr_docs_free(hr_docs_t *d) {
+  for (size_t i = 0; i < d->n; i++) {
+    hr_doc_t *h = &d->v[i];
+    free(h->source); free(h->api_version); free(h->kind); free(h->name); free(h->ns);
+    free(h->group); free(h->version); free(h->resource);
+    cJSON_Delete(h->obj);
+  }
+  free(d->v);
+  free(d->manifest);
+  free(d->notes);
+  memset(d, 0, sizeof *d);
+}

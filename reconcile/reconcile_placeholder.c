@@ -1,2 +1,0 @@
-/* module reconcile: placeholder until its first source lands */
-typedef int reconcile__placeholder_t;
