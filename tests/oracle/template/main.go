@@ -11,8 +11,9 @@
 //	--- values               YAML (parsed like sigs.k8s.io/yaml) for dot
 //	--- template NAME        a template's text (parsed in the order given)
 //	--- entry NAME           template to execute (default: the first one)
-//	--- mode helm|strict|go  helm: missingkey=zero and "<no value>" removed
-//	                         (default); strict: missingkey=error; go: defaults
+//	--- mode helm|strict|go  helm: missingkey=zero, Helm's functions and
+//	                         "<no value>" removed (default); strict: the same
+//	                         with missingkey=error; go: plain text/template
 //	# ...                    comment, only between cases
 //
 // A section's text is every line up to the next "---"/"===" line, joined by
@@ -172,8 +173,6 @@ func render(c *tcase, vals any) (out string, err error) {
 	}
 	if c.Mode != "go" {
 		t.Funcs(funcs(t, strict))
-	} else {
-		t.Funcs(helmFuncMap())
 	}
 	for _, tp := range c.Templates {
 		if _, err := t.New(tp[0]).Parse(tp[1]); err != nil {

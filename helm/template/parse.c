@@ -1,0 +1,1608 @@
+/* Lexer and parser for Go's text/template syntax, with Go's error messages,
+ * and template sets with Go's (and so Helm's) definition rules. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helm/template/tpl_internal.h"
+
+/* ---- items ---- */
+
+typedef enum {
+  IT_ERROR, IT_BOOL, IT_CHAR, IT_CHAR_CONSTANT, IT_COMMENT, IT_COMPLEX, IT_ASSIGN, IT_DECLARE, IT_EOF,
+  IT_FIELD, IT_IDENTIFIER, IT_LEFT_DELIM, IT_LEFT_PAREN, IT_NUMBER, IT_PIPE, IT_RAW_STRING,
+  IT_RIGHT_DELIM, IT_RIGHT_PAREN, IT_SPACE, IT_STRING, IT_TEXT, IT_VARIABLE,
+  IT_KEYWORD, IT_BLOCK, IT_BREAK, IT_CONTINUE, IT_DOT, IT_DEFINE, IT_ELSE, IT_END, IT_IF, IT_NIL,
+  IT_RANGE, IT_TEMPLATE, IT_WITH,
+} item_type_t;
+
+typedef struct item_s {
+  item_type_t typ;
+  uint32_t pos;
+  const char *val;
+  size_t len;
+  int line;
+} item_t;
+
+typedef enum { S_NONE, S_TEXT, S_LEFT_DELIM, S_COMMENT, S_RIGHT_DELIM, S_INSIDE, S_SPACE, S_IDENT,
+               S_FIELD, S_VARIABLE, S_CHAR, S_NUMBER, S_QUOTE, S_RAW_QUOTE } lstate_t;
+
+typedef struct lexer_s {
+  const char *input;
+  size_t len, pos, start;
+  size_t lastw;
+  bool at_eof;
+  int paren_depth;
+  int line, start_line;
+  item_t item;
+  bool inside_action;
+  bool break_ok, continue_ok;
+  tpl_arena_t *arena;
+} lexer_t;
+
+#define LEFT_DELIM "{{"
+#define RIGHT_DELIM "}}"
+#define EOF_RUNE (-1)
+
+static bool is_space(int32_t r) { return r == ' ' || r == '\t' || r == '\r' || r == '\n'; }
+
+/* Approximates unicode.IsLetter || unicode.IsDigit for non-ASCII runes. */
+static bool is_alnum(int32_t r) {
+  if (r == '_') return true;
+  if (r < 0x80) return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9');
+  if (!tpl__is_print(r)) return false;
+  if (r < 0xC0) return r == 0xAA || r == 0xB5 || r == 0xBA || r == 0xB2 || r == 0xB3 || r == 0xB9 || r == 0xBC || r == 0xBD || r == 0xBE;
+  if (r == 0xD7 || r == 0xF7) return false;
+  if (r >= 0x2000 && r <= 0x2BFF) return false;
+  if (r >= 0x3000 && r <= 0x303F) return false;
+  if (r >= 0xFF00 && r <= 0xFF0F) return false;
+  if (r >= 0x1F000 && r <= 0x1FAFF) return false;
+  return true;
+}
+
+static int32_t lx_next(lexer_t *l) {
+  if (l->pos >= l->len) {
+    l->at_eof = true;
+    l->lastw = 0;
+    return EOF_RUNE;
+  }
+  int32_t r;
+  size_t w = tpl__utf8_decode(l->input + l->pos, l->len - l->pos, &r);
+  l->pos += w;
+  l->lastw = w;
+  if (r == '\n') l->line++;
+  return r;
+}
+
+static void lx_backup(lexer_t *l) {
+  if (!l->at_eof && l->pos > 0) {
+    l->pos -= l->lastw;
+    if (l->input[l->pos] == '\n') l->line--;
+  }
+}
+
+static int32_t lx_peek(lexer_t *l) {
+  int32_t r = lx_next(l);
+  lx_backup(l);
+  return r;
+}
+
+static item_t lx_this(lexer_t *l, item_type_t t) {
+  item_t i = {t, (uint32_t)l->start, l->input + l->start, l->pos - l->start, l->start_line};
+  l->start = l->pos;
+  l->start_line = l->line;
+  return i;
+}
+
+static lstate_t lx_emit(lexer_t *l, item_type_t t) {
+  l->item = lx_this(l, t);
+  return S_NONE;
+}
+
+static int count_nl(const char *s, size_t n) {
+  int c = 0;
+  for (size_t i = 0; i < n; i++) c += s[i] == '\n';
+  return c;
+}
+
+static void lx_ignore(lexer_t *l) {
+  l->line += count_nl(l->input + l->start, l->pos - l->start);
+  l->start = l->pos;
+  l->start_line = l->line;
+}
+
+static bool lx_accept(lexer_t *l, const char *valid) {
+  int32_t r = lx_next(l);
+  if (r > 0 && r < 0x80 && strchr(valid, (int)r)) return true;
+  lx_backup(l);
+  return false;
+}
+
+static void lx_accept_run(lexer_t *l, const char *valid) {
+  for (;;) {
+    int32_t r = lx_next(l);
+    if (!(r > 0 && r < 0x80 && strchr(valid, (int)r))) break;
+  }
+  lx_backup(l);
+}
+
+static lstate_t lx_errorf(lexer_t *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static lstate_t lx_errorf(lexer_t *l, const char *fmt, ...) {
+  buf_t b = BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  char *m = tpl_arena_strndup(l->arena, b.data ? b.data : "out of memory", b.data ? b.len : 13);
+  buf_free(&b);
+  l->item.typ = IT_ERROR;
+  l->item.pos = (uint32_t)l->start;
+  l->item.val = m ? m : "out of memory";
+  l->item.len = strlen(l->item.val);
+  l->item.line = l->start_line;
+  l->start = 0;
+  l->pos = 0;
+  l->len = 0;
+  return S_NONE;
+}
+
+static bool starts_with(const lexer_t *l, size_t at, const char *p) {
+  size_t n = strlen(p);
+  return at <= l->len && l->len - at >= n && memcmp(l->input + at, p, n) == 0;
+}
+
+static bool has_left_trim(const lexer_t *l, size_t at) {
+  return l->len >= at + 2 && l->input[at] == '-' && is_space((unsigned char)l->input[at + 1]);
+}
+
+static bool has_right_trim(const lexer_t *l, size_t at) {
+  return l->len >= at + 2 && is_space((unsigned char)l->input[at]) && l->input[at + 1] == '-';
+}
+
+static bool at_right_delim(const lexer_t *l, bool *trim) {
+  if (has_right_trim(l, l->pos) && starts_with(l, l->pos + 2, RIGHT_DELIM)) {
+    *trim = true;
+    return true;
+  }
+  *trim = false;
+  return starts_with(l, l->pos, RIGHT_DELIM);
+}
+
+static bool at_terminator(lexer_t *l) {
+  int32_t r = lx_peek(l);
+  if (is_space(r)) return true;
+  switch (r) {
+  case EOF_RUNE: case '.': case ',': case '|': case ':': case ')': case '(': return true;
+  }
+  return starts_with(l, l->pos, RIGHT_DELIM);
+}
+
+static const struct { const char *w; item_type_t t; } keywords[] = {
+    {".", IT_DOT}, {"block", IT_BLOCK}, {"break", IT_BREAK}, {"continue", IT_CONTINUE},
+    {"define", IT_DEFINE}, {"else", IT_ELSE}, {"end", IT_END}, {"if", IT_IF}, {"range", IT_RANGE},
+    {"nil", IT_NIL}, {"template", IT_TEMPLATE}, {"with", IT_WITH},
+};
+
+static lstate_t lx_run(lexer_t *l, lstate_t st) {
+  switch (st) {
+  case S_NONE: return S_NONE;
+  case S_TEXT: {
+    const char *hit = NULL;
+    if (l->pos < l->len) hit = memmem(l->input + l->pos, l->len - l->pos, LEFT_DELIM, 2);
+    if (hit) {
+      size_t x = (size_t)(hit - (l->input + l->pos));
+      if (x > 0) {
+        l->pos += x;
+        size_t trim = 0;
+        if (has_left_trim(l, l->pos + 2)) {
+          size_t e = l->pos;
+          while (e > l->start && is_space((unsigned char)l->input[e - 1])) e--;
+          trim = l->pos - e;
+        }
+        l->pos -= trim;
+        l->line += count_nl(l->input + l->start, l->pos - l->start);
+        item_t i = lx_this(l, IT_TEXT);
+        l->pos += trim;
+        lx_ignore(l);
+        if (i.len > 0) {
+          l->item = i;
+          return S_NONE;
+        }
+      }
+      return S_LEFT_DELIM;
+    }
+    l->pos = l->len;
+    if (l->pos > l->start) {
+      l->line += count_nl(l->input + l->start, l->pos - l->start);
+      return lx_emit(l, IT_TEXT);
+    }
+    return lx_emit(l, IT_EOF);
+  }
+  case S_LEFT_DELIM: {
+    l->pos += 2;
+    bool trim = has_left_trim(l, l->pos);
+    size_t after = trim ? 2 : 0;
+    if (starts_with(l, l->pos + after, "/*")) {
+      l->pos += after;
+      lx_ignore(l);
+      return S_COMMENT;
+    }
+    item_t i = lx_this(l, IT_LEFT_DELIM);
+    l->inside_action = true;
+    l->pos += after;
+    lx_ignore(l);
+    l->paren_depth = 0;
+    l->item = i;
+    return S_NONE;
+  }
+  case S_COMMENT: {
+    l->pos += 2;
+    const char *e = l->pos <= l->len ? memmem(l->input + l->pos, l->len - l->pos, "*/", 2) : NULL;
+    if (!e) return lx_errorf(l, "unclosed comment");
+    l->pos = (size_t)(e - l->input) + 2;
+    bool trim;
+    if (!at_right_delim(l, &trim)) return lx_errorf(l, "comment ends before closing delimiter");
+    l->line += count_nl(l->input + l->start, l->pos - l->start);
+    (void)lx_this(l, IT_COMMENT);
+    if (trim) l->pos += 2;
+    l->pos += 2;
+    if (trim)
+      while (l->pos < l->len && is_space((unsigned char)l->input[l->pos])) l->pos++;
+    lx_ignore(l);
+    return S_TEXT;
+  }
+  case S_RIGHT_DELIM: {
+    bool trim;
+    at_right_delim(l, &trim);
+    if (trim) {
+      l->pos += 2;
+      lx_ignore(l);
+    }
+    l->pos += 2;
+    item_t i = lx_this(l, IT_RIGHT_DELIM);
+    if (trim) {
+      while (l->pos < l->len && is_space((unsigned char)l->input[l->pos])) l->pos++;
+      lx_ignore(l);
+    }
+    l->inside_action = false;
+    l->item = i;
+    return S_NONE;
+  }
+  case S_INSIDE: {
+    bool trim;
+    if (at_right_delim(l, &trim)) {
+      if (l->paren_depth == 0) return S_RIGHT_DELIM;
+      return lx_errorf(l, "unclosed left paren");
+    }
+    int32_t r = lx_next(l);
+    if (r == EOF_RUNE) return lx_errorf(l, "unclosed action");
+    if (is_space(r)) {
+      lx_backup(l);
+      return S_SPACE;
+    }
+    switch (r) {
+    case '=': return lx_emit(l, IT_ASSIGN);
+    case ':':
+      if (lx_next(l) != '=') return lx_errorf(l, "expected :=");
+      return lx_emit(l, IT_DECLARE);
+    case '|': return lx_emit(l, IT_PIPE);
+    case '"': return S_QUOTE;
+    case '`': return S_RAW_QUOTE;
+    case '$': return S_VARIABLE;
+    case '\'': return S_CHAR;
+    case '(':
+      l->paren_depth++;
+      return lx_emit(l, IT_LEFT_PAREN);
+    case ')':
+      l->paren_depth--;
+      if (l->paren_depth < 0) return lx_errorf(l, "unexpected right paren");
+      return lx_emit(l, IT_RIGHT_PAREN);
+    }
+    if (r == '.') {
+      if (l->pos < l->len) {
+        char c = l->input[l->pos];
+        if (c < '0' || c > '9') return S_FIELD;
+      }
+      lx_backup(l);
+      return S_NUMBER;
+    }
+    if (r == '+' || r == '-' || (r >= '0' && r <= '9')) {
+      lx_backup(l);
+      return S_NUMBER;
+    }
+    if (is_alnum(r)) {
+      lx_backup(l);
+      return S_IDENT;
+    }
+    if (r < 0x7F && r >= 0x20) return lx_emit(l, IT_CHAR);
+    buf_t b = BUF_INIT;
+    tpl__fmt_sharp_u(&b, r);
+    lstate_t s = lx_errorf(l, "unrecognized character in action: %s", b.data ? b.data : "");
+    buf_free(&b);
+    return s;
+  }
+  case S_SPACE: {
+    int n = 0;
+    for (;;) {
+      int32_t r = lx_peek(l);
+      if (!is_space(r)) break;
+      lx_next(l);
+      n++;
+    }
+    if (has_right_trim(l, l->pos - 1) && starts_with(l, l->pos - 1 + 2, RIGHT_DELIM)) {
+      lx_backup(l);
+      if (n == 1) return S_RIGHT_DELIM;
+    }
+    return lx_emit(l, IT_SPACE);
+  }
+  case S_IDENT: {
+    for (;;) {
+      int32_t r = lx_next(l);
+      if (is_alnum(r)) continue;
+      lx_backup(l);
+      const char *w = l->input + l->start;
+      size_t wn = l->pos - l->start;
+      if (!at_terminator(l)) {
+        buf_t b = BUF_INIT;
+        tpl__fmt_sharp_u(&b, r);
+        lstate_t s = lx_errorf(l, "bad character %s", b.data ? b.data : "");
+        buf_free(&b);
+        return s;
+      }
+      for (size_t k = 0; k < sizeof keywords / sizeof keywords[0]; k++) {
+        if (strlen(keywords[k].w) == wn && memcmp(keywords[k].w, w, wn) == 0) {
+          item_type_t t = keywords[k].t;
+          if ((t == IT_BREAK && !l->break_ok) || (t == IT_CONTINUE && !l->continue_ok)) return lx_emit(l, IT_IDENTIFIER);
+          return lx_emit(l, t);
+        }
+      }
+      if (w[0] == '.') return lx_emit(l, IT_FIELD);
+      if ((wn == 4 && memcmp(w, "true", 4) == 0) || (wn == 5 && memcmp(w, "false", 5) == 0)) return lx_emit(l, IT_BOOL);
+      return lx_emit(l, IT_IDENTIFIER);
+    }
+  }
+  case S_FIELD:
+  case S_VARIABLE: {
+    item_type_t typ = st == S_FIELD ? IT_FIELD : IT_VARIABLE;
+    if (at_terminator(l)) return lx_emit(l, typ == IT_VARIABLE ? IT_VARIABLE : IT_DOT);
+    int32_t r;
+    for (;;) {
+      r = lx_next(l);
+      if (!is_alnum(r)) {
+        lx_backup(l);
+        break;
+      }
+    }
+    if (!at_terminator(l)) {
+      buf_t b = BUF_INIT;
+      tpl__fmt_sharp_u(&b, r);
+      lstate_t s = lx_errorf(l, "bad character %s", b.data ? b.data : "");
+      buf_free(&b);
+      return s;
+    }
+    return lx_emit(l, typ);
+  }
+  case S_CHAR:
+    for (;;) {
+      int32_t r = lx_next(l);
+      if (r == '\\') {
+        r = lx_next(l);
+        if (r != EOF_RUNE && r != '\n') continue;
+        return lx_errorf(l, "unterminated character constant");
+      }
+      if (r == EOF_RUNE || r == '\n') return lx_errorf(l, "unterminated character constant");
+      if (r == '\'') break;
+    }
+    return lx_emit(l, IT_CHAR_CONSTANT);
+  case S_NUMBER: {
+    /* scanNumber, once or twice (complex) */
+    for (int pass = 0; pass < 2; pass++) {
+      bool ok = true;
+      lx_accept(l, "+-");
+      const char *digits = "0123456789_";
+      if (lx_accept(l, "0")) {
+        if (lx_accept(l, "xX")) digits = "0123456789abcdefABCDEF_";
+        else if (lx_accept(l, "oO")) digits = "01234567_";
+        else if (lx_accept(l, "bB")) digits = "01_";
+      }
+      lx_accept_run(l, digits);
+      if (lx_accept(l, ".")) lx_accept_run(l, digits);
+      size_t dl = strlen(digits);
+      if (dl == 11 && lx_accept(l, "eE")) {
+        lx_accept(l, "+-");
+        lx_accept_run(l, "0123456789_");
+      }
+      if (dl == 23 && lx_accept(l, "pP")) {
+        lx_accept(l, "+-");
+        lx_accept_run(l, "0123456789_");
+      }
+      lx_accept(l, "i");
+      if (is_alnum(lx_peek(l))) {
+        lx_next(l);
+        ok = false;
+      }
+      if (pass == 1) {
+        if (!ok || l->input[l->pos - 1] != 'i')
+          break;
+        return lx_emit(l, IT_COMPLEX);
+      }
+      if (!ok) break;
+      int32_t sign = lx_peek(l);
+      if (sign != '+' && sign != '-') return lx_emit(l, IT_NUMBER);
+    }
+    /* bad number: quote the text seen so far */
+    buf_t b = BUF_INIT;
+    tpl_fmt_quote(&b, l->input + l->start, l->pos - l->start);
+    lstate_t s = lx_errorf(l, "bad number syntax: %s", b.data ? b.data : "");
+    buf_free(&b);
+    return s;
+  }
+  case S_QUOTE:
+    for (;;) {
+      int32_t r = lx_next(l);
+      if (r == '\\') {
+        r = lx_next(l);
+        if (r != EOF_RUNE && r != '\n') continue;
+        return lx_errorf(l, "unterminated quoted string");
+      }
+      if (r == EOF_RUNE || r == '\n') return lx_errorf(l, "unterminated quoted string");
+      if (r == '"') break;
+    }
+    return lx_emit(l, IT_STRING);
+  case S_RAW_QUOTE:
+    for (;;) {
+      int32_t r = lx_next(l);
+      if (r == EOF_RUNE) return lx_errorf(l, "unterminated raw quoted string");
+      if (r == '`') break;
+    }
+    return lx_emit(l, IT_RAW_STRING);
+  }
+  return S_NONE;
+}
+
+static item_t lx_next_item(lexer_t *l) {
+  l->item.typ = IT_EOF;
+  l->item.pos = (uint32_t)l->pos;
+  l->item.val = "EOF";
+  l->item.len = 3;
+  l->item.line = l->start_line;
+  lstate_t st = l->inside_action ? S_INSIDE : S_TEXT;
+  while ((st = lx_run(l, st)) != S_NONE) {}
+  return l->item;
+}
+
+/* ---- sets ---- */
+
+struct tpl_set_s {
+  tpl_arena_t *arena;
+  const tpl_funcs_t *funcs;
+  tpl_map_t trees; /* name -> tree (kept in val.u.obj as an opaque pointer) */
+};
+
+tpl_set_t *tpl_set_new(const tpl_funcs_t *funcs) {
+  tpl_set_t *s = calloc(1, sizeof(*s));
+  if (!s) return NULL;
+  s->arena = tpl_arena_new(0);
+  if (!s->arena) {
+    free(s);
+    return NULL;
+  }
+  s->funcs = funcs;
+  return s;
+}
+
+void tpl_set_free(tpl_set_t *s) {
+  if (!s) return;
+  tpl_arena_free(s->arena);
+  free(s);
+}
+
+const tpl_tree_t *tpl__set_lookup(const tpl_set_t *set, const char *name, size_t len) {
+  tpl_value_t *v = tpl_map_get(&set->trees, name, len);
+  return v ? (const tpl_tree_t *)(void *)v->u.obj : NULL;
+}
+
+bool tpl_set_has(const tpl_set_t *set, const char *name) { return tpl__set_lookup(set, name, strlen(name)) != NULL; }
+
+const tpl_funcs_t *tpl__set_funcs(const tpl_set_t *set) { return set->funcs; }
+
+/* ---- parser ---- */
+
+typedef struct ptree_s {
+  tpl_tree_t *t;
+  item_t token[3];
+  int peek_count;
+  const char **vars;
+  size_t *vlens;
+  size_t nvars, vcap;
+  int action_line, range_depth, stack_depth;
+} ptree_t;
+
+typedef struct parser_s {
+  tpl_set_t *set;
+  tpl_arena_t *a;
+  lexer_t lex;
+  ptree_t p; /* the tree being parsed */
+  tpl_map_t pending; /* trees defined by this parse: name -> tree */
+  jmp_buf jb;
+  buf_t *err;
+  int rc;
+} parser_t;
+
+static void p_fail(parser_t *P, int rc) {
+  P->rc = rc;
+  longjmp(P->jb, 1);
+}
+
+static void *p_alloc(parser_t *P, size_t n) {
+  void *p = tpl_arena_alloc(P->a, n);
+  if (!p) p_fail(P, TPL_ENOMEM);
+  return p;
+}
+
+static void p_errorf(parser_t *P, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void p_errorf(parser_t *P, const char *fmt, ...) {
+  buf_reset(P->err);
+  buf_printf(P->err, "template: %s:%d: ", P->p.t->parse_name, P->p.token[0].line);
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(P->err, fmt, ap);
+  va_end(ap);
+  p_fail(P, TPL_EPARSE);
+  __builtin_unreachable();
+}
+
+static item_t p_next(parser_t *P) {
+  if (P->p.peek_count > 0) P->p.peek_count--;
+  else P->p.token[0] = lx_next_item(&P->lex);
+  return P->p.token[P->p.peek_count];
+}
+static void p_backup(parser_t *P) { P->p.peek_count++; }
+static void p_backup2(parser_t *P, item_t t1) {
+  P->p.token[1] = t1;
+  P->p.peek_count = 2;
+}
+static void p_backup3(parser_t *P, item_t t2, item_t t1) {
+  P->p.token[1] = t1;
+  P->p.token[2] = t2;
+  P->p.peek_count = 3;
+}
+static item_t p_peek(parser_t *P) {
+  if (P->p.peek_count > 0) return P->p.token[P->p.peek_count - 1];
+  P->p.peek_count = 1;
+  P->p.token[0] = lx_next_item(&P->lex);
+  return P->p.token[0];
+}
+static item_t p_next_nonspace(parser_t *P) {
+  item_t t;
+  do t = p_next(P);
+  while (t.typ == IT_SPACE);
+  return t;
+}
+static item_t p_peek_nonspace(parser_t *P) {
+  item_t t = p_next_nonspace(P);
+  p_backup(P);
+  return t;
+}
+
+/* item.String() as Go prints it in "unexpected X in Y". */
+static void item_string(const item_t *i, buf_t *b) {
+  if (i->typ == IT_EOF) buf_puts(b, "EOF");
+  else if (i->typ == IT_ERROR) buf_append(b, i->val, i->len);
+  else if (i->typ > IT_KEYWORD) { buf_putc(b, '<'); buf_append(b, i->val, i->len); buf_putc(b, '>'); }
+  else if (tpl__utf8_count(i->val, i->len) > 10) {
+    /* %.10q: the first 10 runes, quoted */
+    size_t k = 0;
+    for (int r = 0; r < 10; r++) { int32_t c; k += tpl__utf8_decode(i->val + k, i->len - k, &c); }
+    tpl_fmt_quote(b, i->val, k);
+    buf_puts(b, "...");
+  } else tpl_fmt_quote(b, i->val, i->len);
+}
+
+static void p_unexpected(parser_t *P, item_t tok, const char *context) __attribute__((noreturn));
+static void p_unexpected(parser_t *P, item_t tok, const char *context) {
+  buf_t b = BUF_INIT;
+  item_string(&tok, &b);
+  if (tok.typ == IT_ERROR) {
+    buf_t extra = BUF_INIT;
+    if (P->p.action_line != 0 && P->p.action_line != tok.line) {
+      bool action_suffix = tok.len >= 7 && memcmp(tok.val + tok.len - 7, " action", 7) == 0;
+      buf_printf(&extra, "%s %s:%d", action_suffix ? "" : " in action", "started at", P->p.action_line);
+      /* Go: " in action started at NAME:LINE" or " started at NAME:LINE" */
+      buf_reset(&extra);
+      if (action_suffix) buf_printf(&extra, " started at %s:%d", P->p.t->parse_name, P->p.action_line);
+      else buf_printf(&extra, " in action started at %s:%d", P->p.t->parse_name, P->p.action_line);
+    }
+    char *m = tpl_arena_strndup(P->a, b.data ? b.data : "", b.len);
+    char *x = tpl_arena_strndup(P->a, extra.data ? extra.data : "", extra.len);
+    buf_free(&b);
+    buf_free(&extra);
+    if (!m || !x) p_fail(P, TPL_ENOMEM);
+    p_errorf(P, "%s%s", m, x);
+  }
+  char *m = tpl_arena_strndup(P->a, b.data ? b.data : "", b.len);
+  buf_free(&b);
+  if (!m) p_fail(P, TPL_ENOMEM);
+  p_errorf(P, "unexpected %s in %s", m, context);
+}
+
+static item_t p_expect(parser_t *P, item_type_t t, const char *context) {
+  item_t tok = p_next_nonspace(P);
+  if (tok.typ != t) p_unexpected(P, tok, context);
+  return tok;
+}
+
+static tpl_node_t *p_node(parser_t *P, tpl_node_type_t type, uint32_t pos) {
+  tpl_node_t *n = p_alloc(P, sizeof(*n));
+  n->type = (uint8_t)type;
+  n->pos = pos;
+  n->tree = P->p.t;
+  n->builtin = -1;
+  return n;
+}
+
+static void nodes_push(parser_t *P, tpl_nodes_t *ns, tpl_node_t *n) {
+  if (ns->n == ns->cap) {
+    size_t nc = ns->cap ? ns->cap * 2 : 4;
+    tpl_node_t **v = p_alloc(P, nc * sizeof(*v));
+    if (ns->n) memcpy(v, ns->v, ns->n * sizeof(*v));
+    ns->v = v;
+    ns->cap = nc;
+  }
+  ns->v[ns->n++] = n;
+}
+
+static bool has_function(parser_t *P, const char *name, size_t len) {
+  if (P->set->funcs && tpl_funcs_find(P->set->funcs, name, len)) return true;
+  return tpl__builtin_find(name, len) >= 0;
+}
+
+static void vars_push(parser_t *P, const char *name, size_t len) {
+  ptree_t *t = &P->p;
+  if (t->nvars == t->vcap) {
+    size_t nc = t->vcap ? t->vcap * 2 : 8;
+    const char **nv = p_alloc(P, nc * sizeof(*nv));
+    size_t *nl = p_alloc(P, nc * sizeof(*nl));
+    if (t->nvars) {
+      memcpy(nv, t->vars, t->nvars * sizeof(*nv));
+      memcpy(nl, t->vlens, t->nvars * sizeof(*nl));
+    }
+    t->vars = nv;
+    t->vlens = nl;
+    t->vcap = nc;
+  }
+  t->vars[t->nvars] = name;
+  t->vlens[t->nvars++] = len;
+}
+
+/* Splits "a.b.c" into identifiers; skip_first drops a leading '.' (fields). */
+static void split_idents(parser_t *P, tpl_node_t *n, const char *s, size_t len) {
+  size_t cnt = 1;
+  for (size_t i = 0; i < len; i++) cnt += s[i] == '.';
+  n->idents = p_alloc(P, cnt * sizeof(char *));
+  n->ilens = p_alloc(P, cnt * sizeof(size_t));
+  size_t k = 0, st = 0;
+  for (size_t i = 0; i <= len; i++) {
+    if (i == len || s[i] == '.') {
+      n->idents[k] = s + st;
+      n->ilens[k++] = i - st;
+      st = i + 1;
+    }
+  }
+  n->nidents = k;
+}
+
+static tpl_node_t *new_variable(parser_t *P, uint32_t pos, const char *s, size_t len) {
+  tpl_node_t *n = p_node(P, TPL_N_VARIABLE, pos);
+  split_idents(P, n, s, len);
+  return n;
+}
+
+static tpl_node_t *new_field(parser_t *P, uint32_t pos, const char *s, size_t len) {
+  tpl_node_t *n = p_node(P, TPL_N_FIELD, pos);
+  split_idents(P, n, s + 1, len - 1);
+  return n;
+}
+
+/* ---- strconv.Unquote / UnquoteChar ---- */
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* Decodes one (possibly escaped) character of a quoted literal at s; returns bytes consumed or 0 on syntax error. */
+static size_t unquote_char(const char *s, size_t n, char quote, int32_t *value, bool *multibyte) {
+  *multibyte = false;
+  if (n == 0) return 0;
+  unsigned char c = (unsigned char)s[0];
+  if (c == (unsigned char)quote && (quote == '\'' || quote == '"')) return 0;
+  if (c >= 0x80) {
+    size_t w = tpl__utf8_decode(s, n, value);
+    *multibyte = true;
+    return w;
+  }
+  if (c != '\\') {
+    *value = c;
+    return 1;
+  }
+  if (n <= 1) return 0;
+  char e = s[1];
+  switch (e) {
+  case 'a': *value = 7; return 2;
+  case 'b': *value = 8; return 2;
+  case 'f': *value = 12; return 2;
+  case 'n': *value = 10; return 2;
+  case 'r': *value = 13; return 2;
+  case 't': *value = 9; return 2;
+  case 'v': *value = 11; return 2;
+  case 'x':
+  case 'u':
+  case 'U': {
+    int k = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+    if (n < (size_t)(2 + k)) return 0;
+    int32_t v = 0;
+    for (int j = 0; j < k; j++) {
+      int h = hexval(s[2 + j]);
+      if (h < 0) return 0;
+      v = (v << 4) | h;
+    }
+    if (e == 'x') {
+      *value = v; /* a byte */
+      return 4;
+    }
+    if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *value = v;
+    *multibyte = true;
+    return (size_t)(2 + k);
+  }
+  case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
+    if (n < 4) return 0;
+    int32_t v = 0;
+    for (int j = 0; j < 3; j++) {
+      char d = s[1 + j];
+      if (d < '0' || d > '7') return 0;
+      v = v * 8 + (d - '0');
+    }
+    if (v > 255) return 0;
+    *value = v;
+    return 4;
+  }
+  case '\\': *value = '\\'; return 2;
+  case '\'':
+  case '"':
+    if (e != quote) return 0;
+    *value = e;
+    return 2;
+  }
+  return 0;
+}
+
+/* strconv.Unquote of a "..." or `...` literal into the arena; false on syntax error. */
+static bool unquote(parser_t *P, const char *s, size_t n, const char **out, size_t *olen) {
+  if (n < 2 || s[0] != s[n - 1]) return false;
+  if (s[0] == '`') {
+    char *o = p_alloc(P, n);
+    size_t k = 0;
+    for (size_t i = 1; i < n - 1; i++) {
+      if (s[i] == '`') return false;
+      if (s[i] != '\r') o[k++] = s[i];
+    }
+    o[k] = 0;
+    *out = o;
+    *olen = k;
+    return true;
+  }
+  if (s[0] != '"') return false;
+  char *o = p_alloc(P, n * 4 + 1);
+  size_t k = 0;
+  for (size_t i = 1; i < n - 1;) {
+    if (s[i] == '\n') return false;
+    int32_t v;
+    bool mb;
+    size_t w = unquote_char(s + i, n - 1 - i, '"', &v, &mb);
+    if (w == 0) return false;
+    if (s[i] != '\\' && mb) {
+      memcpy(o + k, s + i, w); /* copy the bytes as they are (even invalid UTF-8) */
+      k += w;
+    } else if (mb) {
+      k += tpl__utf8_encode(v, o + k);
+    } else {
+      o[k++] = (char)v;
+    }
+    i += w;
+  }
+  o[k] = 0;
+  *out = o;
+  *olen = k;
+  return true;
+}
+
+/* ---- numbers (strconv.ParseInt/ParseUint/ParseFloat with base 0) ---- */
+
+static bool underscore_ok(const char *s, size_t n) {
+  char saw = '^';
+  size_t i = 0;
+  if (n >= 1 && (s[0] == '-' || s[0] == '+')) { s++; n--; }
+  bool hex = false;
+  if (n >= 2 && s[0] == '0') {
+    char c = (char)(s[1] | 0x20);
+    if (c == 'b' || c == 'o' || c == 'x') {
+      i = 2;
+      saw = '0';
+      hex = c == 'x';
+    }
+  }
+  for (; i < n; i++) {
+    char c = s[i], lc = (char)(c | 0x20);
+    if ((c >= '0' && c <= '9') || (hex && lc >= 'a' && lc <= 'f')) { saw = '0'; continue; }
+    if (c == '_') {
+      if (saw != '0') return false;
+      saw = '_';
+      continue;
+    }
+    if (saw == '_') return false;
+    saw = '!';
+  }
+  return saw != '_';
+}
+
+/* ParseUint(s, 0, 64): false on any error. */
+static bool parse_uint(const char *s, size_t n, uint64_t *out) {
+  if (n == 0) return false;
+  int base = 10;
+  size_t i = 0;
+  bool prefixed = false;
+  if (s[0] == '0') {
+    if (n >= 3 && (s[1] | 0x20) == 'b') { base = 2; i = 2; prefixed = true; }
+    else if (n >= 3 && (s[1] | 0x20) == 'o') { base = 8; i = 2; prefixed = true; }
+    else if (n >= 3 && (s[1] | 0x20) == 'x') { base = 16; i = 2; prefixed = true; }
+    else { base = 8; i = 1; prefixed = true; }
+  }
+  (void)prefixed;
+  bool us = false;
+  uint64_t v = 0;
+  for (; i < n; i++) {
+    char c = s[i];
+    int d;
+    if (c == '_') { us = true; continue; }
+    d = hexval(c);
+    if (d < 0 || d >= base) return false;
+    if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) return false;
+    v = v * (uint64_t)base + (uint64_t)d;
+  }
+  if (us && !underscore_ok(s, n)) return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_int(const char *s, size_t n, int64_t *out) {
+  if (n == 0) return false;
+  bool neg = false;
+  if (s[0] == '+' || s[0] == '-') { neg = s[0] == '-'; s++; n--; }
+  uint64_t u;
+  if (!parse_uint(s, n, &u)) return false;
+  if (!neg && u > (uint64_t)INT64_MAX) return false;
+  if (neg && u > (uint64_t)INT64_MAX + 1) return false;
+  *out = neg ? (int64_t)(0 - u) : (int64_t)u;
+  return true;
+}
+
+static bool parse_float(const char *s, size_t n, double *out) {
+  char tmp[512];
+  size_t k = 0;
+  bool us = false;
+  if (n == 0 || n >= sizeof tmp) return false;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '_') { us = true; continue; }
+    tmp[k++] = s[i];
+  }
+  tmp[k] = 0;
+  if (us && !underscore_ok(s, n)) return false;
+  const char *b = tmp;
+  if (*b == '+' || *b == '-') b++;
+  bool hex = b[0] == '0' && (b[1] | 0x20) == 'x';
+  if (b[0] == '0' && ((b[1] | 0x20) == 'o' || (b[1] | 0x20) == 'b')) return false;
+  if (hex && !strpbrk(b, "pP")) return false;
+  if (!hex && strpbrk(b, "pP")) return false;
+  /* Only digits, '.', exponent parts. */
+  for (const char *c = b; *c; c++) {
+    if (!((*c >= '0' && *c <= '9') || *c == '.' || *c == 'e' || *c == 'E' || *c == '+' || *c == '-' ||
+          (hex && ((*c | 0x20) == 'x' || ((*c | 0x20) >= 'a' && (*c | 0x20) <= 'f') || (*c | 0x20) == 'p'))))
+      return false;
+  }
+  char *end;
+  errno = 0;
+  double d = strtod(tmp, &end);
+  if (*end != 0 || end == tmp) return false;
+  if (isinf(d)) return false;
+  *out = d;
+  return true;
+}
+
+static tpl_node_t *new_number(parser_t *P, item_t tok) {
+  tpl_node_t *n = p_node(P, TPL_N_NUMBER, tok.pos);
+  const char *text = tok.val;
+  size_t len = tok.len;
+  n->str = text;
+  n->slen = len;
+  if (tok.typ == IT_CHAR_CONSTANT) {
+    int32_t v;
+    bool mb;
+    size_t w = unquote_char(text + 1, len - 1, '\'', &v, &mb);
+    if (w == 0) p_errorf(P, "invalid syntax");
+    if (!(len - 1 - w == 1 && text[len - 1] == '\'')) p_errorf(P, "malformed character constant: %.*s", (int)len, text);
+    n->i = v;
+    n->u = (uint64_t)v;
+    n->f = v;
+    n->num = TPL_NUM_INT | TPL_NUM_UINT | TPL_NUM_FLOAT;
+    return n;
+  }
+  if (tok.typ == IT_COMPLEX || (len > 0 && text[len - 1] == 'i')) {
+    double f;
+    if (tok.typ == IT_COMPLEX) {
+      n->num = TPL_NUM_COMPLEX;
+      return n;
+    }
+    if (parse_float(text, len - 1, &f) || (parse_uint(text, len - 1, &n->u) && (f = (double)n->u, true))) {
+      n->num = TPL_NUM_COMPLEX;
+      n->f = f;
+      if (f == 0) {
+        n->num |= TPL_NUM_FLOAT | TPL_NUM_INT | TPL_NUM_UINT;
+        n->f = 0;
+        n->i = 0;
+        n->u = 0;
+      }
+      return n;
+    }
+  }
+  uint64_t u;
+  int64_t i;
+  if (parse_uint(text, len, &u)) {
+    n->num |= TPL_NUM_UINT;
+    n->u = u;
+  }
+  if (parse_int(text, len, &i)) {
+    n->num |= TPL_NUM_INT;
+    n->i = i;
+    if (i == 0) {
+      n->num |= TPL_NUM_UINT;
+      n->u = u;
+    }
+  }
+  if (n->num & TPL_NUM_INT) {
+    n->num |= TPL_NUM_FLOAT;
+    n->f = (double)n->i;
+  } else if (n->num & TPL_NUM_UINT) {
+    n->num |= TPL_NUM_FLOAT;
+    n->f = (double)n->u;
+  } else {
+    double f;
+    if (parse_float(text, len, &f)) {
+      if (!memchr(text, '.', len) && !memchr(text, 'e', len) && !memchr(text, 'E', len) && !memchr(text, 'p', len) &&
+          !memchr(text, 'P', len)) {
+        buf_t b = BUF_INIT;
+        tpl_fmt_quote(&b, text, len);
+        char *m = tpl_arena_strndup(P->a, b.data ? b.data : "", b.len);
+        buf_free(&b);
+        if (!m) p_fail(P, TPL_ENOMEM);
+        p_errorf(P, "integer overflow: %s", m);
+      }
+      n->num |= TPL_NUM_FLOAT;
+      n->f = f;
+      if (f >= -9223372036854775808.0 && f < 9223372036854775808.0 && (double)(int64_t)f == f) {
+        n->num |= TPL_NUM_INT;
+        n->i = (int64_t)f;
+      }
+      if (f >= 0 && f < 18446744073709551616.0 && (double)(uint64_t)f == f) {
+        n->num |= TPL_NUM_UINT;
+        n->u = (uint64_t)f;
+      }
+    }
+  }
+  if (!n->num) {
+    buf_t b = BUF_INIT;
+    tpl_fmt_quote(&b, text, len);
+    char *m = tpl_arena_strndup(P->a, b.data ? b.data : "", b.len);
+    buf_free(&b);
+    if (!m) p_fail(P, TPL_ENOMEM);
+    p_errorf(P, "illegal number syntax: %s", m);
+  }
+  return n;
+}
+
+/* ---- grammar ---- */
+
+static tpl_node_t *p_pipeline(parser_t *P, const char *context, item_type_t end);
+static tpl_node_t *p_text_or_action(parser_t *P);
+static tpl_node_t *p_if(parser_t *P);
+static tpl_node_t *p_with(parser_t *P);
+
+static tpl_node_t *p_term(parser_t *P) {
+  item_t tok = p_next_nonspace(P);
+  switch (tok.typ) {
+  case IT_IDENTIFIER: {
+    if (!has_function(P, tok.val, tok.len)) p_errorf(P, "function \"%.*s\" not defined", (int)tok.len, tok.val);
+    tpl_node_t *n = p_node(P, TPL_N_IDENT, tok.pos);
+    n->str = tok.val;
+    n->slen = tok.len;
+    if (P->set->funcs) n->fn = tpl_funcs_find(P->set->funcs, tok.val, tok.len);
+    if (!n->fn) n->builtin = tpl__builtin_find(tok.val, tok.len);
+    return n;
+  }
+  case IT_DOT: return p_node(P, TPL_N_DOT, tok.pos);
+  case IT_NIL: return p_node(P, TPL_N_NIL, tok.pos);
+  case IT_VARIABLE: {
+    tpl_node_t *v = new_variable(P, tok.pos, tok.val, tok.len);
+    for (size_t i = 0; i < P->p.nvars; i++)
+      if (P->p.vlens[i] == v->ilens[0] && memcmp(P->p.vars[i], v->idents[0], v->ilens[0]) == 0) return v;
+    p_errorf(P, "undefined variable \"%.*s\"", (int)v->ilens[0], v->idents[0]);
+  }
+  case IT_FIELD: return new_field(P, tok.pos, tok.val, tok.len);
+  case IT_BOOL: {
+    tpl_node_t *n = p_node(P, TPL_N_BOOL, tok.pos);
+    n->flag = tok.len == 4;
+    return n;
+  }
+  case IT_CHAR_CONSTANT:
+  case IT_COMPLEX:
+  case IT_NUMBER: return new_number(P, tok);
+  case IT_LEFT_PAREN: {
+    if (P->p.stack_depth >= 10000) p_errorf(P, "max expression depth exceeded");
+    P->p.stack_depth++;
+    tpl_node_t *n = p_pipeline(P, "parenthesized pipeline", IT_RIGHT_PAREN);
+    P->p.stack_depth--;
+    return n;
+  }
+  case IT_STRING:
+  case IT_RAW_STRING: {
+    tpl_node_t *n = p_node(P, TPL_N_STRING, tok.pos);
+    if (!unquote(P, tok.val, tok.len, &n->str, &n->slen)) p_errorf(P, "invalid syntax");
+    n->quoted = tok.val;
+    n->qlen = tok.len;
+    return n;
+  }
+  default: break;
+  }
+  p_backup(P);
+  return NULL;
+}
+
+static tpl_node_t *p_operand(parser_t *P) {
+  tpl_node_t *node = p_term(P);
+  if (!node) return NULL;
+  if (p_peek(P).typ == IT_FIELD) {
+    tpl_node_t *chain = p_node(P, TPL_N_CHAIN, p_peek(P).pos);
+    chain->node = node;
+    size_t cap = 4;
+    chain->idents = p_alloc(P, cap * sizeof(char *));
+    chain->ilens = p_alloc(P, cap * sizeof(size_t));
+    while (p_peek(P).typ == IT_FIELD) {
+      item_t f = p_next(P);
+      if (chain->nidents == cap) {
+        size_t nc = cap * 2;
+        const char **ni = p_alloc(P, nc * sizeof(char *));
+        size_t *nl = p_alloc(P, nc * sizeof(size_t));
+        memcpy(ni, chain->idents, cap * sizeof(char *));
+        memcpy(nl, chain->ilens, cap * sizeof(size_t));
+        chain->idents = ni;
+        chain->ilens = nl;
+        cap = nc;
+      }
+      chain->idents[chain->nidents] = f.val + 1;
+      chain->ilens[chain->nidents++] = f.len - 1;
+    }
+    switch (node->type) {
+    case TPL_N_FIELD:
+    case TPL_N_VARIABLE: {
+      buf_t b = BUF_INIT;
+      tpl__node_string(chain, &b);
+      char *s = tpl_arena_strndup(P->a, b.data ? b.data : "", b.len);
+      size_t sl = b.len;
+      buf_free(&b);
+      if (!s) p_fail(P, TPL_ENOMEM);
+      node = node->type == TPL_N_FIELD ? new_field(P, chain->pos, s, sl) : new_variable(P, chain->pos, s, sl);
+      break;
+    }
+    case TPL_N_BOOL:
+    case TPL_N_STRING:
+    case TPL_N_NUMBER:
+    case TPL_N_NIL:
+    case TPL_N_DOT: {
+      buf_t b = BUF_INIT, q = BUF_INIT;
+      tpl__node_string(node, &b);
+      tpl_fmt_quote(&q, b.data ? b.data : "", b.len);
+      char *m = tpl_arena_strndup(P->a, q.data ? q.data : "", q.len);
+      buf_free(&b);
+      buf_free(&q);
+      if (!m) p_fail(P, TPL_ENOMEM);
+      p_errorf(P, "unexpected . after term %s", m);
+    }
+    default: node = chain;
+    }
+  }
+  return node;
+}
+
+static tpl_node_t *p_command(parser_t *P) {
+  tpl_node_t *cmd = p_node(P, TPL_N_COMMAND, p_peek_nonspace(P).pos);
+  for (;;) {
+    p_peek_nonspace(P);
+    tpl_node_t *op = p_operand(P);
+    if (op) nodes_push(P, &cmd->kids, op);
+    item_t tok = p_next(P);
+    if (tok.typ == IT_SPACE) continue;
+    if (tok.typ == IT_RIGHT_DELIM || tok.typ == IT_RIGHT_PAREN) p_backup(P);
+    else if (tok.typ != IT_PIPE) p_unexpected(P, tok, "operand");
+    break;
+  }
+  if (cmd->kids.n == 0) p_errorf(P, "empty command");
+  return cmd;
+}
+
+static void check_pipeline(parser_t *P, tpl_node_t *pipe, const char *context) {
+  if (pipe->kids.n == 0) p_errorf(P, "missing value for %s", context);
+  for (size_t i = 1; i < pipe->kids.n; i++) {
+    switch (pipe->kids.v[i]->kids.v[0]->type) {
+    case TPL_N_BOOL: case TPL_N_DOT: case TPL_N_NIL: case TPL_N_NUMBER: case TPL_N_STRING:
+      p_errorf(P, "non executable command in pipeline stage %zu", i + 1);
+    }
+  }
+}
+
+static tpl_node_t *p_pipeline(parser_t *P, const char *context, item_type_t end) {
+  item_t tok = p_peek_nonspace(P);
+  tpl_node_t *pipe = p_node(P, TPL_N_PIPE, tok.pos);
+  bool is_range = strcmp(context, "range") == 0;
+decls:;
+  item_t v = p_peek_nonspace(P);
+  if (v.typ == IT_VARIABLE) {
+    p_next(P);
+    item_t after = p_peek(P);
+    item_t next = p_peek_nonspace(P);
+    if (next.typ == IT_ASSIGN || next.typ == IT_DECLARE) {
+      pipe->flag = next.typ == IT_ASSIGN;
+      p_next_nonspace(P);
+      nodes_push(P, &pipe->decl, new_variable(P, v.pos, v.val, v.len));
+      vars_push(P, v.val, v.len);
+    } else if (next.typ == IT_CHAR && next.len == 1 && next.val[0] == ',') {
+      p_next_nonspace(P);
+      nodes_push(P, &pipe->decl, new_variable(P, v.pos, v.val, v.len));
+      vars_push(P, v.val, v.len);
+      if (is_range && pipe->decl.n < 2) {
+        item_type_t pt = p_peek_nonspace(P).typ;
+        if (pt == IT_VARIABLE || pt == IT_RIGHT_DELIM || pt == IT_RIGHT_PAREN) goto decls;
+        p_errorf(P, "range can only initialize variables");
+      }
+      p_errorf(P, "too many declarations in %s", context);
+    } else if (after.typ == IT_SPACE) {
+      p_backup3(P, v, after);
+    } else {
+      p_backup2(P, v);
+    }
+  }
+  for (;;) {
+    item_t t = p_next_nonspace(P);
+    if (t.typ == end) {
+      check_pipeline(P, pipe, context);
+      return pipe;
+    }
+    switch (t.typ) {
+    case IT_BOOL: case IT_CHAR_CONSTANT: case IT_COMPLEX: case IT_DOT: case IT_FIELD: case IT_IDENTIFIER:
+    case IT_NUMBER: case IT_NIL: case IT_RAW_STRING: case IT_STRING: case IT_VARIABLE: case IT_LEFT_PAREN:
+      p_backup(P);
+      nodes_push(P, &pipe->kids, p_command(P));
+      break;
+    default: p_unexpected(P, t, context);
+    }
+  }
+}
+
+static tpl_node_t *p_item_list(parser_t *P, tpl_node_t **next) {
+  tpl_node_t *list = p_node(P, TPL_N_LIST, p_peek_nonspace(P).pos);
+  while (p_peek_nonspace(P).typ != IT_EOF) {
+    tpl_node_t *n = p_text_or_action(P);
+    if (n->type == TPL_N_END || n->type == TPL_N_ELSE) {
+      *next = n;
+      return list;
+    }
+    nodes_push(P, &list->kids, n);
+  }
+  p_errorf(P, "unexpected EOF");
+}
+
+static void p_control(parser_t *P, const char *context, tpl_node_t *n) {
+  size_t mark = P->p.nvars;
+  tpl_node_t *pipe = p_pipeline(P, context, IT_RIGHT_DELIM);
+  bool is_range = strcmp(context, "range") == 0;
+  if (is_range) P->p.range_depth++;
+  tpl_node_t *next = NULL;
+  tpl_node_t *list = p_item_list(P, &next);
+  if (is_range) P->p.range_depth--;
+  tpl_node_t *else_list = NULL;
+  if (next->type == TPL_N_ELSE) {
+    if (strcmp(context, "if") == 0 && p_peek(P).typ == IT_IF) {
+      p_next(P);
+      else_list = p_node(P, TPL_N_LIST, next->pos);
+      nodes_push(P, &else_list->kids, p_if(P));
+    } else if (strcmp(context, "with") == 0 && p_peek(P).typ == IT_WITH) {
+      p_next(P);
+      else_list = p_node(P, TPL_N_LIST, next->pos);
+      nodes_push(P, &else_list->kids, p_with(P));
+    } else {
+      else_list = p_item_list(P, &next);
+      if (next->type != TPL_N_END) p_errorf(P, "expected end; found %s", next->type == TPL_N_ELSE ? "{{else}}" : "{{end}}");
+    }
+  }
+  P->p.nvars = mark;
+  n->pos = pipe->pos;
+  n->pipe = pipe;
+  n->list = list;
+  n->else_list = else_list;
+}
+
+static tpl_node_t *p_if(parser_t *P) {
+  tpl_node_t *n = p_node(P, TPL_N_IF, 0);
+  p_control(P, "if", n);
+  return n;
+}
+static tpl_node_t *p_with(parser_t *P) {
+  tpl_node_t *n = p_node(P, TPL_N_WITH, 0);
+  p_control(P, "with", n);
+  return n;
+}
+static tpl_node_t *p_range(parser_t *P) {
+  tpl_node_t *n = p_node(P, TPL_N_RANGE, 0);
+  p_control(P, "range", n);
+  return n;
+}
+
+static bool is_empty_tree(const tpl_node_t *n) {
+  if (!n) return true;
+  switch (n->type) {
+  case TPL_N_COMMENT: return true;
+  case TPL_N_LIST:
+    for (size_t i = 0; i < n->kids.n; i++)
+      if (!is_empty_tree(n->kids.v[i])) return false;
+    return true;
+  case TPL_N_TEXT:
+    for (size_t i = 0; i < n->slen; i++) {
+      unsigned char c = (unsigned char)n->str[i];
+      if (!(c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == 0x85 || c == 0xA0)) return false;
+    }
+    return true;
+  default: return false;
+  }
+}
+
+/* parse.Tree.add: register the tree in this parse's set. */
+static void p_add(parser_t *P) {
+  tpl_tree_t *t = P->p.t;
+  size_t nl = strlen(t->name);
+  tpl_value_t *old = tpl_map_get(&P->pending, t->name, nl);
+  if (!old || is_empty_tree(((tpl_tree_t *)(void *)old->u.obj)->root)) {
+    tpl_value_t v = {0};
+    v.kind = TPL_OBJECT;
+    v.u.obj = (tpl_object_t *)(void *)t;
+    if (tpl_map_set(P->a, &P->pending, t->name, nl, v)) p_fail(P, TPL_ENOMEM);
+    return;
+  }
+  if (!is_empty_tree(t->root)) {
+    buf_t q = BUF_INIT;
+    tpl_fmt_quote(&q, t->name, nl);
+    char *m = tpl_arena_strndup(P->a, q.data ? q.data : "", q.len);
+    buf_free(&q);
+    if (!m) p_fail(P, TPL_ENOMEM);
+    p_errorf(P, "template: multiple definition of template %s", m);
+  }
+}
+
+static tpl_tree_t *new_tree(parser_t *P, const char *name, size_t nlen) {
+  tpl_tree_t *t = p_alloc(P, sizeof(*t));
+  t->name = tpl_arena_strndup(P->a, name, nlen);
+  if (!t->name) p_fail(P, TPL_ENOMEM);
+  t->parse_name = P->p.t ? P->p.t->parse_name : t->name;
+  t->text = P->lex.input;
+  t->text_len = P->lex.len;
+  return t;
+}
+
+/* Starts a nested tree (define/block), saving the current one. */
+static ptree_t p_start_tree(parser_t *P, tpl_tree_t *t) {
+  ptree_t saved = P->p;
+  memset(&P->p, 0, sizeof P->p);
+  P->p.t = t;
+  vars_push(P, "$", 1);
+  return saved;
+}
+
+static char *p_template_name(parser_t *P, item_t tok, const char *context, size_t *len) {
+  if (tok.typ != IT_STRING && tok.typ != IT_RAW_STRING) p_unexpected(P, tok, context);
+  const char *s;
+  if (!unquote(P, tok.val, tok.len, &s, len)) p_errorf(P, "invalid syntax");
+  return (char *)s;
+}
+
+static tpl_node_t *p_block(parser_t *P) {
+  const char *context = "block clause";
+  item_t tok = p_next_nonspace(P);
+  size_t nlen;
+  char *name = p_template_name(P, tok, context, &nlen);
+  tpl_node_t *pipe = p_pipeline(P, context, IT_RIGHT_DELIM);
+  tpl_tree_t *bt = new_tree(P, name, nlen);
+  ptree_t saved = p_start_tree(P, bt);
+  tpl_node_t *end = NULL;
+  bt->root = p_item_list(P, &end);
+  if (end->type != TPL_N_END) {
+    P->p = saved;
+    p_errorf(P, "unexpected %s in %s", "{{else}}", context);
+  }
+  p_add(P);
+  P->p = saved;
+  tpl_node_t *n = p_node(P, TPL_N_TEMPLATE, tok.pos);
+  n->str = name;
+  n->slen = nlen;
+  n->pipe = pipe;
+  return n;
+}
+
+static tpl_node_t *p_template(parser_t *P) {
+  const char *context = "template clause";
+  item_t tok = p_next_nonspace(P);
+  size_t nlen;
+  char *name = p_template_name(P, tok, context, &nlen);
+  tpl_node_t *pipe = NULL;
+  if (p_next_nonspace(P).typ != IT_RIGHT_DELIM) {
+    p_backup(P);
+    pipe = p_pipeline(P, context, IT_RIGHT_DELIM);
+  }
+  tpl_node_t *n = p_node(P, TPL_N_TEMPLATE, tok.pos);
+  n->str = name;
+  n->slen = nlen;
+  n->pipe = pipe;
+  return n;
+}
+
+static tpl_node_t *p_action(parser_t *P) {
+  item_t tok = p_next_nonspace(P);
+  switch (tok.typ) {
+  case IT_BLOCK: return p_block(P);
+  case IT_BREAK:
+  case IT_CONTINUE: {
+    bool brk = tok.typ == IT_BREAK;
+    item_t t2 = p_next_nonspace(P);
+    if (t2.typ != IT_RIGHT_DELIM) p_unexpected(P, t2, brk ? "{{break}}" : "{{continue}}");
+    if (P->p.range_depth == 0) p_errorf(P, "%s outside {{range}}", brk ? "{{break}}" : "{{continue}}");
+    return p_node(P, brk ? TPL_N_BREAK : TPL_N_CONTINUE, tok.pos);
+  }
+  case IT_ELSE: {
+    item_t pk = p_peek_nonspace(P);
+    if (pk.typ == IT_IF || pk.typ == IT_WITH) return p_node(P, TPL_N_ELSE, pk.pos);
+    item_t t2 = p_expect(P, IT_RIGHT_DELIM, "else");
+    return p_node(P, TPL_N_ELSE, t2.pos);
+  }
+  case IT_END: {
+    item_t t2 = p_expect(P, IT_RIGHT_DELIM, "end");
+    return p_node(P, TPL_N_END, t2.pos);
+  }
+  case IT_IF: return p_if(P);
+  case IT_RANGE: return p_range(P);
+  case IT_TEMPLATE: return p_template(P);
+  case IT_WITH: return p_with(P);
+  default: break;
+  }
+  p_backup(P);
+  item_t t = p_peek(P);
+  tpl_node_t *n = p_node(P, TPL_N_ACTION, t.pos);
+  n->pipe = p_pipeline(P, "command", IT_RIGHT_DELIM);
+  return n;
+}
+
+static tpl_node_t *p_text_or_action(parser_t *P) {
+  item_t tok = p_next_nonspace(P);
+  switch (tok.typ) {
+  case IT_TEXT: {
+    tpl_node_t *n = p_node(P, TPL_N_TEXT, tok.pos);
+    n->str = tok.val;
+    n->slen = tok.len;
+    return n;
+  }
+  case IT_LEFT_DELIM: {
+    P->p.action_line = tok.line;
+    tpl_node_t *n = p_action(P);
+    P->p.action_line = 0;
+    return n;
+  }
+  case IT_COMMENT: return p_node(P, TPL_N_COMMENT, tok.pos);
+  default: p_unexpected(P, tok, "input");
+  }
+}
+
+static void p_definition(parser_t *P) {
+  const char *context = "define clause";
+  item_t tok = p_next_nonspace(P);
+  if (tok.typ != IT_STRING && tok.typ != IT_RAW_STRING) p_unexpected(P, tok, context);
+  const char *name;
+  size_t nlen;
+  if (!unquote(P, tok.val, tok.len, &name, &nlen)) p_errorf(P, "invalid syntax");
+  P->p.t->name = name;
+  p_expect(P, IT_RIGHT_DELIM, context);
+  tpl_node_t *end = NULL;
+  P->p.t->root = p_item_list(P, &end);
+  if (end->type != TPL_N_END) p_errorf(P, "unexpected %s in %s", "{{else}}", context);
+  p_add(P);
+}
+
+static void p_parse(parser_t *P) {
+  tpl_tree_t *top = P->p.t;
+  top->root = p_node(P, TPL_N_LIST, p_peek(P).pos);
+  while (p_peek(P).typ != IT_EOF) {
+    if (p_peek(P).typ == IT_LEFT_DELIM) {
+      item_t delim = p_next(P);
+      if (p_next_nonspace(P).typ == IT_DEFINE) {
+        tpl_tree_t *dt = new_tree(P, "definition", 10);
+        ptree_t saved = p_start_tree(P, dt);
+        p_definition(P);
+        P->p = saved;
+        continue;
+      }
+      p_backup2(P, delim);
+    }
+    tpl_node_t *n = p_text_or_action(P);
+    if (n->type == TPL_N_END || n->type == TPL_N_ELSE)
+      p_errorf(P, "unexpected %s", n->type == TPL_N_END ? "{{end}}" : "{{else}}");
+    nodes_push(P, &top->root->kids, n);
+  }
+}
+
+int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len, buf_t *err) {
+  parser_t *P = calloc(1, sizeof(*P));
+  if (!P) return TPL_ENOMEM;
+  buf_t local = BUF_INIT;
+  P->set = set;
+  P->a = set->arena;
+  P->err = err ? err : &local;
+  char *txt = tpl_arena_strndup(set->arena, text, len);
+  if (!txt) {
+    free(P);
+    return TPL_ENOMEM;
+  }
+  P->lex.input = txt;
+  P->lex.len = len;
+  P->lex.line = P->lex.start_line = 1;
+  P->lex.arena = set->arena;
+  P->lex.break_ok = !has_function(P, "break", 5);
+  P->lex.continue_ok = !has_function(P, "continue", 8);
+  int rc = 0;
+  if (setjmp(P->jb) == 0) {
+    tpl_tree_t *top = new_tree(P, name, strlen(name));
+    top->parse_name = top->name;
+    memset(&P->p, 0, sizeof P->p);
+    P->p.t = top;
+    vars_push(P, "$", 1);
+    p_parse(P);
+    P->p.t = top;
+    p_add(P);
+    /* AddParseTree for each: an empty tree does not replace an existing one. */
+    for (size_t i = 0; i < P->pending.len; i++) {
+      tpl_map_entry_t *e = &P->pending.ents[i];
+      tpl_tree_t *t = (tpl_tree_t *)(void *)e->val.u.obj;
+      tpl_value_t *old = tpl_map_get(&set->trees, e->key, e->klen);
+      if (old && is_empty_tree(t->root)) continue;
+      if (tpl_map_set(set->arena, &set->trees, e->key, e->klen, e->val)) p_fail(P, TPL_ENOMEM);
+    }
+  } else {
+    rc = P->rc;
+    if (rc == TPL_ENOMEM && err) {
+      buf_reset(err);
+      buf_printf(err, "template: %s: out of memory", name);
+    }
+  }
+  buf_free(&local);
+  free(P);
+  return rc;
+}
+
+/* ---- node strings (Go's Node.String) ---- */
+
+int tpl__node_string(const tpl_node_t *n, buf_t *b) {
+  int rc = 0;
+  switch (n->type) {
+  case TPL_N_LIST:
+    for (size_t i = 0; i < n->kids.n; i++) rc |= tpl__node_string(n->kids.v[i], b);
+    break;
+  case TPL_N_TEXT: rc |= buf_append(b, n->str, n->slen); break;
+  case TPL_N_COMMENT: rc |= buf_puts(b, "{{/* */}}"); break;
+  case TPL_N_ACTION:
+    rc |= buf_puts(b, "{{");
+    rc |= tpl__node_string(n->pipe, b);
+    rc |= buf_puts(b, "}}");
+    break;
+  case TPL_N_IF:
+  case TPL_N_RANGE:
+  case TPL_N_WITH:
+    rc |= buf_puts(b, n->type == TPL_N_IF ? "{{if " : n->type == TPL_N_RANGE ? "{{range " : "{{with ");
+    rc |= tpl__node_string(n->pipe, b);
+    rc |= buf_puts(b, "}}");
+    rc |= tpl__node_string(n->list, b);
+    if (n->else_list) {
+      rc |= buf_puts(b, "{{else}}");
+      rc |= tpl__node_string(n->else_list, b);
+    }
+    rc |= buf_puts(b, "{{end}}");
+    break;
+  case TPL_N_TEMPLATE:
+    rc |= buf_puts(b, "{{template ");
+    rc |= tpl_fmt_quote(b, n->str, n->slen);
+    if (n->pipe) {
+      rc |= buf_putc(b, ' ');
+      rc |= tpl__node_string(n->pipe, b);
+    }
+    rc |= buf_puts(b, "}}");
+    break;
+  case TPL_N_BREAK: rc |= buf_puts(b, "{{break}}"); break;
+  case TPL_N_CONTINUE: rc |= buf_puts(b, "{{continue}}"); break;
+  case TPL_N_PIPE:
+    for (size_t i = 0; i < n->decl.n; i++) {
+      if (i) rc |= buf_puts(b, ", ");
+      rc |= tpl__node_string(n->decl.v[i], b);
+    }
+    if (n->decl.n) rc |= buf_puts(b, n->flag ? " = " : " := ");
+    for (size_t i = 0; i < n->kids.n; i++) {
+      if (i) rc |= buf_puts(b, " | ");
+      rc |= tpl__node_string(n->kids.v[i], b);
+    }
+    break;
+  case TPL_N_COMMAND:
+    for (size_t i = 0; i < n->kids.n; i++) {
+      if (i) rc |= buf_putc(b, ' ');
+      if (n->kids.v[i]->type == TPL_N_PIPE) {
+        rc |= buf_putc(b, '(');
+        rc |= tpl__node_string(n->kids.v[i], b);
+        rc |= buf_putc(b, ')');
+      } else {
+        rc |= tpl__node_string(n->kids.v[i], b);
+      }
+    }
+    break;
+  case TPL_N_FIELD:
+    for (size_t i = 0; i < n->nidents; i++) {
+      rc |= buf_putc(b, '.');
+      rc |= buf_append(b, n->idents[i], n->ilens[i]);
+    }
+    break;
+  case TPL_N_VARIABLE:
+    for (size_t i = 0; i < n->nidents; i++) {
+      if (i) rc |= buf_putc(b, '.');
+      rc |= buf_append(b, n->idents[i], n->ilens[i]);
+    }
+    break;
+  case TPL_N_CHAIN:
+    if (n->node->type == TPL_N_PIPE) {
+      rc |= buf_putc(b, '(');
+      rc |= tpl__node_string(n->node, b);
+      rc |= buf_putc(b, ')');
+    } else {
+      rc |= tpl__node_string(n->node, b);
+    }
+    for (size_t i = 0; i < n->nidents; i++) {
+      rc |= buf_putc(b, '.');
+      rc |= buf_append(b, n->idents[i], n->ilens[i]);
+    }
+    break;
+  case TPL_N_IDENT: rc |= buf_append(b, n->str, n->slen); break;
+  case TPL_N_DOT: rc |= buf_putc(b, '.'); break;
+  case TPL_N_NIL: rc |= buf_puts(b, "nil"); break;
+  case TPL_N_BOOL: rc |= buf_puts(b, n->flag ? "true" : "false"); break;
+  case TPL_N_NUMBER: rc |= buf_append(b, n->str, n->slen); break;
+  case TPL_N_STRING: rc |= buf_append(b, n->quoted, n->qlen); break;
+  case TPL_N_END: rc |= buf_puts(b, "{{end}}"); break;
+  case TPL_N_ELSE: rc |= buf_puts(b, "{{else}}"); break;
+  }
+  return rc;
+}

@@ -1,0 +1,267 @@
+/* The Go text/template language in C: values, function tables, parsed
+ * template sets and their execution, byte-identical to Go's text/template as
+ * Helm uses it. No I/O, no global mutable state: a parsed set and a function
+ * table are immutable once built and may be shared by threads; each
+ * execution works in a caller-owned arena. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+
+/* ---- errors ---------------------------------------------------------- */
+
+#define TPL_ENOMEM (-12)   /* out of memory */
+#define TPL_EPARSE (-2001) /* template text does not parse; message says where */
+#define TPL_EEXEC (-2002)  /* execution failed; message in Go's wording */
+#define TPL_ELIMIT (-2003) /* a resource limit was hit (output, steps, depth, memory) */
+#define TPL_EINVAL (-2004) /* the API was misused (unknown template, bad argument) */
+
+/* ---- arena ----------------------------------------------------------- */
+
+typedef struct tpl_arena_s tpl_arena_t;
+
+/* Creates an arena that refuses to grow past max_bytes (0: no limit); NULL when out of memory. */
+tpl_arena_t *tpl_arena_new(size_t max_bytes);
+/* Frees the arena and everything allocated from it. */
+void tpl_arena_free(tpl_arena_t *a);
+/* Allocates n zeroed bytes, 16-aligned; NULL when out of memory or over the limit. */
+void *tpl_arena_alloc(tpl_arena_t *a, size_t n);
+/* Copies n bytes into the arena and NUL-terminates them; NULL on failure. */
+char *tpl_arena_strndup(tpl_arena_t *a, const char *s, size_t n);
+/* Bytes handed out so far. */
+size_t tpl_arena_used(const tpl_arena_t *a);
+/* True when an allocation failed because of the arena's limit (not the system). */
+bool tpl_arena_over_limit(const tpl_arena_t *a);
+
+/* ---- values ---------------------------------------------------------- */
+
+/* Go kinds. TPL_INVALID is Go's invalid reflect.Value ("<no value>");
+ * TPL_NIL is a nil interface{} held by a container or passed as an argument. */
+typedef enum {
+  TPL_INVALID = 0,
+  TPL_NIL,
+  TPL_BOOL,
+  TPL_INT,     /* Go int (64-bit) */
+  TPL_INT64,   /* Go int64 */
+  TPL_UINT64,  /* Go uint64 */
+  TPL_FLOAT64, /* Go float64 */
+  TPL_STRING,
+  TPL_LIST,    /* a slice; elem says its element type */
+  TPL_MAP,     /* a map with string keys; elem says its value type */
+  TPL_OBJECT,  /* a host object with a type name, fields and methods */
+  TPL_FUNC,    /* a host function value (for `call`) */
+} tpl_kind_t;
+
+/* Element types of lists and maps (Go's []interface{} vs []string, ...). */
+typedef enum {
+  TPL_ELEM_ANY = 0, /* interface {} */
+  TPL_ELEM_STRING,  /* string */
+  TPL_ELEM_INT,     /* int */
+  TPL_ELEM_INT64,   /* int64 */
+  TPL_ELEM_FLOAT64, /* float64 */
+  TPL_ELEM_BOOL,    /* bool */
+} tpl_elem_t;
+
+typedef struct tpl_value_s tpl_value_t;
+typedef struct tpl_list_s tpl_list_t;
+typedef struct tpl_map_s tpl_map_t;
+typedef struct tpl_object_s tpl_object_t;
+typedef struct tpl_func_s tpl_func_t;
+
+struct tpl_value_s {
+  uint8_t kind; /* tpl_kind_t */
+  uint8_t elem; /* tpl_elem_t, for TPL_LIST and TPL_MAP; for TPL_UINT64 1 means Go uint8 */
+  uint8_t iface; /* held in an interface{} (a map[string]interface{} value, a []interface{} element) */
+  union {
+    bool b;
+    int64_t i;
+    uint64_t u;
+    double f;
+    struct {
+      const char *p;
+      size_t n;
+    } s;
+    tpl_list_t *list; /* NULL: a nil slice */
+    tpl_map_t *map;   /* NULL: a nil map */
+    tpl_object_t *obj;
+    const tpl_func_t *fn;
+  } u;
+};
+
+struct tpl_list_s {
+  size_t len, cap;
+  tpl_value_t *items;
+};
+
+typedef struct tpl_map_entry_s {
+  const char *key;
+  size_t klen;
+  tpl_value_t val;
+} tpl_map_entry_t;
+
+struct tpl_map_s {
+  size_t len, cap;
+  tpl_map_entry_t *ents; /* insertion order; printing and range sort keys */
+  uint32_t *index;       /* open-addressing hash of ents positions + 1 */
+  size_t icap;
+  const char *type_name; /* Go type for %T when a named map type (e.g. "common.Values"); NULL: map[string]... */
+};
+
+/* Constructors for scalar values (no allocation; strings are borrowed). */
+tpl_value_t tpl_value_invalid(void);
+/* A nil interface{}. */
+tpl_value_t tpl_value_nil(void);
+/* A bool. */
+tpl_value_t tpl_value_bool(bool b);
+/* A Go int. */
+tpl_value_t tpl_value_int(int64_t i);
+/* A Go int64. */
+tpl_value_t tpl_value_int64(int64_t i);
+/* A Go uint64. */
+tpl_value_t tpl_value_uint64(uint64_t u);
+/* A Go float64. */
+tpl_value_t tpl_value_float(double f);
+/* A string referring to p[0..n) (not copied). */
+tpl_value_t tpl_value_strn(const char *p, size_t n);
+/* A string referring to a C string (not copied). */
+tpl_value_t tpl_value_str(const char *s);
+/* A string copied into the arena; kind TPL_INVALID when out of memory. */
+tpl_value_t tpl_value_str_copy(tpl_arena_t *a, const char *p, size_t n);
+/* A new empty list (elem type given); kind TPL_INVALID when out of memory. */
+tpl_value_t tpl_value_list_new(tpl_arena_t *a, tpl_elem_t elem, size_t cap);
+/* A new empty map (elem type given); kind TPL_INVALID when out of memory. */
+tpl_value_t tpl_value_map_new(tpl_arena_t *a, tpl_elem_t elem);
+/* Appends to a list value (which must be non-nil); 0 or TPL_ENOMEM. */
+int tpl_list_push(tpl_arena_t *a, tpl_list_t *l, tpl_value_t v);
+/* Sets key (copied into the arena) in a map; 0 or TPL_ENOMEM. */
+int tpl_map_set(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_value_t v);
+/* Looks key up; NULL when absent. */
+tpl_value_t *tpl_map_get(const tpl_map_t *m, const char *key, size_t klen);
+/* Removes key; true when it was there. */
+bool tpl_map_delete(tpl_map_t *m, const char *key, size_t klen);
+/* Returns the map's entries sorted by key (arena array of pointers); NULL on OOM (or empty map). */
+const tpl_map_entry_t **tpl_map_sorted(tpl_arena_t *a, const tpl_map_t *m);
+/* Appends the Go type name of v (as %T prints it: "int", "[]interface {}", "<nil>"). */
+int tpl_value_type_name(const tpl_value_t *v, buf_t *out);
+/* Go's truthiness for if/with/and/or/not: false, 0, nil, empty string/list/map. */
+bool tpl_value_truth(const tpl_value_t *v);
+/* Length for len/empty: -1 when v has no length. */
+int64_t tpl_value_len(const tpl_value_t *v);
+
+/* ---- host objects and functions ---------------------------------------- */
+
+typedef struct tpl_call_s tpl_call_t;
+
+/* Parameter types of host functions, one letter each in tpl_func_t.sig:
+ * 'a' interface{}, 'v' reflect.Value (raw, even invalid), 's' string,
+ * 'i' int, 'I' int64, 'f' float64, 'b' bool, 'l' []interface{},
+ * 'm' map[string]interface{}, 'L' []string. A final '*' makes the last
+ * parameter variadic (Go's ...T). */
+typedef int (*tpl_fn_t)(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *result);
+
+struct tpl_func_s {
+  const char *name;
+  const char *sig; /* parameter letters, see above */
+  tpl_fn_t fn;
+  void *udata;          /* handed to fn through the call */
+  const char *go_type;  /* the Go func type for %T/errors, e.g. "func(string) string"; NULL: generic */
+};
+
+/* A host type: name for %T and error messages, optional fields and methods. */
+typedef struct tpl_type_s {
+  const char *name; /* e.g. "chartutil.Files" */
+  /* Looks a field up: 1 found (*out set), 0 not found, <0 error. */
+  int (*field)(void *self, const char *name, tpl_value_t *out);
+  /* Looks a method up: NULL when none. The method receives self through tpl_call_self(). */
+  const tpl_func_t *(*method)(void *self, const char *name);
+  /* Appends what fmt prints for the object (its String() method); NULL: "{...}". */
+  int (*format)(void *self, buf_t *out);
+} tpl_type_t;
+
+struct tpl_object_s {
+  const tpl_type_t *type;
+  void *self;
+};
+
+/* A function table: an immutable name → function map once built. */
+typedef struct tpl_funcs_s tpl_funcs_t;
+
+/* Creates an empty table; NULL when out of memory. */
+tpl_funcs_t *tpl_funcs_new(void);
+/* Adds (or replaces) functions; the array must outlive the table. 0 or TPL_ENOMEM/TPL_EINVAL. */
+int tpl_funcs_add(tpl_funcs_t *t, const tpl_func_t *fns, size_t n);
+/* Finds a function by name; NULL when absent. */
+const tpl_func_t *tpl_funcs_find(const tpl_funcs_t *t, const char *name, size_t len);
+/* Frees the table (not the functions). */
+void tpl_funcs_free(tpl_funcs_t *t);
+
+/* Sets the error of a call (Go's error text, without "error calling X: "); returns TPL_EEXEC. */
+int tpl_call_errorf(tpl_call_t *call, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The arena of the running execution (results of functions live there). */
+tpl_arena_t *tpl_call_arena(tpl_call_t *call);
+/* The function's udata. */
+void *tpl_call_udata(tpl_call_t *call);
+/* The receiver of a method call (tpl_object_t.self), or NULL. */
+void *tpl_call_self(tpl_call_t *call);
+/* Executes the named template of the running set with data, appending to out (for include). */
+int tpl_call_execute(tpl_call_t *call, const char *name, tpl_value_t data, buf_t *out);
+
+/* ---- template sets ------------------------------------------------------ */
+
+typedef struct tpl_set_s tpl_set_t;
+
+/* Creates an empty set whose templates may call funcs (builtins are always there). NULL on OOM. */
+tpl_set_t *tpl_set_new(const tpl_funcs_t *funcs);
+/* Parses text as template `name` plus the templates it defines, like Go's
+ * t.New(name).Parse(text). Returns 0, TPL_EPARSE (message in err, Go's wording) or TPL_ENOMEM. */
+int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len, buf_t *err);
+/* True when the set has a template called name. */
+bool tpl_set_has(const tpl_set_t *set, const char *name);
+/* Frees the set. */
+void tpl_set_free(tpl_set_t *set);
+
+typedef enum {
+  TPL_MISSINGKEY_DEFAULT = 0, /* Go's default: missing keys are <no value> */
+  TPL_MISSINGKEY_ZERO,        /* Helm's default: zero value of the map's element type */
+  TPL_MISSINGKEY_ERROR,       /* Helm's strict mode */
+} tpl_missingkey_t;
+
+typedef struct tpl_exec_opts_s {
+  tpl_missingkey_t missingkey;
+  size_t max_output; /* bytes of output (0: 64 MiB) */
+  uint64_t max_steps; /* evaluation steps (0: 100 million) */
+  int max_depth;      /* nested template calls (0: Go's 100000) */
+  void *udata;        /* for host functions: tpl_call_exec_udata() */
+} tpl_exec_opts_t;
+
+/* The udata given in the execution options. */
+void *tpl_call_exec_udata(tpl_call_t *call);
+
+/* Executes template `name` with dot = data, appending to out; values made
+ * during execution live in arena. Returns 0, TPL_EEXEC/TPL_ELIMIT/TPL_EINVAL
+ * with Go's error text in err, or TPL_ENOMEM. */
+int tpl_set_execute(const tpl_set_t *set, const char *name, tpl_value_t data, tpl_arena_t *arena,
+                    const tpl_exec_opts_t *opts, buf_t *out, buf_t *err);
+
+/* ---- printing (Go's fmt) -------------------------------------------------- */
+
+/* Appends v as fmt.Sprint prints it (%v). */
+int tpl_fmt_value(buf_t *out, const tpl_value_t *v);
+/* Appends fmt.Sprint(args...): spaces between operands when neither is a string. */
+int tpl_fmt_sprint(buf_t *out, const tpl_value_t *args, size_t n);
+/* Appends fmt.Sprintln(args...). */
+int tpl_fmt_sprintln(buf_t *out, const tpl_value_t *args, size_t n);
+/* Appends fmt.Sprintf(format, args...), with Go's %!verb(type=value) error forms. */
+int tpl_fmt_sprintf(buf_t *out, const char *format, size_t flen, const tpl_value_t *args, size_t n);
+/* Appends a float64 formatted like strconv.FormatFloat(f, fmt, prec, 64). */
+int tpl_fmt_float(buf_t *out, double f, char fmt, int prec);
+/* Appends s quoted like strconv.Quote. */
+int tpl_fmt_quote(buf_t *out, const char *s, size_t n);
+
+/* ---- loading values ---------------------------------------------------------- */
+
+/* Builds a value from JSON text the way Go's encoding/json decodes into
+ * interface{} (numbers become float64). 0, TPL_EINVAL (message in err) or TPL_ENOMEM. */
+int tpl_value_from_json(tpl_arena_t *a, const char *json, size_t len, tpl_value_t *out, buf_t *err);

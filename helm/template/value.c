@@ -1,0 +1,347 @@
+/* The value model: arena, scalar/list/map values, Go type names, truth, JSON loading. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helm/template/tpl.h"
+#include "helm/template/tpl_internal.h"
+
+/* ---- arena ---- */
+
+typedef struct tpl__chunk_s {
+  struct tpl__chunk_s *next;
+  size_t size, used;
+  _Alignas(16) unsigned char data[];
+} tpl__chunk_t;
+
+struct tpl_arena_s {
+  tpl__chunk_t *head;
+  size_t used, max;
+  bool over;
+};
+
+tpl_arena_t *tpl_arena_new(size_t max_bytes) {
+  tpl_arena_t *a = calloc(1, sizeof(*a));
+  if (!a) return NULL;
+  a->max = max_bytes;
+  return a;
+}
+
+void tpl_arena_free(tpl_arena_t *a) {
+  if (!a) return;
+  tpl__chunk_t *c = a->head;
+  while (c) {
+    tpl__chunk_t *n = c->next;
+    free(c);
+    c = n;
+  }
+  free(a);
+}
+
+void *tpl_arena_alloc(tpl_arena_t *a, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  if (n == 0) n = 16;
+  if (a->max && a->used + n > a->max) {
+    a->over = true;
+    return NULL;
+  }
+  tpl__chunk_t *c = a->head;
+  if (!c || c->size - c->used < n) {
+    size_t sz = n > 65536 - sizeof(tpl__chunk_t) ? n : 65536 - sizeof(tpl__chunk_t);
+    c = malloc(sizeof(tpl__chunk_t) + sz);
+    if (!c) return NULL;
+    c->size = sz;
+    c->used = 0;
+    if (a->head && n > 16384) {
+      /* Big blocks go behind the current chunk so its free space is kept. */
+      c->next = a->head->next;
+      a->head->next = c;
+    } else {
+      c->next = a->head;
+      a->head = c;
+    }
+  }
+  void *p = c->data + c->used;
+  c->used += n;
+  a->used += n;
+  memset(p, 0, n);
+  return p;
+}
+
+char *tpl_arena_strndup(tpl_arena_t *a, const char *s, size_t n) {
+  char *p = tpl_arena_alloc(a, n + 1);
+  if (!p) return NULL;
+  if (n) memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+
+size_t tpl_arena_used(const tpl_arena_t *a) { return a->used; }
+bool tpl_arena_over_limit(const tpl_arena_t *a) { return a->over; }
+
+/* ---- scalars ---- */
+
+tpl_value_t tpl_value_invalid(void) { tpl_value_t v = {0}; return v; }
+tpl_value_t tpl_value_nil(void) { tpl_value_t v = {0}; v.kind = TPL_NIL; return v; }
+tpl_value_t tpl_value_bool(bool b) { tpl_value_t v = {0}; v.kind = TPL_BOOL; v.u.b = b; return v; }
+tpl_value_t tpl_value_int(int64_t i) { tpl_value_t v = {0}; v.kind = TPL_INT; v.u.i = i; return v; }
+tpl_value_t tpl_value_int64(int64_t i) { tpl_value_t v = {0}; v.kind = TPL_INT64; v.u.i = i; return v; }
+tpl_value_t tpl_value_uint64(uint64_t u) { tpl_value_t v = {0}; v.kind = TPL_UINT64; v.u.u = u; return v; }
+tpl_value_t tpl_value_float(double f) { tpl_value_t v = {0}; v.kind = TPL_FLOAT64; v.u.f = f; return v; }
+
+tpl_value_t tpl_value_strn(const char *p, size_t n) {
+  tpl_value_t v = {0};
+  v.kind = TPL_STRING;
+  v.u.s.p = p ? p : "";
+  v.u.s.n = n;
+  return v;
+}
+
+tpl_value_t tpl_value_str(const char *s) { return tpl_value_strn(s, strlen(s)); }
+
+tpl_value_t tpl_value_str_copy(tpl_arena_t *a, const char *p, size_t n) {
+  char *c = tpl_arena_strndup(a, p, n);
+  if (!c) return tpl_value_invalid();
+  return tpl_value_strn(c, n);
+}
+
+tpl_value_t tpl_value_list_new(tpl_arena_t *a, tpl_elem_t elem, size_t cap) {
+  tpl_value_t v = {0};
+  tpl_list_t *l = tpl_arena_alloc(a, sizeof(*l));
+  if (!l) return v;
+  if (cap) {
+    l->items = tpl_arena_alloc(a, cap * sizeof(tpl_value_t));
+    if (!l->items) return v;
+    l->cap = cap;
+  }
+  v.kind = TPL_LIST;
+  v.elem = (uint8_t)elem;
+  v.u.list = l;
+  return v;
+}
+
+tpl_value_t tpl_value_map_new(tpl_arena_t *a, tpl_elem_t elem) {
+  tpl_value_t v = {0};
+  tpl_map_t *m = tpl_arena_alloc(a, sizeof(*m));
+  if (!m) return v;
+  v.kind = TPL_MAP;
+  v.elem = (uint8_t)elem;
+  v.u.map = m;
+  return v;
+}
+
+int tpl_list_push(tpl_arena_t *a, tpl_list_t *l, tpl_value_t v) {
+  if (l->len == l->cap) {
+    size_t nc = l->cap ? l->cap * 2 : 4;
+    tpl_value_t *ni = tpl_arena_alloc(a, nc * sizeof(*ni));
+    if (!ni) return TPL_ENOMEM;
+    if (l->len) memcpy(ni, l->items, l->len * sizeof(*ni));
+    l->items = ni;
+    l->cap = nc;
+  }
+  l->items[l->len++] = v;
+  return 0;
+}
+
+/* ---- maps ---- */
+
+static uint32_t tpl__hash(const char *s, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+static void tpl__map_reindex(tpl_map_t *m) {
+  memset(m->index, 0, m->icap * sizeof(uint32_t));
+  for (size_t i = 0; i < m->len; i++) {
+    size_t j = tpl__hash(m->ents[i].key, m->ents[i].klen) & (m->icap - 1);
+    while (m->index[j]) j = (j + 1) & (m->icap - 1);
+    m->index[j] = (uint32_t)(i + 1);
+  }
+}
+
+static long tpl__map_find(const tpl_map_t *m, const char *key, size_t klen) {
+  if (!m || m->len == 0) return -1;
+  if (!m->index) {
+    for (size_t i = 0; i < m->len; i++)
+      if (m->ents[i].klen == klen && memcmp(m->ents[i].key, key, klen) == 0) return (long)i;
+    return -1;
+  }
+  size_t j = tpl__hash(key, klen) & (m->icap - 1);
+  while (m->index[j]) {
+    const tpl_map_entry_t *e = &m->ents[m->index[j] - 1];
+    if (e->klen == klen && memcmp(e->key, key, klen) == 0) return (long)(m->index[j] - 1);
+    j = (j + 1) & (m->icap - 1);
+  }
+  return -1;
+}
+
+tpl_value_t *tpl_map_get(const tpl_map_t *m, const char *key, size_t klen) {
+  long i = tpl__map_find(m, key, klen);
+  return i < 0 ? NULL : &m->ents[i].val;
+}
+
+int tpl_map_set(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_value_t v) {
+  long i = tpl__map_find(m, key, klen);
+  if (i >= 0) {
+    m->ents[i].val = v;
+    return 0;
+  }
+  if (m->len == m->cap) {
+    size_t nc = m->cap ? m->cap * 2 : 4;
+    tpl_map_entry_t *ne = tpl_arena_alloc(a, nc * sizeof(*ne));
+    if (!ne) return TPL_ENOMEM;
+    if (m->len) memcpy(ne, m->ents, m->len * sizeof(*ne));
+    m->ents = ne;
+    m->cap = nc;
+  }
+  char *k = tpl_arena_strndup(a, key, klen);
+  if (!k) return TPL_ENOMEM;
+  m->ents[m->len].key = k;
+  m->ents[m->len].klen = klen;
+  m->ents[m->len].val = v;
+  m->len++;
+  if (m->len > 8 && m->len * 2 > m->icap) {
+    size_t ic = 32;
+    while (ic < m->len * 4) ic *= 2;
+    uint32_t *ni = tpl_arena_alloc(a, ic * sizeof(uint32_t));
+    if (!ni) return TPL_ENOMEM;
+    m->index = ni;
+    m->icap = ic;
+    tpl__map_reindex(m);
+  } else if (m->index) {
+    size_t j = tpl__hash(k, klen) & (m->icap - 1);
+    while (m->index[j]) j = (j + 1) & (m->icap - 1);
+    m->index[j] = (uint32_t)m->len;
+  }
+  return 0;
+}
+
+bool tpl_map_delete(tpl_map_t *m, const char *key, size_t klen) {
+  long i = tpl__map_find(m, key, klen);
+  if (i < 0) return false;
+  memmove(&m->ents[i], &m->ents[i + 1], (m->len - (size_t)i - 1) * sizeof(m->ents[0]));
+  m->len--;
+  if (m->index) tpl__map_reindex(m);
+  return true;
+}
+
+static int tpl__keycmp(const void *x, const void *y) {
+  const tpl_map_entry_t *a = *(const tpl_map_entry_t *const *)x, *b = *(const tpl_map_entry_t *const *)y;
+  size_t n = a->klen < b->klen ? a->klen : b->klen;
+  int c = memcmp(a->key, b->key, n);
+  if (c) return c;
+  return a->klen < b->klen ? -1 : a->klen > b->klen;
+}
+
+const tpl_map_entry_t **tpl_map_sorted(tpl_arena_t *a, const tpl_map_t *m) {
+  if (!m || !m->len) return NULL;
+  const tpl_map_entry_t **v = tpl_arena_alloc(a, m->len * sizeof(*v));
+  if (!v) return NULL;
+  for (size_t i = 0; i < m->len; i++) v[i] = &m->ents[i];
+  qsort(v, m->len, sizeof(*v), tpl__keycmp);
+  return v;
+}
+
+void tpl__sort_entries(const tpl_map_entry_t **es, size_t n) { qsort(es, n, sizeof(*es), tpl__keycmp); }
+
+/* ---- type names, truth, length ---- */
+
+static const char *const tpl__elem_names[] = {"interface {}", "string", "int", "int64", "float64", "bool"};
+
+int tpl_value_type_name(const tpl_value_t *v, buf_t *out) {
+  switch (v->kind) {
+  case TPL_INVALID:
+  case TPL_NIL: return buf_puts(out, "<nil>");
+  case TPL_BOOL: return buf_puts(out, "bool");
+  case TPL_INT: return buf_puts(out, "int");
+  case TPL_INT64: return buf_puts(out, "int64");
+  case TPL_UINT64: return buf_puts(out, v->elem == 1 ? "uint8" : "uint64");
+  case TPL_FLOAT64: return buf_puts(out, "float64");
+  case TPL_STRING: return buf_puts(out, "string");
+  case TPL_LIST: return buf_printf(out, "[]%s", tpl__elem_names[v->elem]);
+  case TPL_MAP:
+    if (v->u.map && v->u.map->type_name) return buf_puts(out, v->u.map->type_name);
+    return buf_printf(out, "map[string]%s", tpl__elem_names[v->elem]);
+  case TPL_OBJECT: return buf_puts(out, v->u.obj->type->name);
+  case TPL_FUNC: return buf_puts(out, v->u.fn->go_type ? v->u.fn->go_type : "func(...interface {}) (interface {}, error)");
+  }
+  return 0;
+}
+
+int64_t tpl_value_len(const tpl_value_t *v) {
+  switch (v->kind) {
+  case TPL_STRING: return (int64_t)v->u.s.n;
+  case TPL_LIST: return v->u.list ? (int64_t)v->u.list->len : 0;
+  case TPL_MAP: return v->u.map ? (int64_t)v->u.map->len : 0;
+  default: return -1;
+  }
+}
+
+bool tpl_value_truth(const tpl_value_t *v) {
+  switch (v->kind) {
+  case TPL_INVALID:
+  case TPL_NIL: return false;
+  case TPL_BOOL: return v->u.b;
+  case TPL_INT:
+  case TPL_INT64: return v->u.i != 0;
+  case TPL_UINT64: return v->u.u != 0;
+  case TPL_FLOAT64: return v->u.f != 0;
+  case TPL_STRING:
+  case TPL_LIST:
+  case TPL_MAP: return tpl_value_len(v) > 0;
+  case TPL_OBJECT:
+  case TPL_FUNC: return true;
+  }
+  return false;
+}
+
+/* ---- JSON ---- */
+
+static int tpl__from_cjson(tpl_arena_t *a, const cJSON *j, tpl_value_t *out, int depth) {
+  if (depth > 10000) return TPL_EINVAL;
+  if (cJSON_IsNull(j)) {
+    *out = tpl_value_nil();
+  } else if (cJSON_IsBool(j)) {
+    *out = tpl_value_bool(cJSON_IsTrue(j));
+  } else if (cJSON_IsNumber(j)) {
+    *out = tpl_value_float(j->valuedouble);
+  } else if (cJSON_IsString(j)) {
+    *out = tpl_value_str_copy(a, j->valuestring, strlen(j->valuestring));
+    if (out->kind == TPL_INVALID) return TPL_ENOMEM;
+  } else if (cJSON_IsArray(j)) {
+    *out = tpl_value_list_new(a, TPL_ELEM_ANY, (size_t)cJSON_GetArraySize(j));
+    if (out->kind == TPL_INVALID) return TPL_ENOMEM;
+    for (const cJSON *c = j->child; c; c = c->next) {
+      tpl_value_t v;
+      int rc = tpl__from_cjson(a, c, &v, depth + 1);
+      if (rc) return rc;
+      if (tpl_list_push(a, out->u.list, v)) return TPL_ENOMEM;
+    }
+  } else if (cJSON_IsObject(j)) {
+    *out = tpl_value_map_new(a, TPL_ELEM_ANY);
+    if (out->kind == TPL_INVALID) return TPL_ENOMEM;
+    for (const cJSON *c = j->child; c; c = c->next) {
+      tpl_value_t v;
+      int rc = tpl__from_cjson(a, c, &v, depth + 1);
+      if (rc) return rc;
+      if (tpl_map_set(a, out->u.map, c->string, strlen(c->string), v)) return TPL_ENOMEM;
+    }
+  } else {
+    return TPL_EINVAL;
+  }
+  return 0;
+}
+
+int tpl_value_from_json(tpl_arena_t *a, const char *json, size_t len, tpl_value_t *out, buf_t *err) {
+  cJSON *j = cJSON_ParseWithLength(json, len);
+  if (!j) {
+    const char *at = cJSON_GetErrorPtr();
+    if (err) buf_printf(err, "invalid JSON at byte %ld", at ? (long)(at - json) : 0L);
+    return TPL_EINVAL;
+  }
+  int rc = tpl__from_cjson(a, j, out, 0);
+  cJSON_Delete(j);
+  if (rc == TPL_EINVAL && err) buf_puts(err, "JSON nested too deeply");
+  return rc;
+}
