@@ -4,6 +4,8 @@
 #include "base/buf.h"
 #include "reconcile/hr_spec.h"
 
+typedef struct hr_docs_s hr_docs_t;
+
 typedef struct hr_rec_s {
   long long version;
   char *status;        /* deployed, superseded, failed, pending-install, pending-upgrade, ... */
@@ -39,12 +41,12 @@ typedef struct hr_doc_s {
   int namespaced, mapped;
 } hr_doc_t;
 
-typedef struct hr_docs_s {
+struct hr_docs_s {
   hr_doc_t *v;
   size_t n;
   char *manifest;       /* the release manifest, exactly as Helm stores it */
   char *notes;          /* rendered NOTES.txt, "" when none */
-} hr_docs_t;
+};
 
 /* Renders spec s into documents in install order and the release manifest; -22 with err naming
  * the template file and line when the input is malformed. */

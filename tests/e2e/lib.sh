@@ -64,7 +64,7 @@ cleanup() {
   for hr in $(kubectl -n "$NS" get helmreleases -o name 2>/dev/null); do
     kubectl -n "$NS" patch "$hr" --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
   done
-  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  kubectl delete namespace "$NS" "$NS-oracle" --wait=false >/dev/null 2>&1 || true
   rm -rf "$WORK"
   if [ $rc = 0 ]; then echo "$checks passed, 0 failed"; else echo "$checks passed, 1 failed"; fi
   exit $rc
@@ -95,7 +95,9 @@ hr_failed() {
 
 # helm_status HELM RELEASE: "<status> <revision>" as `helm ls` reports it.
 helm_status() {
-  "$1" ls -n "$NS" -a -o json --filter "^$2\$" |
+  local all=() # helm 4 lists every status by default; helm 3 needs --all
+  [ "$1" = helm3 ] && all=(--all)
+  "$1" ls -n "$NS" "${all[@]}" -o json --filter "^$2\$" |
     python3 -c 'import json,sys; r=json.load(sys.stdin); print(" ".join([r[0]["status"], str(r[0]["revision"])]) if r else "absent")'
 }
 
@@ -127,4 +129,14 @@ print(json.dumps({"apiVersion": "rudder.dev/v1alpha1", "kind": "HelmRelease",
                   "spec": {"chart": {"inline": {"chartName": chart, "chartVersion": version,
                                                 "templates": templates}}}}))
 PY
+}
+
+# oracle_manifest RELEASE CHARTDIR OUT: the manifest the helm CLI itself stores
+# for the chart, from a real `helm install` into a namespace of its own.
+oracle_manifest() {
+  kubectl create namespace "$NS-oracle" >/dev/null 2>&1 || true
+  helm uninstall "$1" -n "$NS-oracle" >/dev/null 2>&1 || true
+  helm install "$1" "$2" -n "$NS-oracle" >/dev/null
+  helm get manifest "$1" -n "$NS-oracle" >"$3"
+  helm uninstall "$1" -n "$NS-oracle" >/dev/null
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # create -> helm ls (v4 and v3) deployed at revision 1, manifest equal to what
-# `helm template` renders for the same chart, ownership metadata on the objects;
+# `helm install` stores for the same chart, ownership metadata on the objects;
 # update -> revision 2, history superseded then deployed, removed object gone;
 # delete -> objects and release records gone, then the resource itself.
 . "$(dirname "$0")/lib.sh"
@@ -65,10 +65,10 @@ ok "helm (v4) ls: deployed at revision 1"
 ok "helm (v3) ls: deployed at revision 1"
 
 write_chart "$WORK/chart1" web 1.0.0 "$WORK/t1"/*.yaml
-helm template web "$WORK/chart1" -n "$NS" >"$WORK/want1.yaml"
+oracle_manifest web "$WORK/chart1" "$WORK/want1.yaml"
 helm get manifest web -n "$NS" >"$WORK/got1.yaml"
-diff -u "$WORK/want1.yaml" "$WORK/got1.yaml" >&2 || fail "helm get manifest differs from helm template of the same chart"
-ok "helm get manifest equals helm template of the equivalent chart"
+diff -u "$WORK/want1.yaml" "$WORK/got1.yaml" >&2 || fail "helm get manifest differs from what helm install stores for the same chart"
+ok "helm get manifest equals what helm install stores for the equivalent chart"
 
 for obj in deployment/web service/web configmap/web-config serviceaccount/web; do
   m=$(kubectl -n "$NS" get "$obj" -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by} {.metadata.annotations.meta\.helm\.sh/release-name} {.metadata.annotations.meta\.helm\.sh/release-namespace}')
@@ -102,10 +102,10 @@ ok "objects that left the manifest were deleted"
 [ "$(kubectl -n "$NS" get deployment web -o jsonpath='{.spec.replicas}')" = 3 ] || fail "deployment not updated"
 ok "deployment updated to 3 replicas"
 write_chart "$WORK/chart2" web 1.1.0 "$WORK/t2"/*.yaml
-helm template web "$WORK/chart2" -n "$NS" >"$WORK/want2.yaml"
+oracle_manifest web "$WORK/chart2" "$WORK/want2.yaml"
 helm get manifest web -n "$NS" >"$WORK/got2.yaml"
-diff -u "$WORK/want2.yaml" "$WORK/got2.yaml" >&2 || fail "revision 2 manifest differs from helm template"
-ok "revision 2 manifest equals helm template"
+diff -u "$WORK/want2.yaml" "$WORK/got2.yaml" >&2 || fail "revision 2 manifest differs from what helm install stores"
+ok "revision 2 manifest equals what helm install stores"
 [ "$(hr_field web '{.status.conditions[?(@.type=="Released")].reason}')" = UpgradeSucceeded ] || fail "Released reason is not UpgradeSucceeded"
 ok "status: Released=UpgradeSucceeded"
 

@@ -6,7 +6,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 runner=$1
 count=${2:-10000}
-command -v go >/dev/null 2>&1 || { echo "go not installed: skipping generated template cases"; exit 1; }
+command -v go >/dev/null 2>&1 || { echo "FAIL: Go is not installed; the generated template cases need the Go oracle (tests/deps checks for it)"; exit 1; }
 oracle=$("$here/../oracle/template/build.sh")
 seed=${TPL_SEED:-$(date +%s)}
 work=$(mktemp -d)

@@ -1,0 +1,337 @@
+/* The informer against a small fake API server (in-process, loopback): paginated LIST, WATCH from
+ * the list's resourceVersion, events, bookmarks, re-watch after a normal end, relist on 410 (as an
+ * ERROR event and as HTTP 410) with deletes/updates for what changed meanwhile, and backoff on
+ * failures. */
+#include "t.h"
+#include "test_watch_server.h"
+#include "watch/informer.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uv_loop_t loop;
+static tsrv_t srv;
+
+/* ---- the fake API server ---- */
+
+#define MAXOBJ 32
+typedef struct fobj_s {
+  char name[32];
+  int rv;       /* 0: absent */
+  int gen;
+} fobj_t;
+
+static fobj_t objs[MAXOBJ];
+static int cur_rv = 0;
+static tconn_t *watcher;       /* the open watch stream, if any */
+static buf_t requests;         /* "LIST limit=.. continue=..|WATCH rv=..;" */
+static int fail_lists;         /* answer this many lists with 500 */
+static int fail_watches;       /* answer this many watches with 500 */
+static int gone_watches;       /* answer this many watches with HTTP 410 */
+static uint64_t watch_times[16];
+static int n_watch_times;
+
+static char *obj_json(const fobj_t *o) {
+  char *s = malloc(256);
+  snprintf(s, 256,
+           "{\"apiVersion\":\"rudder.dev/v1alpha1\",\"kind\":\"HelmRelease\",\"metadata\":{\"name\":\"%s\","
+           "\"namespace\":\"ns\",\"resourceVersion\":\"%d\",\"generation\":%d}}",
+           o->name, o->rv, o->gen);
+  return s;
+}
+
+static void send_chunk(tconn_t *c, const char *s) {
+  char h[24];
+  snprintf(h, sizeof h, "%zx\r\n", strlen(s));
+  tsrv_puts(c, h);
+  tsrv_puts(c, s);
+  tsrv_puts(c, "\r\n");
+}
+
+static void send_event(const char *type, const fobj_t *o) {
+  if (!watcher) return;
+  char *j = obj_json(o);
+  buf_t e = BUF_INIT;
+  buf_printf(&e, "{\"type\":\"%s\",\"object\":%s}\n", type, j);
+  send_chunk(watcher, e.data);
+  buf_free(&e);
+  free(j);
+}
+
+/* Changes the store; broadcast says whether the watcher hears of it. */
+static void put(const char *name, int broadcast) {
+  fobj_t *o = NULL;
+  for (int i = 0; i < MAXOBJ; i++) if (objs[i].rv && !strcmp(objs[i].name, name)) o = &objs[i];
+  int add = !o;
+  if (add) for (int i = 0; i < MAXOBJ && !o; i++) if (!objs[i].rv) o = &objs[i];
+  if (!o) abort(); /* the fake store is full */
+  snprintf(o->name, sizeof o->name, "%s", name);
+  o->rv = ++cur_rv;
+  o->gen++;
+  if (broadcast) send_event(add ? "ADDED" : "MODIFIED", o);
+}
+
+static void del(const char *name, int broadcast) {
+  for (int i = 0; i < MAXOBJ; i++)
+    if (objs[i].rv && !strcmp(objs[i].name, name)) {
+      objs[i].rv = ++cur_rv;
+      if (broadcast) send_event("DELETED", &objs[i]);
+      objs[i].rv = 0;
+      objs[i].gen = 0;
+    }
+}
+
+static const char *qget(const char *url, const char *key, char *out, size_t n) {
+  char k[64];
+  snprintf(k, sizeof k, "%s=", key);
+  const char *p = strstr(url, k);
+  if (!p || (p[-1] != '?' && p[-1] != '&')) return NULL;
+  p += strlen(k);
+  size_t len = strcspn(p, "&");
+  snprintf(out, n, "%.*s", (int)len, p);
+  return out;
+}
+
+static void api(tconn_t *c, const char *method, const char *url, const char *headers, const char *body, size_t len) {
+  const char *base = "/apis/rudder.dev/v1alpha1/namespaces/ns/helmreleases";
+  if (strncmp(url, base, strlen(base))) { tsrv_respond(c, 404, "Not Found", "text/plain", "?"); return; }
+  char v[128], sel[128];
+  if (!qget(url, "labelSelector", sel, sizeof sel) || strcmp(sel, "app%3Dweb")) {
+    tsrv_respond(c, 400, "Bad Request", "text/plain", "missing labelSelector");
+    return;
+  }
+  if (qget(url, "watch", v, sizeof v)) {
+    char rv[32] = "";
+    qget(url, "resourceVersion", rv, sizeof rv);
+    buf_printf(&requests, "WATCH rv=%s;", rv);
+    if (n_watch_times < 16) watch_times[n_watch_times++] = uv_now(&loop);
+    if (!qget(url, "allowWatchBookmarks", v, sizeof v) || !qget(url, "timeoutSeconds", v, sizeof v)) {
+      tsrv_respond(c, 400, "Bad Request", "text/plain", "missing watch parameters");
+      return;
+    }
+    if (fail_watches > 0) {
+      fail_watches--;
+      tsrv_respond(c, 500, "Internal Server Error", "application/json",
+                   "{\"kind\":\"Status\",\"message\":\"etcd unavailable\",\"reason\":\"InternalError\",\"code\":500}");
+      return;
+    }
+    if (gone_watches > 0) {
+      gone_watches--;
+      tsrv_respond(c, 410, "Gone", "application/json",
+                   "{\"kind\":\"Status\",\"message\":\"too old resource version\",\"reason\":\"Expired\",\"code\":410}");
+      return;
+    }
+    tsrv_puts(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+    watcher = c;
+    return;
+  }
+  char lim[16] = "", cont[16] = "";
+  qget(url, "limit", lim, sizeof lim);
+  qget(url, "continue", cont, sizeof cont);
+  buf_printf(&requests, "LIST limit=%s continue=%s;", lim, cont);
+  if (fail_lists > 0) {
+    fail_lists--;
+    tsrv_respond(c, 500, "Internal Server Error", "text/plain", "boom");
+    return;
+  }
+  int limit = atoi(lim), start = atoi(cont), n = 0, i;
+  buf_t b = BUF_INIT;
+  buf_printf(&b, "{\"kind\":\"HelmReleaseList\",\"items\":[");
+  int present[MAXOBJ], np = 0;
+  for (i = 0; i < MAXOBJ; i++) if (objs[i].rv) present[np++] = i;
+  for (i = start; i < np && n < limit; i++, n++) {
+    char *j = obj_json(&objs[present[i]]);
+    buf_printf(&b, "%s%s", n ? "," : "", j);
+    free(j);
+  }
+  buf_printf(&b, "],\"metadata\":{\"resourceVersion\":\"%d\"", cur_rv);
+  if (i < np) buf_printf(&b, ",\"continue\":\"%d\"", i);
+  buf_puts(&b, "}}");
+  tsrv_respond(c, 200, "OK", "application/json", b.data);
+  buf_free(&b);
+}
+
+/* Ends the open watch stream normally, or with an ERROR 410 event first. */
+static void end_watch(int with_410) {
+  if (!watcher) return;
+  if (with_410)
+    send_chunk(watcher, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\","
+                        "\"message\":\"too old resource version: 3 (40)\",\"reason\":\"Expired\",\"code\":410}}\n");
+  else
+    tsrv_puts(watcher, "0\r\n\r\n");
+  watcher = NULL;
+}
+
+static void bookmark(int rv) {
+  char e[160];
+  snprintf(e, sizeof e, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"HelmRelease\",\"metadata\":{\"resourceVersion\":\"%d\"}}}\n", rv);
+  if (watcher) send_chunk(watcher, e);
+}
+
+/* ---- the informer's handlers ---- */
+
+static buf_t seen; /* "+key@rv;" "~key@oldrv>rv;" "-key;" */
+static int synced_calls;
+
+static const char *rv_of(const cJSON *o) {
+  return cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "resourceVersion"));
+}
+static void on_add(informer_t *i, const char *key, const cJSON *o, void *d) { buf_printf(&seen, "+%s@%s;", key, rv_of(o)); }
+static void on_update(informer_t *i, const char *key, const cJSON *old, const cJSON *o, void *d) {
+  buf_printf(&seen, "~%s@%s>%s;", key, rv_of(old), rv_of(o));
+}
+static void on_delete(informer_t *i, const char *key, const cJSON *o, void *d) { buf_printf(&seen, "-%s;", key); }
+static void on_synced(informer_t *i, void *d) { synced_calls++; }
+
+static int deadline;
+static void deadline_cb(uv_timer_t *t) { deadline = 1; }
+
+/* Runs until buf (or requests when NULL) contains want, or 5 s pass. */
+static int wait_for(buf_t *b, const char *want) {
+  uv_timer_t t;
+  uv_timer_init(&loop, &t);
+  deadline = 0;
+  uv_timer_start(&t, deadline_cb, 5000, 0);
+  while (!(b->data && strstr(b->data, want)) && !deadline) uv_run(&loop, UV_RUN_ONCE);
+  uv_close((uv_handle_t *)&t, NULL);
+  uv_run(&loop, UV_RUN_NOWAIT);
+  if (deadline) fprintf(stderr, "waited in vain for \"%s\" in \"%s\"\n", want, b->data ? b->data : "");
+  return !deadline;
+}
+
+static void settle(uint64_t ms) {
+  uv_timer_t t;
+  uv_timer_init(&loop, &t);
+  deadline = 0;
+  uv_timer_start(&t, deadline_cb, ms, 0);
+  while (!deadline) uv_run(&loop, UV_RUN_ONCE);
+  uv_close((uv_handle_t *)&t, NULL);
+  uv_run(&loop, UV_RUN_NOWAIT);
+}
+
+static void closed_cb(void *d) { (*(int *)d)++; }
+
+int main(void) {
+  uv_loop_init(&loop);
+  if (tsrv_start(&srv, &loop, api)) return 2;
+  char url[64], *err = NULL;
+  snprintf(url, sizeof url, "http://127.0.0.1:%d", srv.port);
+  kube_config_t cfg = {0};
+  kube_config_set_server(&cfg, url, &err);
+  kube_client_t *c;
+  CHECK_EQ_INT(kube_client_new(&loop, &cfg, &c, &err), 0);
+  kube_config_free(&cfg);
+
+  for (int i = 1; i <= 5; i++) {
+    char n[16];
+    snprintf(n, sizeof n, "r%d", i);
+    put(n, 0);
+  }
+  fail_lists = 1; /* the first list fails: the informer retries after a backoff */
+  informer_opts_t o = {.path = "/apis/rudder.dev/v1alpha1/namespaces/ns/helmreleases", .label_selector = "app=web",
+                       .page_size = 2, .backoff_base_ms = 20, .backoff_max_ms = 200};
+  informer_handlers_t h = {on_add, on_update, on_delete, on_synced, NULL};
+  informer_t *inf;
+  CHECK_EQ_INT(informer_start(c, &o, &h, &inf), 0);
+  CHECK(!informer_has_synced(inf));
+
+  /* 1. Paginated list (after one failure), then a watch from the list's resourceVersion. */
+  CHECK(wait_for(&requests, "WATCH rv=5;"));
+  CHECK_EQ_STR(requests.data, "LIST limit=2 continue=;LIST limit=2 continue=;LIST limit=2 continue=2;"
+                              "LIST limit=2 continue=4;WATCH rv=5;");
+  CHECK_EQ_STR(seen.data, "+ns/r1@1;+ns/r2@2;+ns/r3@3;+ns/r4@4;+ns/r5@5;");
+  CHECK(informer_has_synced(inf));
+  CHECK_EQ_INT(synced_calls, 1);
+  CHECK_EQ_INT(informer_count(inf), 5);
+  CHECK_EQ_STR(informer_resource_version(inf), "5");
+  CHECK_EQ_STR(rv_of(informer_get(inf, "ns/r3")), "3");
+  CHECK(informer_get(inf, "ns/none") == NULL);
+
+  /* 2. Watch events and a bookmark. */
+  buf_reset(&seen);
+  put("r6", 1);
+  put("r1", 1);
+  del("r2", 1);
+  bookmark(20);
+  CHECK(wait_for(&seen, "-ns/r2;"));
+  CHECK_EQ_STR(seen.data, "+ns/r6@6;~ns/r1@1>7;-ns/r2;");
+  CHECK_EQ_INT(informer_count(inf), 5);
+  CHECK(informer_get(inf, "ns/r2") == NULL);
+  CHECK_EQ_STR(rv_of(informer_get(inf, "ns/r1")), "7");
+  settle(20);
+  CHECK_EQ_STR(informer_resource_version(inf), "20");
+  cur_rv = 20;
+
+  /* 3. A normal end of the stream: re-watch at once from the last resourceVersion. */
+  buf_reset(&requests);
+  end_watch(0);
+  CHECK(wait_for(&requests, "WATCH rv=20;"));
+  CHECK_EQ_STR(requests.data, "WATCH rv=20;");
+
+  /* 4. ERROR 410: relist; what changed unseen is delivered as delete/update/add. */
+  buf_reset(&seen);
+  buf_reset(&requests);
+  del("r3", 0);
+  put("r4", 0);
+  put("r7", 0);
+  end_watch(1);
+  CHECK(wait_for(&requests, "WATCH rv=23;"));
+  CHECK_EQ_STR(requests.data, "LIST limit=2 continue=;LIST limit=2 continue=2;LIST limit=2 continue=4;WATCH rv=23;");
+  /* Order within a relist follows the cache, so check the pieces. */
+  CHECK(seen.data && strstr(seen.data, "-ns/r3;") && strstr(seen.data, "~ns/r4@4>22;") && strstr(seen.data, "+ns/r7@23;"));
+  CHECK_EQ_INT(seen.len, strlen("-ns/r3;~ns/r4@4>22;+ns/r7@23;")); /* and nothing for unchanged objects */
+  CHECK_EQ_INT(informer_count(inf), 5);
+  CHECK_EQ_INT(synced_calls, 1);
+
+  /* 5. Watch failures back off (jittered, growing) and resume from the same resourceVersion. */
+  buf_reset(&requests);
+  n_watch_times = 0;
+  fail_watches = 3;
+  tsrv_close(watcher); /* the stream breaks mid-way */
+  watcher = NULL;
+  CHECK(wait_for(&requests, "WATCH rv=23;WATCH rv=23;WATCH rv=23;WATCH rv=23;"));
+  CHECK_EQ_INT(n_watch_times, 4);
+  if (n_watch_times == 4) {
+    uint64_t d1 = watch_times[1] - watch_times[0], d2 = watch_times[2] - watch_times[1],
+             d3 = watch_times[3] - watch_times[2];
+    /* 20, 40, 80 ms with 50-100% jitter: the lower bounds show the growth; the upper ones are loose
+     * for busy machines. */
+    CHECK(d1 >= 9 && d1 <= 1500);
+    CHECK(d2 >= 19 && d2 <= 1500);
+    CHECK(d3 >= 39 && d3 <= 2000);
+    CHECK(d3 > d1);
+  }
+
+  /* 6. HTTP 410 on a watch: relist. */
+  buf_reset(&requests);
+  gone_watches = 1;
+  end_watch(0);
+  CHECK(wait_for(&requests, "LIST limit=2 continue=4;WATCH rv=23;"));
+  CHECK_EQ_STR(requests.data, "WATCH rv=23;LIST limit=2 continue=;LIST limit=2 continue=2;LIST limit=2 continue=4;WATCH rv=23;");
+  unsigned lists, watches;
+  informer_stats(inf, &lists, &watches);
+  CHECK_EQ_INT(lists, 3);
+
+  /* Iteration sees every cached object. */
+  size_t it = 0, n = 0;
+  const char *key;
+  const cJSON *obj;
+  while (informer_next(inf, &it, &key, &obj)) n += obj != NULL && strncmp(key, "ns/r", 4) == 0;
+  CHECK_EQ_INT(n, 5);
+
+  /* Stop with a watch open; then close the client; the loop must end clean. */
+  int stopped = 0, closed = 0;
+  informer_stop(inf, closed_cb, &stopped);
+  settle(10);
+  CHECK_EQ_INT(stopped, 1);
+  kube_client_close(c, closed_cb, &closed);
+  settle(10);
+  CHECK_EQ_INT(closed, 1);
+  tsrv_stop(&srv);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  CHECK_EQ_INT(uv_loop_close(&loop), 0);
+  buf_free(&seen);
+  buf_free(&requests);
+  free(err);
+  return t_done();
+}

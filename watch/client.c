@@ -1,0 +1,1031 @@
+#include "watch/client.h"
+#include "watch/http1.h"
+#include "watch/internal.h"
+#include "watch/ndjson.h"
+#include "watch/tls.h"
+#include "base/log.h"
+#include <arpa/inet.h>
+#include <mbedtls/error.h>
+#include <assert.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define KUBE__TOKEN_REFRESH_MS 60000   /* as client-go: re-read rotating token files once a minute */
+#define KUBE__MAX_ERROR_BODY (1u << 20) /* a failed watch's Status body */
+
+typedef struct kube__link_s {
+  struct kube__link_s *prev, *next;
+} kube__link_t;
+
+static void link__init(kube__link_t *l) { l->prev = l->next = l; }
+static int link__empty(const kube__link_t *l) { return l->next == l; }
+static int link__linked(const kube__link_t *l) { return l->next && l->next != l; }
+static void link__remove(kube__link_t *l) {
+  l->prev->next = l->next;
+  l->next->prev = l->prev;
+  link__init(l);
+}
+static void link__push_back(kube__link_t *head, kube__link_t *l) {
+  l->prev = head->prev;
+  l->next = head;
+  head->prev->next = l;
+  head->prev = l;
+}
+static void link__push_front(kube__link_t *head, kube__link_t *l) {
+  l->next = head->next;
+  l->prev = head;
+  head->next->prev = l;
+  head->next = l;
+}
+
+typedef struct kube_conn_s kube_conn_t;
+
+enum { CONN_RESOLVING, CONN_CONNECTING, CONN_HANDSHAKE, CONN_READY, CONN_CLOSING };
+
+struct kube_conn_s {
+  kube_client_t *c;
+  kube__link_t all;   /* in c->conns */
+  kube__link_t idle;  /* in c->idle while idle */
+  uv_tcp_t tcp;
+  uv_connect_t connect;
+  uv_getaddrinfo_t gai;
+  int refs;           /* the tcp handle, plus a getaddrinfo in flight */
+  int tcp_closing;    /* the handle is being closed to try the next address */
+  struct sockaddr_storage addrs[8]; /* resolved addresses, tried in order */
+  int n_addrs, next_addr;
+  int state;
+  int pooled;         /* counted in c->n_conns (watch connections are not) */
+  int is_tls;
+  watch_tls_t tls;
+  watch_http_t http;
+  kube_req_t *req;    /* the request being served */
+  unsigned served;    /* responses completed on this connection */
+  uint64_t idle_since;
+};
+
+struct kube_req_s {
+  kube_client_t *c;
+  kube__link_t queue; /* in c->pending while waiting for a connection */
+  kube__link_t all;   /* in c->reqs until finished */
+  kube_conn_t *conn;
+  uv_timer_t timer;
+  buf_t out;          /* the serialized request, kept for one replay on a stale connection */
+  buf_t body;         /* response body */
+  buf_t headers;      /* response headers, taken from the connection */
+  char *what;         /* "GET /path" for messages */
+  kube_response_cb cb;
+  void *data;
+  kube_watch_t *watch;
+  uint64_t timeout_ms;
+  int done;
+  int idempotent;
+  int retried;
+  int no_body;        /* HEAD */
+  int deferred_err;   /* an error to deliver from the timer, never from inside kube_request */
+  int open_watch;     /* the timer's first run opens this watch's connection */
+  char *deferred_msg;
+};
+
+struct kube_watch_s {
+  kube_req_t *req;
+  watch_ndjson_t nd;
+  kube_watch_event_cb ev;
+  kube_watch_end_cb end;
+  void *data;
+  int streaming;
+};
+
+struct kube_client_s {
+  uv_loop_t *loop;
+  kube_config_t cfg;
+  int tls;
+  watch_tls_conf_t tlsconf;
+  char *hostport;     /* for the Host header and messages */
+  struct sockaddr_storage addr;
+  int have_addr;      /* host is an IP literal */
+  kube_client_limits_t lim;
+  kube__link_t conns, idle, pending, reqs;
+  size_t n_conns, n_idle;
+  size_t objects;     /* conns, requests and the two timers not yet freed */
+  uv_timer_t kick, sweep;
+  int closing;
+  void (*close_cb)(void *);
+  void *close_data;
+  char *token;
+  uint64_t token_read_ms;
+  char rbuf[65536];   /* reads are consumed synchronously, so one buffer serves every connection */
+};
+
+static void kube__dispatch(kube_client_t *c);
+static void kube__conn_close(kube_conn_t *conn);
+static void kube__conn_send(kube_conn_t *conn);
+static void kube__finish(kube_req_t *req, int err, const char *msg);
+
+/* ---- client lifetime ---- */
+
+static void kube__object_gone(kube_client_t *c) {
+  assert(c->objects > 0);
+  if (--c->objects || !c->closing) return;
+  void (*cb)(void *) = c->close_cb;
+  void *data = c->close_data;
+  if (c->tls) watch_tls_conf_free(&c->tlsconf);
+  kube_config_free(&c->cfg);
+  free(c->hostport);
+  free(c->token);
+  free(c);
+  if (cb) cb(data);
+}
+
+static void kube__timer_closed(uv_handle_t *h) { kube__object_gone(h->data); }
+
+static int kube__copy_blob(char **dst, size_t *dst_len, const char *src, size_t len) {
+  if (!src) return 0;
+  if (!(*dst = malloc(len + 1))) return UV_ENOMEM;
+  memcpy(*dst, src, len);
+  (*dst)[len] = 0;
+  *dst_len = len;
+  return 0;
+}
+
+static int kube__copy_config(kube_config_t *d, const kube_config_t *s) {
+  memset(d, 0, sizeof *d);
+  d->port = s->port;
+  d->insecure_skip_tls_verify = s->insecure_skip_tls_verify;
+  const char *const *from[] = {(const char *const *)&s->server, (const char *const *)&s->scheme,
+                               (const char *const *)&s->host, (const char *const *)&s->base_path,
+                               (const char *const *)&s->token, (const char *const *)&s->token_file,
+                               (const char *const *)&s->namespace, (const char *const *)&s->tls_server_name,
+                               (const char *const *)&s->source, (const char *const *)&s->context};
+  char **to[] = {&d->server, &d->scheme, &d->host, &d->base_path, &d->token, &d->token_file, &d->namespace,
+                 &d->tls_server_name, &d->source, &d->context};
+  for (size_t i = 0; i < sizeof to / sizeof to[0]; i++)
+    if (*from[i] && !(*to[i] = strdup(*from[i]))) return UV_ENOMEM;
+  if (kube__copy_blob(&d->ca_pem, &d->ca_pem_len, s->ca_pem, s->ca_pem_len) ||
+      kube__copy_blob(&d->cert_pem, &d->cert_pem_len, s->cert_pem, s->cert_pem_len) ||
+      kube__copy_blob(&d->key_pem, &d->key_pem_len, s->key_pem, s->key_pem_len))
+    return UV_ENOMEM;
+  return 0;
+}
+
+static void kube__sweep_cb(uv_timer_t *t) {
+  kube_client_t *c = t->data;
+  uint64_t now = uv_now(c->loop);
+  /* Idle connections sit at the head newest first; the oldest are at the tail. */
+  while (!link__empty(&c->idle)) {
+    kube_conn_t *conn = WATCH__CONTAINER_OF(c->idle.prev, kube_conn_t, idle);
+    if (now - conn->idle_since < c->lim.idle_timeout_ms) break;
+    kube__conn_close(conn);
+  }
+}
+
+static void kube__kick_cb(uv_timer_t *t) { kube__dispatch(t->data); }
+
+static void kube__kick(kube_client_t *c) {
+  if (!c->closing && !uv_is_active((uv_handle_t *)&c->kick)) uv_timer_start(&c->kick, kube__kick_cb, 0, 0);
+}
+
+int kube_client_new(uv_loop_t *loop, const kube_config_t *cfg, kube_client_t **out, char **errmsg) {
+  *out = NULL;
+  if (errmsg) *errmsg = NULL;
+  if (!cfg->host || !cfg->scheme) {
+    watch__errf(errmsg, "kube client: the configuration has no server");
+    return UV_EINVAL;
+  }
+  /* A write to a connection the server has closed must fail with EPIPE, not kill the process. */
+  struct sigaction sa;
+  if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
+  kube_client_t *c = calloc(1, sizeof *c);
+  if (!c) return UV_ENOMEM;
+  c->loop = loop;
+  link__init(&c->conns);
+  link__init(&c->idle);
+  link__init(&c->pending);
+  link__init(&c->reqs);
+  c->lim = (kube_client_limits_t){.max_idle = 8, .max_conns = 32, .max_body = 64u << 20, .max_watch_line = 16u << 20,
+                                  .default_timeout_ms = 60000, .idle_timeout_ms = 90000,
+                                  .watch_connect_timeout_ms = 30000};
+  int r = kube__copy_config(&c->cfg, cfg);
+  buf_t hp = BUF_INIT;
+  if (!r) r = strchr(cfg->host, ':') ? buf_printf(&hp, "[%s]:%d", cfg->host, cfg->port)
+                                     : buf_printf(&hp, "%s:%d", cfg->host, cfg->port);
+  if (!r && !(c->hostport = buf_steal(&hp))) r = UV_ENOMEM;
+  if (!r && cfg->token && !(c->token = strdup(cfg->token))) r = UV_ENOMEM;
+  if (r) {
+    watch__errf(errmsg, "kube client: out of memory");
+    goto fail;
+  }
+  c->token_read_ms = uv_now(loop);
+  struct sockaddr_in *a4 = (struct sockaddr_in *)&c->addr;
+  struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&c->addr;
+  if (uv_ip4_addr(cfg->host, cfg->port, a4) == 0 && inet_pton(AF_INET, cfg->host, &a4->sin_addr) == 1) c->have_addr = 1;
+  else if (uv_ip6_addr(cfg->host, cfg->port, a6) == 0) c->have_addr = 1;
+  if (strcmp(cfg->scheme, "https") == 0) {
+    if ((r = watch_tls_conf_init(&c->tlsconf, cfg, errmsg))) goto fail;
+    c->tls = 1;
+  }
+  uv_timer_init(loop, &c->kick);
+  uv_timer_init(loop, &c->sweep);
+  c->kick.data = c->sweep.data = c;
+  c->objects = 2;
+  uint64_t every = c->lim.idle_timeout_ms < 30000 ? c->lim.idle_timeout_ms : 30000;
+  uv_timer_start(&c->sweep, kube__sweep_cb, every, every);
+  uv_unref((uv_handle_t *)&c->sweep); /* housekeeping must not keep the loop alive */
+  *out = c;
+  return 0;
+fail:
+  buf_free(&hp);
+  kube_config_free(&c->cfg);
+  free(c->hostport);
+  free(c->token);
+  free(c);
+  return r;
+}
+
+void kube_client_set_limits(kube_client_t *c, const kube_client_limits_t *l) {
+  if (l->max_idle) c->lim.max_idle = l->max_idle;
+  if (l->max_conns) c->lim.max_conns = l->max_conns;
+  if (l->max_body) c->lim.max_body = l->max_body;
+  if (l->max_watch_line) c->lim.max_watch_line = l->max_watch_line;
+  if (l->default_timeout_ms) c->lim.default_timeout_ms = l->default_timeout_ms;
+  if (l->watch_connect_timeout_ms) c->lim.watch_connect_timeout_ms = l->watch_connect_timeout_ms;
+  if (l->idle_timeout_ms) {
+    c->lim.idle_timeout_ms = l->idle_timeout_ms;
+    uint64_t every = l->idle_timeout_ms < 30000 ? l->idle_timeout_ms : 30000;
+    if (!c->closing) uv_timer_start(&c->sweep, kube__sweep_cb, every, every);
+  }
+}
+
+kube_client_limits_t kube_client_get_limits(const kube_client_t *c) { return c->lim; }
+
+bool kube_client_is_closing(const kube_client_t *c) { return c->closing; }
+
+uv_loop_t *kube_client_loop(const kube_client_t *c) { return c->loop; }
+
+const kube_config_t *kube_client_config(const kube_client_t *c) { return &c->cfg; }
+
+void kube_client_close(kube_client_t *c, void (*cb)(void *), void *data) {
+  if (c->closing) return;
+  c->closing = 1;
+  c->close_cb = cb;
+  c->close_data = data;
+  /* Callbacks that run now cannot start new work: kube_request returns NULL while closing. */
+  while (!link__empty(&c->reqs)) {
+    kube_req_t *req = WATCH__CONTAINER_OF(c->reqs.next, kube_req_t, all);
+    kube__finish(req, UV_ECANCELED, "the client was closed");
+  }
+  while (!link__empty(&c->conns)) kube__conn_close(WATCH__CONTAINER_OF(c->conns.next, kube_conn_t, all));
+  uv_close((uv_handle_t *)&c->kick, kube__timer_closed);
+  uv_close((uv_handle_t *)&c->sweep, kube__timer_closed);
+}
+
+/* ---- responses ---- */
+
+const char *kube_response_header(const kube_response_t *res, const char *name) {
+  return res->priv ? watch_http_header(res->priv, name) : NULL;
+}
+
+bool kube_response_ok(const kube_response_t *res) { return res->err == 0 && res->status >= 200 && res->status < 300; }
+
+/* Builds "HTTP 404 Not Found: <Status message>" from an error response. */
+static void kube__http_error(kube_req_t *req, int status, const char *reason_phrase, buf_t *msg, buf_t *reason) {
+  const char *phrase = reason_phrase && *reason_phrase ? reason_phrase : llhttp_status_name((llhttp_status_t)status);
+  buf_printf(msg, "HTTP %d %s", status, phrase ? phrase : "");
+  cJSON *j = req->body.len ? cJSON_ParseWithLength(req->body.data, req->body.len) : NULL;
+  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(j, "kind");
+  if (cJSON_IsString(kind) && strcmp(kind->valuestring, "Status") == 0) {
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "reason");
+    if (cJSON_IsString(m) && *m->valuestring) buf_printf(msg, ": %s", m->valuestring);
+    if (cJSON_IsString(r)) buf_puts(reason, r->valuestring);
+  } else if (req->body.len) {
+    /* Not an API Status (a proxy, or a non-Kubernetes server): show the start of the body. */
+    size_t n = req->body.len < 200 ? req->body.len : 200;
+    buf_puts(msg, ": ");
+    for (size_t i = 0; i < n; i++) {
+      unsigned char ch = (unsigned char)req->body.data[i];
+      buf_putc(msg, ch < 0x20 || ch == 0x7f ? ' ' : (char)ch);
+    }
+    while (msg->len && msg->data[msg->len - 1] == ' ') msg->data[--msg->len] = 0;
+  }
+  cJSON_Delete(j);
+}
+
+static void kube__req_closed(uv_handle_t *h) {
+  kube_req_t *req = h->data;
+  kube_client_t *c = req->c;
+  if (req->watch) {
+    watch_ndjson_free(&req->watch->nd);
+    free(req->watch);
+  }
+  buf_free(&req->out);
+  buf_free(&req->body);
+  buf_free(&req->headers);
+  free(req->what);
+  free(req->deferred_msg);
+  free(req);
+  kube__object_gone(c);
+}
+
+/* Delivers the outcome exactly once and schedules the request's memory to be freed. */
+static void kube__finish(kube_req_t *req, int err, const char *msg) {
+  if (req->done) return;
+  req->done = 1;
+  kube_client_t *c = req->c;
+  link__remove(&req->queue);
+  link__remove(&req->all);
+  uv_timer_stop(&req->timer);
+  kube_conn_t *conn = req->conn;
+  if (conn) {
+    /* A connection in the middle of a response cannot be reused. */
+    conn->req = NULL;
+    req->conn = NULL;
+    kube__conn_close(conn);
+  }
+  int status = 0;
+  buf_t m = BUF_INIT, reason = BUF_INIT;
+  const char *st = req->headers.data ? watch_http_header(&req->headers, ":status") : NULL;
+  if (!err && st) status = (int)strtol(st, NULL, 10);
+  if (err) buf_puts(&m, msg ? msg : uv_strerror(err));
+  else if (status >= 400) kube__http_error(req, status, watch_http_header(&req->headers, ":reason"), &m, &reason);
+  kube_response_t res = {
+      .err = err,
+      .errmsg = m.len ? m.data : NULL,
+      .status = status,
+      .reason = reason.data ? reason.data : "",
+      .body = req->body.data ? req->body.data : "",
+      .body_len = req->body.len,
+      .priv = req->headers.data ? &req->headers : NULL,
+  };
+  if (req->watch) {
+    if (req->watch->end) req->watch->end(req->watch, &res, req->watch->data);
+  } else if (req->cb) {
+    req->cb(&res, req->data);
+  }
+  buf_free(&m);
+  buf_free(&reason);
+  uv_close((uv_handle_t *)&req->timer, kube__req_closed);
+  kube__kick(c);
+}
+
+/* ---- connections ---- */
+
+static void kube__conn_unref(kube_conn_t *conn) {
+  if (--conn->refs) return;
+  kube_client_t *c = conn->c;
+  if (conn->is_tls) watch_tls_free(&conn->tls);
+  watch_http_free(&conn->http);
+  free(conn);
+  kube__object_gone(c);
+}
+
+static void kube__connect_to(kube_conn_t *conn, const struct sockaddr *sa);
+
+static void kube__tcp_closed(uv_handle_t *h) {
+  kube_conn_t *conn = h->data;
+  conn->tcp_closing = 0;
+  if (conn->state == CONN_CONNECTING && conn->next_addr < conn->n_addrs) {
+    /* A failed connect leaves the socket unusable: a fresh handle tries the next address. */
+    uv_tcp_init(conn->c->loop, &conn->tcp);
+    conn->tcp.data = conn;
+    kube__connect_to(conn, (struct sockaddr *)&conn->addrs[conn->next_addr++]);
+    return;
+  }
+  kube__conn_unref(conn);
+}
+
+static void kube__conn_close(kube_conn_t *conn) {
+  if (conn->state == CONN_CLOSING) return;
+  kube_client_t *c = conn->c;
+  if (conn->req) { /* callers finish the request first; this only breaks the link */
+    conn->req->conn = NULL;
+    conn->req = NULL;
+  }
+  if (link__linked(&conn->idle)) {
+    link__remove(&conn->idle);
+    c->n_idle--;
+  }
+  link__remove(&conn->all);
+  if (conn->pooled) {
+    c->n_conns--;
+    kube__kick(c); /* a slot is free for a queued request */
+  }
+  if (conn->state == CONN_RESOLVING) uv_cancel((uv_req_t *)&conn->gai);
+  conn->state = CONN_CLOSING;
+  /* A handle already closing for the next address finishes in kube__tcp_closed, which sees CLOSING. */
+  if (!conn->tcp_closing) uv_close((uv_handle_t *)&conn->tcp, kube__tcp_closed);
+}
+
+/* Fails the connection's request (or replays it once when a reused connection turned out stale). */
+static void kube__conn_fail(kube_conn_t *conn, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void kube__conn_fail(kube_conn_t *conn, int err, const char *fmt, ...) {
+  kube_req_t *req = conn->req;
+  kube_client_t *c = conn->c;
+  if (!req) { kube__conn_close(conn); return; }
+  if (conn->served && conn->http.bytes_seen == 0 && req->idempotent && !req->retried && !req->watch &&
+      (err == UV_EOF || err == UV_ECONNRESET || err == UV_EPIPE)) {
+    /* The server closed a keep-alive connection as we reused it; nothing was processed. */
+    req->retried = 1;
+    conn->req = NULL;
+    req->conn = NULL;
+    kube__conn_close(conn);
+    link__push_front(&c->pending, &req->queue);
+    kube__kick(c);
+    return;
+  }
+  buf_t m = BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(&m, fmt, ap);
+  va_end(ap);
+  kube__finish(req, err, m.data);
+  buf_free(&m);
+}
+
+typedef struct kube__wr_s {
+  uv_write_t w;
+  char data[];
+} kube__wr_t;
+
+static void kube__write_cb(uv_write_t *w, int status) {
+  kube_conn_t *conn = w->handle->data;
+  free(w);
+  if (status < 0 && status != UV_ECANCELED && conn->state != CONN_CLOSING)
+    kube__conn_fail(conn, status, "write to %s failed: %s", conn->c->hostport, uv_strerror(status));
+}
+
+static int kube__write(kube_conn_t *conn, const char *p, size_t n) {
+  if (!n) return 0;
+  kube__wr_t *w = malloc(sizeof *w + n);
+  if (!w) return UV_ENOMEM;
+  memcpy(w->data, p, n);
+  uv_buf_t b = uv_buf_init(w->data, (unsigned)n);
+  int r = uv_write(&w->w, (uv_stream_t *)&conn->tcp, &b, 1, kube__write_cb);
+  if (r) free(w);
+  return r;
+}
+
+static int kube__tls_flush(kube_conn_t *conn) {
+  int r = kube__write(conn, conn->tls.out.data, conn->tls.out.len);
+  buf_reset(&conn->tls.out);
+  return r;
+}
+
+static int kube__on_headers(watch_http_t *h) {
+  kube_conn_t *conn = h->data;
+  kube_req_t *req = conn->req;
+  kube_client_t *c = conn->c;
+  if (req->watch && h->status == 200) {
+    req->watch->streaming = 1;
+    uv_timer_stop(&req->timer); /* connected: from now on the stream may be quiet for long */
+    return 0;
+  }
+  size_t max = req->watch ? KUBE__MAX_ERROR_BODY : c->lim.max_body;
+  if ((h->parser.flags & F_CONTENT_LENGTH) && h->parser.content_length > max) return UV_E2BIG;
+  return 0;
+}
+
+static int kube__watch_event(watch_ndjson_t *nd, const char *type, cJSON *obj, void *data) {
+  kube_watch_t *w = data;
+  if (w->req->done) return UV_ECANCELED;
+  w->ev(w, type, obj, w->data);
+  /* The callback may have stopped the stream (or closed the client). */
+  return w->req->done ? UV_ECANCELED : 0;
+}
+
+static int kube__on_body(watch_http_t *h, const char *p, size_t n) {
+  kube_conn_t *conn = h->data;
+  kube_req_t *req = conn->req;
+  if (!req) return UV_ECANCELED;
+  if (req->watch && req->watch->streaming) return watch_ndjson_feed(&req->watch->nd, p, n);
+  size_t max = req->watch ? KUBE__MAX_ERROR_BODY : conn->c->lim.max_body;
+  if (req->body.len + n > max) return UV_E2BIG;
+  return buf_append(&req->body, p, n) ? UV_ENOMEM : 0;
+}
+
+/* A response completed on conn: hand the connection back and deliver. */
+static void kube__conn_complete(kube_conn_t *conn, int reusable) {
+  kube_client_t *c = conn->c;
+  kube_req_t *req = conn->req;
+  conn->req = NULL;
+  req->conn = NULL;
+  conn->served++;
+  /* The headers move to the request so that they outlive the connection's reuse. */
+  buf_t tmp = req->headers;
+  req->headers = conn->http.headers;
+  conn->http.headers = tmp;
+  buf_reset(&conn->http.headers);
+  char st[16];
+  snprintf(st, sizeof st, "%d", conn->http.status);
+  /* Status and reason ride along as pseudo-headers. */
+  buf_puts(&req->headers, ":status");
+  buf_append(&req->headers, "", 1);
+  buf_puts(&req->headers, st);
+  buf_append(&req->headers, "", 1);
+  buf_puts(&req->headers, ":reason");
+  buf_append(&req->headers, "", 1);
+  buf_append(&req->headers, conn->http.reason.data ? conn->http.reason.data : "", conn->http.reason.len);
+  buf_append(&req->headers, "", 1);
+  if (reusable && conn->pooled && !c->closing) {
+    conn->idle_since = uv_now(c->loop);
+    link__push_front(&c->idle, &conn->idle);
+    c->n_idle++;
+    kube__kick(c); /* queued requests get it first; dispatch trims the surplus */
+  } else {
+    kube__conn_close(conn);
+  }
+  kube__finish(req, 0, NULL);
+}
+
+static const char *kube__limit_text(size_t n, char *buf, size_t len) {
+  if (n % (1u << 20) == 0) snprintf(buf, len, "%zu MiB", n >> 20);
+  else snprintf(buf, len, "%zu bytes", n);
+  return buf;
+}
+
+/* Handles plaintext from the server; returns nonzero when conn must not be touched further. */
+static int kube__conn_plain(kube_conn_t *conn, const char *p, size_t n) {
+  kube_client_t *c = conn->c;
+  while (n) {
+    kube_req_t *req = conn->req;
+    if (!req) {
+      /* Bytes with no request: a server timeout notice or garbage; the connection is done. */
+      kube__conn_close(conn);
+      return 1;
+    }
+    size_t used;
+    int r = watch_http_feed(&conn->http, p, n, &used);
+    if (conn->state == CONN_CLOSING || req->done) return 1;
+    if (r == 0) return 0;
+    if (r == 1) {
+      int extra = used < n; /* no pipelining: leftover bytes mean the connection is confused */
+      kube__conn_complete(conn, conn->http.keep_alive && !extra);
+      return 1;
+    }
+    char lim[32];
+    if (r == UV_E2BIG && req->watch && req->watch->streaming)
+      kube__conn_fail(conn, r, "watch %s on %s: %s", req->what, c->hostport, req->watch->nd.err);
+    else if (r == UV_E2BIG && conn->http.headers_done)
+      kube__conn_fail(conn, r, "response to %s from %s is larger than the limit of %s", req->what, c->hostport,
+                      kube__limit_text(req->watch ? KUBE__MAX_ERROR_BODY : c->lim.max_body, lim, sizeof lim));
+    else if (r == UV_E2BIG)
+      kube__conn_fail(conn, r, "response headers for %s from %s are larger than %zu bytes", req->what, c->hostport,
+                      conn->http.max_headers);
+    else if (r == UV_EPROTO && req->watch && req->watch->streaming && req->watch->nd.err[0])
+      kube__conn_fail(conn, r, "watch %s on %s: %s", req->what, c->hostport, req->watch->nd.err);
+    else if (r == UV_EPROTO)
+      kube__conn_fail(conn, r, "malformed HTTP response to %s from %s: %s", req->what, c->hostport,
+                      watch_http_error(&conn->http));
+    else
+      kube__conn_fail(conn, r, "reading the response to %s from %s failed: %s", req->what, c->hostport,
+                      uv_strerror(r));
+    return 1;
+  }
+  return 0;
+}
+
+static void kube__conn_eof(kube_conn_t *conn, int err) {
+  kube_req_t *req = conn->req;
+  if (!req) { kube__conn_close(conn); return; }
+  if (err == UV_EOF) {
+    int r = watch_http_eof(&conn->http);
+    if (conn->state == CONN_CLOSING || req->done) return;
+    if (r == 1) { kube__conn_complete(conn, 0); return; }
+  }
+  if (conn->http.bytes_seen == 0)
+    kube__conn_fail(conn, err, "%s closed the connection before responding to %s%s%s", conn->c->hostport, req->what,
+                    err == UV_EOF ? "" : ": ", err == UV_EOF ? "" : uv_strerror(err));
+  else if (req->watch && req->watch->streaming)
+    kube__conn_fail(conn, err, "watch %s: %s closed the stream mid-response%s%s", req->what, conn->c->hostport,
+                    err == UV_EOF ? "" : ": ", err == UV_EOF ? "" : uv_strerror(err));
+  else
+    kube__conn_fail(conn, err, "%s closed the connection in the middle of the response to %s (after %llu body bytes)%s%s",
+                    conn->c->hostport, req->what, (unsigned long long)conn->http.body_bytes,
+                    err == UV_EOF ? "" : ": ", err == UV_EOF ? "" : uv_strerror(err));
+}
+
+/* Runs the TLS engine over buffered ciphertext. */
+static void kube__tls_pump(kube_conn_t *conn) {
+  kube_client_t *c = conn->c;
+  if (conn->state == CONN_HANDSHAKE) {
+    int r = watch_tls_handshake(&conn->tls);
+    int wr = kube__tls_flush(conn);
+    if (wr) {
+      kube__conn_fail(conn, wr, "TLS handshake with %s failed: write: %s", c->hostport, uv_strerror(wr));
+      return;
+    }
+    if (r == 1) return;
+    if (r) {
+      buf_t m = BUF_INIT;
+      watch_tls_describe(&conn->tls, r, &m);
+      kube__conn_fail(conn, UV_EPROTO, "TLS handshake with %s failed: %s", c->hostport, m.data ? m.data : "");
+      buf_free(&m);
+      return;
+    }
+    conn->state = CONN_READY;
+    kube__conn_send(conn);
+    if (conn->state == CONN_CLOSING) return;
+  }
+  for (;;) {
+    int r = watch_tls_read(&conn->tls, c->rbuf, sizeof c->rbuf);
+    if (conn->tls.out.len) kube__tls_flush(conn); /* e.g. renegotiation or alerts */
+    if (r == 0) return;
+    if (r == UV_EOF) { kube__conn_eof(conn, UV_EOF); return; }
+    if (r < 0) {
+      char e[160];
+      mbedtls_strerror(r, e, sizeof e);
+      kube__conn_fail(conn, UV_EPROTO, "TLS error from %s: %s", c->hostport, e);
+      return;
+    }
+    if (kube__conn_plain(conn, c->rbuf, (size_t)r)) return;
+  }
+}
+
+static void kube__alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *b) {
+  kube_conn_t *conn = h->data;
+  *b = uv_buf_init(conn->c->rbuf, sizeof conn->c->rbuf);
+}
+
+static void kube__read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
+  kube_conn_t *conn = s->data;
+  if (conn->state == CONN_CLOSING) return;
+  if (nread == 0) return;
+  if (nread < 0) {
+    if (conn->state == CONN_HANDSHAKE)
+      kube__conn_fail(conn, (int)nread, "TLS handshake with %s failed: the server closed the connection%s%s",
+                      conn->c->hostport, nread == UV_EOF ? "" : ": ", nread == UV_EOF ? "" : uv_strerror((int)nread));
+    else
+      kube__conn_eof(conn, (int)nread);
+    return;
+  }
+  if (!conn->is_tls) { kube__conn_plain(conn, b->base, (size_t)nread); return; }
+  /* Ciphertext is copied out of the shared read buffer before the engine reuses it for plaintext. */
+  if (watch_tls_push(&conn->tls, b->base, (size_t)nread)) {
+    kube__conn_fail(conn, UV_ENOMEM, "out of memory reading from %s", conn->c->hostport);
+    return;
+  }
+  kube__tls_pump(conn);
+}
+
+/* Sends conn->req on a ready connection. */
+static void kube__conn_send(kube_conn_t *conn) {
+  kube_req_t *req = conn->req;
+  if (!req) return;
+  watch_http_reset(&conn->http);
+  conn->http.no_body = req->no_body;
+  int r;
+  if (conn->is_tls) {
+    r = watch_tls_write(&conn->tls, req->out.data, req->out.len);
+    if (!r) r = kube__tls_flush(conn);
+  } else {
+    r = kube__write(conn, req->out.data, req->out.len);
+  }
+  if (r) kube__conn_fail(conn, r, "sending %s to %s failed: %s", req->what, conn->c->hostport, watch__strerror(r));
+}
+
+static void kube__connect_cb(uv_connect_t *cr, int status) {
+  kube_conn_t *conn = cr->data;
+  if (status == UV_ECANCELED || conn->state == CONN_CLOSING) return;
+  kube_client_t *c = conn->c;
+  if (status < 0) {
+    if (conn->next_addr < conn->n_addrs) {
+      conn->tcp_closing = 1;
+      uv_close((uv_handle_t *)&conn->tcp, kube__tcp_closed);
+      return;
+    }
+    kube__conn_fail(conn, status, "connect to %s failed: %s", c->hostport, uv_strerror(status));
+    return;
+  }
+  uv_tcp_nodelay(&conn->tcp, 1);
+  /* Dead peers on quiet watch streams are found by TCP keep-alive. */
+  uv_tcp_keepalive(&conn->tcp, 1, 30);
+  int r = uv_read_start((uv_stream_t *)&conn->tcp, kube__alloc_cb, kube__read_cb);
+  if (r) {
+    kube__conn_fail(conn, r, "reading from %s failed: %s", c->hostport, uv_strerror(r));
+    return;
+  }
+  if (!conn->is_tls) {
+    conn->state = CONN_READY;
+    kube__conn_send(conn);
+    return;
+  }
+  conn->state = CONN_HANDSHAKE;
+  if ((r = watch_tls_init(&conn->tls, &c->tlsconf))) {
+    conn->is_tls = 0; /* nothing to free */
+    kube__conn_fail(conn, r, "TLS setup for %s failed: %s", c->hostport, watch__strerror(r));
+    conn->is_tls = 1;
+    return;
+  }
+  kube__tls_pump(conn);
+}
+
+static void kube__connect_to(kube_conn_t *conn, const struct sockaddr *sa) {
+  conn->state = CONN_CONNECTING;
+  conn->connect.data = conn;
+  int r = uv_tcp_connect(&conn->connect, &conn->tcp, sa, kube__connect_cb);
+  if (r && conn->next_addr < conn->n_addrs) {
+    conn->tcp_closing = 1;
+    uv_close((uv_handle_t *)&conn->tcp, kube__tcp_closed);
+    return;
+  }
+  if (r) kube__conn_fail(conn, r, "connect to %s failed: %s", conn->c->hostport, uv_strerror(r));
+}
+
+static void kube__gai_cb(uv_getaddrinfo_t *g, int status, struct addrinfo *res) {
+  kube_conn_t *conn = g->data;
+  if (conn->state == CONN_CLOSING) {
+    uv_freeaddrinfo(res);
+    kube__conn_unref(conn);
+    return;
+  }
+  kube__conn_unref(conn); /* still held by its tcp handle */
+  if (status < 0 || !res) {
+    kube__conn_fail(conn, status ? status : UV_EAI_NONAME, "cannot resolve %s: %s", conn->c->cfg.host,
+                    uv_strerror(status ? status : UV_EAI_NONAME));
+    uv_freeaddrinfo(res);
+    return;
+  }
+  conn->n_addrs = 0;
+  for (struct addrinfo *ai = res; ai && conn->n_addrs < 8; ai = ai->ai_next)
+    if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) && ai->ai_addrlen <= sizeof conn->addrs[0])
+      memcpy(&conn->addrs[conn->n_addrs++], ai->ai_addr, ai->ai_addrlen);
+  uv_freeaddrinfo(res);
+  if (!conn->n_addrs) {
+    kube__conn_fail(conn, UV_EAI_NONAME, "cannot resolve %s: no IPv4 or IPv6 address", conn->c->cfg.host);
+    return;
+  }
+  conn->next_addr = 1;
+  kube__connect_to(conn, (struct sockaddr *)&conn->addrs[0]);
+}
+
+/* Opens a connection for req; failures are delivered to req. */
+static kube_conn_t *kube__conn_open(kube_client_t *c, kube_req_t *req, int pooled) {
+  kube_conn_t *conn = calloc(1, sizeof *conn);
+  if (!conn) {
+    kube__finish(req, UV_ENOMEM, "out of memory opening a connection");
+    return NULL;
+  }
+  conn->c = c;
+  link__init(&conn->all);
+  link__init(&conn->idle);
+  watch_http_init(&conn->http);
+  conn->http.on_headers = kube__on_headers;
+  conn->http.on_body = kube__on_body;
+  conn->http.data = conn;
+  conn->is_tls = c->tls;
+  conn->pooled = pooled;
+  uv_tcp_init(c->loop, &conn->tcp);
+  conn->tcp.data = conn;
+  conn->refs = 1;
+  c->objects++;
+  link__push_back(&c->conns, &conn->all);
+  if (pooled) c->n_conns++;
+  conn->req = req;
+  req->conn = conn;
+  if (c->have_addr) {
+    kube__connect_to(conn, (struct sockaddr *)&c->addr);
+    return conn;
+  }
+  conn->state = CONN_RESOLVING;
+  conn->gai.data = conn;
+  char port[8];
+  snprintf(port, sizeof port, "%d", c->cfg.port);
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+  int r = uv_getaddrinfo(c->loop, &conn->gai, kube__gai_cb, c->cfg.host, port, &hints);
+  if (r) {
+    conn->state = CONN_CONNECTING; /* nothing to cancel */
+    kube__conn_fail(conn, r, "cannot resolve %s: %s", c->cfg.host, uv_strerror(r));
+    return NULL;
+  }
+  conn->refs++;
+  return conn;
+}
+
+/* Gives queued requests to idle connections or new ones, within the limits. Runs only from loop
+ * callbacks, so a failure here never reaches a callback inside kube_request. */
+static void kube__dispatch(kube_client_t *c) {
+  while (!c->closing && !link__empty(&c->pending)) {
+    kube_req_t *req = WATCH__CONTAINER_OF(c->pending.next, kube_req_t, queue);
+    if (!link__empty(&c->idle)) {
+      kube_conn_t *conn = WATCH__CONTAINER_OF(c->idle.next, kube_conn_t, idle);
+      link__remove(&conn->idle);
+      c->n_idle--;
+      link__remove(&req->queue);
+      conn->req = req;
+      req->conn = conn;
+      kube__conn_send(conn);
+    } else if (c->n_conns < c->lim.max_conns) {
+      link__remove(&req->queue);
+      kube__conn_open(c, req, 1);
+    } else {
+      break;
+    }
+  }
+  /* Only now, with queued requests served, are surplus idle connections closed. */
+  while (c->n_idle > c->lim.max_idle) kube__conn_close(WATCH__CONTAINER_OF(c->idle.prev, kube_conn_t, idle));
+}
+
+/* ---- requests ---- */
+
+static void kube__timer_cb(uv_timer_t *t) {
+  kube_req_t *req = t->data;
+  kube_client_t *c = req->c;
+  if (req->deferred_err) {
+    kube__finish(req, req->deferred_err, req->deferred_msg);
+    return;
+  }
+  if (req->open_watch) {
+    req->open_watch = 0;
+    uv_timer_start(&req->timer, kube__timer_cb, req->timeout_ms, 0);
+    kube__conn_open(c, req, 0);
+    return;
+  }
+  buf_t m = BUF_INIT;
+  const char *phase = req->conn ? (req->conn->state == CONN_RESOLVING    ? "resolving the host"
+                                   : req->conn->state == CONN_CONNECTING ? "connecting"
+                                   : req->conn->state == CONN_HANDSHAKE  ? "in the TLS handshake"
+                                                                         : "waiting for the response")
+                                : "waiting for a free connection";
+  buf_printf(&m, "%s on %s timed out after %llu ms (%s)", req->what, c->hostport, (unsigned long long)req->timeout_ms,
+             phase);
+  kube__finish(req, UV_ETIMEDOUT, m.data);
+  buf_free(&m);
+}
+
+static int kube__bad_text(const char *s) { return s && strpbrk(s, "\r\n") != NULL; }
+
+static int kube__refresh_token(kube_client_t *c) {
+  if (!c->cfg.token_file || uv_now(c->loop) - c->token_read_ms < KUBE__TOKEN_REFRESH_MS) return 0;
+  c->token_read_ms = uv_now(c->loop);
+  char *t;
+  size_t n;
+  /* A small read from a projected-volume tmpfs, once a minute at most. */
+  int r = watch__read_file(c->cfg.token_file, 1u << 20, &t, &n);
+  if (r) {
+    LOG_W("cannot re-read the bearer token file; keeping the previous token", "file", c->cfg.token_file, "error",
+          uv_strerror(r));
+    return 0;
+  }
+  while (n && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' ')) t[--n] = 0;
+  free(c->token);
+  c->token = t;
+  return 0;
+}
+
+static kube_req_t *kube__req_new(kube_client_t *c, const kube_req_opts_t *o, kube_response_cb cb, void *data) {
+  if (c->closing) return NULL;
+  kube_req_t *req = calloc(1, sizeof *req);
+  if (!req) return NULL;
+  req->c = c;
+  req->cb = cb;
+  req->data = data;
+  link__init(&req->queue);
+  link__init(&req->all);
+  const char *method = o->method ? o->method : "GET";
+  const char *path = o->path ? o->path : "/";
+  req->idempotent = !strcmp(method, "GET") || !strcmp(method, "HEAD") || !strcmp(method, "PUT") ||
+                    !strcmp(method, "DELETE") || !strcmp(method, "OPTIONS");
+  req->no_body = !strcmp(method, "HEAD");
+  req->timeout_ms = o->timeout_ms ? o->timeout_ms : c->lim.default_timeout_ms;
+  buf_t w = BUF_INIT;
+  int bad = kube__bad_text(method) || kube__bad_text(path) || kube__bad_text(o->content_type) ||
+            kube__bad_text(o->accept) || strchr(method, ' ') || strchr(path, ' ') || path[0] != '/';
+  for (size_t i = 0; i < o->n_headers; i++)
+    bad |= !o->headers[i].name || !o->headers[i].value || kube__bad_text(o->headers[i].name) ||
+           kube__bad_text(o->headers[i].value) || strchr(o->headers[i].name, ':');
+  int r = buf_printf(&w, "%s %s", method, path);
+  if (r || !(req->what = buf_steal(&w))) { free(req); buf_free(&w); return NULL; }
+  kube__refresh_token(c);
+  buf_t *b = &req->out;
+  r |= buf_printf(b, "%s %s%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: rudder\r\nAccept: %s\r\n", method, c->cfg.base_path,
+                  path, c->hostport, o->accept ? o->accept : "application/json");
+  if (c->token && !kube__bad_text(c->token)) r |= buf_printf(b, "Authorization: Bearer %s\r\n", c->token);
+  if (o->body || !strcmp(method, "POST") || !strcmp(method, "PUT") || !strcmp(method, "PATCH")) {
+    if (o->body) r |= buf_printf(b, "Content-Type: %s\r\n", o->content_type ? o->content_type : "application/json");
+    r |= buf_printf(b, "Content-Length: %zu\r\n", o->body ? o->body_len : 0);
+  }
+  for (size_t i = 0; !bad && i < o->n_headers; i++)
+    r |= buf_printf(b, "%s: %s\r\n", o->headers[i].name, o->headers[i].value);
+  r |= buf_puts(b, "\r\n");
+  if (o->body) r |= buf_append(b, o->body, o->body_len);
+  if (r) {
+    buf_free(b);
+    free(req->what);
+    free(req);
+    return NULL;
+  }
+  uv_timer_init(c->loop, &req->timer);
+  req->timer.data = req;
+  c->objects++;
+  link__push_back(&c->reqs, &req->all);
+  if (bad) {
+    /* Reported through the callback like any failure, but never from inside kube_request. */
+    req->deferred_err = UV_EINVAL;
+    buf_t m = BUF_INIT;
+    buf_printf(&m, "invalid request %s: method, path and headers must not contain line breaks, and the path must "
+               "start with '/'", req->what);
+    req->deferred_msg = buf_steal(&m);
+    uv_timer_start(&req->timer, kube__timer_cb, 0, 0);
+  } else {
+    uv_timer_start(&req->timer, kube__timer_cb, req->timeout_ms, 0);
+  }
+  return req;
+}
+
+kube_req_t *kube_request(kube_client_t *c, const kube_req_opts_t *o, kube_response_cb cb, void *data) {
+  kube_req_t *req = kube__req_new(c, o, cb, data);
+  if (!req) return NULL;
+  if (!req->deferred_err) {
+    link__push_back(&c->pending, &req->queue);
+    kube__kick(c);
+  }
+  return req;
+}
+
+void kube_request_cancel(kube_req_t *req) {
+  if (!req || req->done) return;
+  kube__finish(req, UV_ECANCELED, "the request was cancelled");
+}
+
+kube_req_t *kube_get(kube_client_t *c, const char *path, kube_response_cb cb, void *data) {
+  kube_req_opts_t o = {.method = "GET", .path = path};
+  return kube_request(c, &o, cb, data);
+}
+
+static kube_req_t *kube__send_json(kube_client_t *c, const char *method, const char *path, const char *ctype,
+                                   const char *json, kube_response_cb cb, void *data) {
+  kube_req_opts_t o = {.method = method, .path = path, .content_type = ctype, .body = json,
+                       .body_len = json ? strlen(json) : 0};
+  return kube_request(c, &o, cb, data);
+}
+
+kube_req_t *kube_apply(kube_client_t *c, const char *path, const char *json, const char *field_manager, bool force,
+                       kube_response_cb cb, void *data) {
+  buf_t p = BUF_INIT;
+  int r = buf_puts(&p, path);
+  r |= kube_query_add(&p, "fieldManager", field_manager ? field_manager : "rudder");
+  if (force) r |= kube_query_add(&p, "force", "true");
+  kube_req_t *req = r ? NULL : kube__send_json(c, "PATCH", p.data, "application/apply-patch+yaml", json, cb, data);
+  buf_free(&p);
+  return req;
+}
+
+kube_req_t *kube_merge_patch(kube_client_t *c, const char *path, const char *json, kube_response_cb cb, void *data) {
+  return kube__send_json(c, "PATCH", path, "application/merge-patch+json", json, cb, data);
+}
+
+kube_req_t *kube_create(kube_client_t *c, const char *path, const char *json, kube_response_cb cb, void *data) {
+  return kube__send_json(c, "POST", path, "application/json", json, cb, data);
+}
+
+kube_req_t *kube_update(kube_client_t *c, const char *path, const char *json, kube_response_cb cb, void *data) {
+  return kube__send_json(c, "PUT", path, "application/json", json, cb, data);
+}
+
+kube_req_t *kube_delete(kube_client_t *c, const char *path, const char *propagation, kube_response_cb cb, void *data) {
+  if (!propagation) return kube__send_json(c, "DELETE", path, NULL, NULL, cb, data);
+  cJSON *o = cJSON_CreateObject();
+  char *json = NULL;
+  if (o && cJSON_AddStringToObject(o, "kind", "DeleteOptions") && cJSON_AddStringToObject(o, "apiVersion", "v1") &&
+      cJSON_AddStringToObject(o, "propagationPolicy", propagation))
+    json = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!json) return NULL;
+  kube_req_t *req = kube__send_json(c, "DELETE", path, "application/json", json, cb, data);
+  free(json);
+  return req;
+}
+
+/* ---- watches ---- */
+
+kube_watch_t *kube_watch_start(kube_client_t *c, const char *path, kube_watch_event_cb ev, kube_watch_end_cb end,
+                               void *data) {
+  kube_watch_t *w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  kube_req_opts_t o = {.method = "GET", .path = path, .timeout_ms = c->lim.watch_connect_timeout_ms};
+  kube_req_t *req = kube__req_new(c, &o, NULL, NULL);
+  if (!req) { free(w); return NULL; }
+  w->req = req;
+  w->ev = ev;
+  w->end = end;
+  w->data = data;
+  watch_ndjson_init(&w->nd, c->lim.max_watch_line, kube__watch_event, w);
+  req->watch = w;
+  req->idempotent = 0; /* a watch that broke is the informer's to restart, from its resourceVersion */
+  if (!req->deferred_err) {
+    /* A dedicated connection outside the pool, opened from the loop rather than from inside this call. */
+    req->open_watch = 1;
+    uv_timer_start(&req->timer, kube__timer_cb, 0, 0);
+  }
+  return w;
+}
+
+void kube_watch_stop(kube_watch_t *w) {
+  if (!w || w->req->done) return;
+  kube__finish(w->req, UV_ECANCELED, "the watch was stopped");
+}
+
+cJSON *kube_watch_take_object(kube_watch_t *w) { return watch_ndjson_take(&w->nd); }

@@ -1,0 +1,120 @@
+/* Kubernetes API client on a libuv loop: HTTP/1.1 over TCP or TLS, a bounded keep-alive
+ * connection pool, request timeouts and cancellation, and watch streams. Never blocks.
+ *
+ * Callbacks run on the loop thread. A request handle stays valid until its callback has
+ * returned; a watch handle until its end callback has returned. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+#include <cjson/cJSON.h>
+#include "base/buf.h"
+#include "watch/kubeconfig.h"
+
+typedef struct kube_client_s kube_client_t;
+typedef struct kube_req_s kube_req_t;
+typedef struct kube_watch_s kube_watch_t;
+
+typedef struct kube_header_s {
+  const char *name;
+  const char *value;
+} kube_header_t;
+
+typedef struct kube_req_opts_s {
+  const char *method;       /* default "GET" */
+  const char *path;         /* URL path with query, e.g. "/api/v1/namespaces?limit=500" */
+  const char *content_type; /* for the body; default "application/json" when there is one */
+  const char *accept;       /* default "application/json" */
+  const char *body;         /* copied; may be NULL */
+  size_t body_len;
+  uint64_t timeout_ms;      /* whole request incl. queueing and connecting; 0: the client default */
+  const kube_header_t *headers; /* extra request headers */
+  size_t n_headers;
+} kube_req_opts_t;
+
+typedef struct kube_response_s {
+  int err;             /* 0 when an HTTP response arrived; else a negative UV_E* code */
+  const char *errmsg;  /* what went wrong and where; set when err != 0 or status >= 400, else NULL */
+  int status;          /* HTTP status, 0 when none arrived */
+  const char *reason;  /* for API errors, the Status reason (e.g. "NotFound", "Conflict"); else "" */
+  const char *body;    /* NUL-terminated; valid during the callback only */
+  size_t body_len;
+  const void *priv;    /* for kube_response_header */
+} kube_response_t;
+
+typedef void (*kube_response_cb)(const kube_response_t *res, void *data);
+/* Receives one watch event: type is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR; object is
+ * borrowed (take it with kube_watch_take_object). */
+typedef void (*kube_watch_event_cb)(kube_watch_t *w, const char *type, cJSON *object, void *data);
+/* Called once when the stream ends: err 0 and status 200 for a normal end, else why. */
+typedef void (*kube_watch_end_cb)(kube_watch_t *w, const kube_response_t *res, void *data);
+
+typedef struct kube_client_limits_s {
+  size_t max_idle;             /* idle keep-alive connections kept (default 8) */
+  size_t max_conns;            /* connections for requests, busy or idle (default 32); watches are extra */
+  size_t max_body;             /* largest response body (default 64 MiB) */
+  size_t max_watch_line;       /* largest watch event (default 16 MiB) */
+  uint64_t default_timeout_ms; /* for requests without their own (default 60 s) */
+  uint64_t idle_timeout_ms;    /* idle connections are closed after this (default 90 s) */
+  uint64_t watch_connect_timeout_ms; /* a watch must get its response headers within this (default 30 s) */
+} kube_client_limits_t;
+
+/* Creates a client for cfg (which is copied); 0 or a negative code with *errmsg (malloc'd).
+ * Sets SIGPIPE to ignored if it was at its default, so broken connections fail instead of killing. */
+int kube_client_new(uv_loop_t *loop, const kube_config_t *cfg, kube_client_t **out, char **errmsg);
+/* Replaces the limits; zero fields keep their current values. */
+void kube_client_set_limits(kube_client_t *c, const kube_client_limits_t *l);
+/* Returns the current limits. */
+kube_client_limits_t kube_client_get_limits(const kube_client_t *c);
+/* True once kube_client_close has been called (new requests then return NULL). */
+bool kube_client_is_closing(const kube_client_t *c);
+/* The loop the client runs on. */
+uv_loop_t *kube_client_loop(const kube_client_t *c);
+/* The configuration the client runs with. */
+const kube_config_t *kube_client_config(const kube_client_t *c);
+/* Closes every connection, fails in-flight requests and watches with UV_ECANCELED, then calls cb
+ * once every handle is closed and the client is freed. */
+void kube_client_close(kube_client_t *c, void (*cb)(void *data), void *data);
+
+/* Starts a request; cb runs exactly once, never before this returns. NULL when out of memory or
+ * the client is closing (then cb never runs). */
+kube_req_t *kube_request(kube_client_t *c, const kube_req_opts_t *o, kube_response_cb cb, void *data);
+/* Cancels a request whose callback has not yet run: the callback runs now with UV_ECANCELED. */
+void kube_request_cancel(kube_req_t *req);
+/* Looks a response header up by name (case-insensitive); NULL when absent. */
+const char *kube_response_header(const kube_response_t *res, const char *name);
+/* True when the request got a 2xx response. */
+bool kube_response_ok(const kube_response_t *res);
+
+/* GET path. */
+kube_req_t *kube_get(kube_client_t *c, const char *path, kube_response_cb cb, void *data);
+/* Server-side apply: PATCH application/apply-patch+yaml with fieldManager (and force=true). */
+kube_req_t *kube_apply(kube_client_t *c, const char *path, const char *json, const char *field_manager, bool force,
+                       kube_response_cb cb, void *data);
+/* JSON merge patch (application/merge-patch+json). */
+kube_req_t *kube_merge_patch(kube_client_t *c, const char *path, const char *json, kube_response_cb cb, void *data);
+/* POST json to a collection path. */
+kube_req_t *kube_create(kube_client_t *c, const char *path, const char *json, kube_response_cb cb, void *data);
+/* PUT json to an object path. */
+kube_req_t *kube_update(kube_client_t *c, const char *path, const char *json, kube_response_cb cb, void *data);
+/* DELETE with DeleteOptions.propagationPolicy (Foreground, Background, Orphan) unless NULL. */
+kube_req_t *kube_delete(kube_client_t *c, const char *path, const char *propagation, kube_response_cb cb, void *data);
+
+/* Appends /api/v1/... (empty or NULL group) or /apis/group/version/... with optional namespace,
+ * name and subresource, each URL-escaped; 0 or UV_ENOMEM/UV_EINVAL. */
+int kube_path(buf_t *b, const char *group, const char *version, const char *resource, const char *ns,
+              const char *name, const char *subresource);
+/* Appends "?key=value" or "&key=value" (depending on whether b has a '?'), URL-escaped. */
+int kube_query_add(buf_t *b, const char *key, const char *value);
+/* Appends s percent-encoded except for RFC 3986 unreserved characters. */
+int kube_url_escape(buf_t *b, const char *s);
+
+/* Opens a watch stream on its own connection; path carries ?watch=1&resourceVersion=...
+ * NULL when out of memory or the client is closing. */
+kube_watch_t *kube_watch_start(kube_client_t *c, const char *path, kube_watch_event_cb ev, kube_watch_end_cb end,
+                               void *data);
+/* Stops a watch whose end callback has not yet run: end runs now with UV_ECANCELED. */
+void kube_watch_stop(kube_watch_t *w);
+/* During an event callback, takes ownership of the event's object (caller frees it). */
+cJSON *kube_watch_take_object(kube_watch_t *w);

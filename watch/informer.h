@@ -1,0 +1,51 @@
+/* A list+watch informer for one resource collection, with a cache of whole objects keyed
+ * "namespace/name" (or "name" for cluster-scoped objects). */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include "watch/client.h"
+
+typedef struct informer_s informer_t;
+
+typedef struct informer_handlers_s {
+  /* A new object (obj is the cached copy, borrowed). */
+  void (*on_add)(informer_t *inf, const char *key, const cJSON *obj, void *data);
+  /* A changed object: old is freed after the call, obj is the cached copy. */
+  void (*on_update)(informer_t *inf, const char *key, const cJSON *old, const cJSON *obj, void *data);
+  /* A deleted object (its last known state, freed after the call). */
+  void (*on_delete)(informer_t *inf, const char *key, const cJSON *obj, void *data);
+  /* The first complete list has been delivered (optional). */
+  void (*on_synced)(informer_t *inf, void *data);
+  void *data;
+} informer_handlers_t;
+
+typedef struct informer_opts_s {
+  const char *path;            /* collection path, e.g. /apis/rudder.dev/v1alpha1/namespaces/NS/helmreleases */
+  const char *label_selector;  /* optional */
+  const char *field_selector;  /* optional */
+  unsigned page_size;          /* LIST limit (default 500) */
+  unsigned watch_timeout_s;    /* server-side watch timeout (default: random 5-10 min) */
+  uint64_t backoff_base_ms;    /* first retry delay (default 500 ms) */
+  uint64_t backoff_max_ms;     /* retry delay cap (default 30 s) */
+} informer_opts_t;
+
+/* Starts listing and watching; 0 or UV_ENOMEM/UV_EINVAL. */
+int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_handlers_t *h, informer_t **out);
+/* True once the first full list has been applied to the cache. */
+bool informer_has_synced(const informer_t *inf);
+/* The cached object for key (borrowed; valid until the next event is processed), or NULL. */
+const cJSON *informer_get(const informer_t *inf, const char *key);
+/* Number of cached objects. */
+size_t informer_count(const informer_t *inf);
+/* Iterates the cache: start with *it = 0; returns false when done. */
+bool informer_next(const informer_t *inf, size_t *it, const char **key, const cJSON **obj);
+/* The last resourceVersion seen (list, event or bookmark); "" before the first list. */
+const char *informer_resource_version(const informer_t *inf);
+/* Counters for tests and metrics: lists completed, watches started. */
+void informer_stats(const informer_t *inf, unsigned *lists, unsigned *watches);
+/* Stops everything, frees the cache and the informer, then calls cb (may be NULL). */
+void informer_stop(informer_t *inf, void (*cb)(void *data), void *data);
+/* Builds the cache key ("namespace/name" or "name") of an object into buf; 0 or UV_EINVAL. */
+int informer_key(const cJSON *obj, buf_t *buf);

@@ -1,0 +1,36 @@
+/* Kubernetes client configuration: a kubeconfig file, or in-cluster service-account credentials. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct kube_config_s {
+  char *server;          /* the server URL as written, e.g. "https://127.0.0.1:6443" */
+  char *scheme;          /* "https" or "http" */
+  char *host;            /* host name or IP literal, without IPv6 brackets */
+  int port;              /* explicit port, else 443/80 */
+  char *base_path;       /* path prefix without trailing slash ("" when none), e.g. "/k8s/clusters/c-1" */
+  char *ca_pem;          /* CA bundle (PEM or DER), NUL-terminated; NULL means none given */
+  size_t ca_pem_len;
+  char *cert_pem;        /* client certificate, NUL-terminated; NULL when none */
+  size_t cert_pem_len;
+  char *key_pem;         /* client private key, NUL-terminated; NULL when none */
+  size_t key_pem_len;
+  char *token;           /* bearer token (read from token_file when that is set); NULL when none */
+  char *token_file;      /* file the token is re-read from as it rotates; NULL when none */
+  char *namespace;       /* context's namespace, else "default" */
+  char *tls_server_name; /* name to verify the server certificate against instead of host; NULL when none */
+  bool insecure_skip_tls_verify;
+  char *source;          /* the file it came from, or "in-cluster" */
+  char *context;         /* the context used (NULL for in-cluster) */
+} kube_config_t;
+
+/* Loads path (or, when NULL: $KUBECONFIG's first entry, else in-cluster, else ~/.kube/config) using
+ * context_override or the current-context; 0 or a negative UV_E* code with *errmsg (malloc'd) set. */
+int kube_config_load(const char *path, const char *context_override, kube_config_t *out, char **errmsg);
+/* Loads the in-cluster service-account configuration (KUBERNETES_SERVICE_HOST/PORT and the token,
+ * CA and namespace files under dir, normally /var/run/secrets/kubernetes.io/serviceaccount). */
+int kube_config_in_cluster(const char *dir, kube_config_t *out, char **errmsg);
+/* Parses a server URL into cfg's scheme, host, port and base_path; 0 or UV_EINVAL with *errmsg. */
+int kube_config_set_server(kube_config_t *cfg, const char *url, char **errmsg);
+/* Frees everything the config holds and zeroes it. */
+void kube_config_free(kube_config_t *cfg);

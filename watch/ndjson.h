@@ -1,0 +1,30 @@
+/* Newline-delimited JSON watch events ({"type": ..., "object": {...}}) from a byte stream in any split. */
+#pragma once
+#include <stddef.h>
+#include <cjson/cJSON.h>
+#include "base/buf.h"
+
+typedef struct watch_ndjson_s watch_ndjson_t;
+
+/* Receives one event; obj is the event's "object" (owned by the event root, freed after the call
+ * unless taken with watch_ndjson_take). Nonzero stops the stream with that code. */
+typedef int (*watch_ndjson_cb)(watch_ndjson_t *nd, const char *type, cJSON *obj, void *data);
+
+struct watch_ndjson_s {
+  buf_t line;        /* an incomplete line carried over between feeds */
+  size_t max_line;   /* longest event accepted */
+  watch_ndjson_cb cb;
+  void *data;
+  cJSON *cur;        /* the event being delivered */
+  char err[256];     /* what went wrong, once feed returned an error */
+  size_t events;
+};
+
+/* Prepares a decoder with a line bound (0: 16 MiB). */
+void watch_ndjson_init(watch_ndjson_t *nd, size_t max_line, watch_ndjson_cb cb, void *data);
+/* Feeds bytes; 0, a callback's nonzero code, UV_E2BIG for an overlong line or UV_EPROTO for bad JSON. */
+int watch_ndjson_feed(watch_ndjson_t *nd, const char *p, size_t n);
+/* Takes ownership of the current event's object during the callback (NULL when none). */
+cJSON *watch_ndjson_take(watch_ndjson_t *nd);
+/* Frees the decoder's memory. */
+void watch_ndjson_free(watch_ndjson_t *nd);
