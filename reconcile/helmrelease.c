@@ -199,7 +199,7 @@ static void rc__fail(rc_t *x, const char *reason) {
                x->err.data ? x->err.data : "");
     hr_rec_set_status(&x->next, "failed", d.data);
     buf_free(&d);
-    char *body = hr_rec_secret_json(&x->next, x->s.storage_ns);
+    char *body = hr_rec_secret_json(&x->next, x->s.storage_ns, 0);
     buf_reset(&x->path);
     kube_path(&x->path, "", "v1", "secrets", x->s.storage_ns, x->next.secret_name, NULL);
     if (body && kube_update(x->r->c, x->path.data, body, rc__failed_record_written, x)) {
@@ -441,7 +441,7 @@ static void rc__write_pending(rc_t *x) {
     return;
   }
   x->have_next = 1;
-  char *body = hr_rec_secret_json(&x->next, x->s.storage_ns);
+  char *body = hr_rec_secret_json(&x->next, x->s.storage_ns, !x->resume);
   buf_reset(&x->path);
   kube_req_t *req = NULL;
   if (body && x->resume) {
@@ -536,7 +536,7 @@ static void rc__supersede_next(rc_t *x) {
     hr_rec_t *r = &x->recs[x->i];
     if (r->version != x->version && !strcmp(r->status, "deployed")) {
       hr_rec_set_status(r, "superseded", NULL);
-      char *body = hr_rec_secret_json(r, x->s.storage_ns);
+      char *body = hr_rec_secret_json(r, x->s.storage_ns, 0);
       buf_reset(&x->path);
       kube_path(&x->path, "", "v1", "secrets", x->s.storage_ns, r->secret_name, NULL);
       if (!body || !kube_update(x->r->c, x->path.data, body, rc__record_updated, x)) rc__finish(x, RC_RETRY);
@@ -558,7 +558,7 @@ static void rc__deployed_written(const kube_response_t *res, void *data) {
 
 static void rc__mark_deployed(rc_t *x) {
   hr_rec_set_status(&x->next, "deployed", x->upgrade ? "Upgrade complete" : "Install complete");
-  char *body = hr_rec_secret_json(&x->next, x->s.storage_ns);
+  char *body = hr_rec_secret_json(&x->next, x->s.storage_ns, 0);
   buf_reset(&x->path);
   kube_path(&x->path, "", "v1", "secrets", x->s.storage_ns, x->next.secret_name, NULL);
   if (!body || !kube_update(x->r->c, x->path.data, body, rc__deployed_written, x)) rc__finish(x, RC_RETRY);

@@ -18,9 +18,6 @@ int hr_rec_from_secret(const cJSON *secret, hr_rec_t *out, buf_t *err) {
     buf_printf(err, "%s: %s", cJSON_IsString(name) ? name->valuestring : "release secret", e);
     return rc;
   }
-  const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
-  const cJSON *created = cJSON_GetObjectItemCaseSensitive(labels, "createdAt");
-  out->created_at = cJSON_IsString(created) ? atoll(created->valuestring) : 0;
   out->rel = rel;
   out->version = rel->version;
   out->status = hr__dup(rel->info ? rel->info->status : "unknown");
@@ -71,11 +68,13 @@ int hr_rec_new(const hr_spec_t *s, long long version, const hr_docs_t *docs, con
   ch->metadata->name = hr__dup(s->chart_name);
   ch->metadata->version = hr__dup(s->chart_version);
   if (s->app_version && *s->app_version) ch->metadata->app_version = hr__dup(s->app_version);
-  ch->values = cJSON_Duplicate(s->chart_values, 1);
+  /* The chart's load time, as Helm records it for charts it reads. */
+  ch->modtime = now;
+  if (s->chart_values && !(ch->values = cJSON_Duplicate(s->chart_values, 1))) goto oom;
   int n = cJSON_GetArraySize(s->templates);
   ch->templates = calloc((size_t)(n ? n : 1), sizeof *ch->templates);
   ch->has_templates = true;
-  if (!ch->metadata->api_version || !ch->metadata->name || !ch->metadata->version || !ch->values || !ch->templates)
+  if (!ch->metadata->api_version || !ch->metadata->name || !ch->metadata->version || !ch->templates)
     goto oom;
   const cJSON *t;
   cJSON_ArrayForEach(t, s->templates) {
@@ -89,6 +88,7 @@ int hr_rec_new(const hr_spec_t *s, long long version, const hr_docs_t *docs, con
     memcpy(f->data, t->valuestring, len);
     f->len = len;
     f->data_nonnil = true;
+    f->modtime = now;
     ch->ntemplates++;
   }
   qsort(ch->templates, ch->ntemplates, sizeof *ch->templates, hr__cmp_file);
@@ -99,7 +99,6 @@ int hr_rec_new(const hr_spec_t *s, long long version, const hr_docs_t *docs, con
   buf_t sn = BUF_INIT;
   if (release_secret_name(rel, &sn)) goto oom;
   out->secret_name = buf_steal(&sn);
-  out->created_at = first && first->version == version ? first->created_at : (long long)time(NULL);
   if (!out->status || !out->manifest || !out->secret_name) goto oom;
   return 0;
 oom:
@@ -121,7 +120,6 @@ int hr_rec_set_status(hr_rec_t *r, const char *status, const char *description) 
     free(rel->info->description);
     rel->info->description = strdup(description);
   }
-  if (!strcmp(status, "deployed")) rel->info->last_deployed = release_time_now();
   return rel->info->status ? 0 : -12;
 }
 
@@ -145,8 +143,11 @@ int hr_rec_matches(const hr_rec_t *r, const hr_spec_t *s, const char *manifest) 
          hr__str_eq(rel->namespace, s->target_ns);
 }
 
-char *hr_rec_secret_json(const hr_rec_t *r, const char *ns) {
-  release_secret_opts_t o = {.storage_namespace = ns, .created_at = r->created_at, .modified_at = (int64_t)time(NULL)};
+char *hr_rec_secret_json(const hr_rec_t *r, const char *ns, int creating) {
+  /* Helm's driver labels a created Secret createdAt and an updated one modifiedAt. */
+  release_secret_opts_t o = {.storage_namespace = ns};
+  if (creating) o.created_at = (int64_t)time(NULL);
+  else o.modified_at = (int64_t)time(NULL);
   cJSON *sec = NULL;
   if (release_secret_json(r->rel, &o, &sec)) return NULL;
   char *s = cJSON_PrintUnformatted(sec);

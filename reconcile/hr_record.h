@@ -11,7 +11,6 @@ typedef struct hr_rec_s {
   char *status;        /* deployed, superseded, failed, pending-install, pending-upgrade, ... */
   char *manifest;
   char *secret_name;
-  long long created_at; /* the Secret's createdAt label (Unix seconds), 0 when none */
   void *rel;           /* the full helm/release record (release_t) */
 } hr_rec_t;
 
@@ -24,8 +23,8 @@ int hr_rec_new(const hr_spec_t *s, long long version, const hr_docs_t *docs, con
 int hr_rec_set_status(hr_rec_t *r, const char *status, const char *description);
 /* True when r already holds what s renders to: same chart, values and manifest. */
 int hr_rec_matches(const hr_rec_t *r, const hr_spec_t *s, const char *manifest);
-/* The Secret object (JSON text, malloc'd) that stores r in namespace ns, or NULL. */
-char *hr_rec_secret_json(const hr_rec_t *r, const char *ns);
+/* The Secret object (JSON text, malloc'd) that stores r in namespace ns, for a create or an update. */
+char *hr_rec_secret_json(const hr_rec_t *r, const char *ns, int creating);
 /* History entry for status.history. */
 cJSON *hr_rec_history_json(const hr_rec_t *r);
 /* Frees the record. */

@@ -127,8 +127,8 @@ int hr_spec_parse(const cJSON *obj, hr_spec_t *s, buf_t *err) {
   }
   s->templates = cJSON_Duplicate(tpls, 1);
   const cJSON *cvals = cJSON_GetObjectItemCaseSensitive(inl, "values");
-  s->chart_values = cJSON_IsObject(cvals) ? cJSON_Duplicate(cvals, 1) : cJSON_CreateObject();
-  if (!s->chart_name || !s->chart_version || !s->templates || !s->chart_values || !s->values) {
+  s->chart_values = cJSON_IsObject(cvals) ? cJSON_Duplicate(cvals, 1) : NULL; /* Helm: null without values.yaml */
+  if (!s->chart_name || !s->chart_version || !s->templates || (cvals && !s->chart_values) || !s->values) {
     buf_puts(err, "out of memory");
     return -12;
   }

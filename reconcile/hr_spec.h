@@ -16,7 +16,7 @@ typedef struct hr_spec_s {
   char *release_name, *target_ns, *storage_ns;
   char *chart_name, *chart_version, *app_version;
   cJSON *templates;    /* inline templates: object of file name -> text (owned) */
-  cJSON *chart_values; /* inline chart default values (owned, object) */
+  cJSON *chart_values; /* inline chart default values (owned, object; NULL when not given) */
   cJSON *values;       /* user-supplied values, spec.values (owned, object) */
   int max_history;     /* 0 keeps all */
   long interval_ms;

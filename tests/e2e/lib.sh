@@ -131,12 +131,21 @@ print(json.dumps({"apiVersion": "rudder.dev/v1alpha1", "kind": "HelmRelease",
 PY
 }
 
+# release_record NS SECRET: the release JSON stored in a release Secret, with
+# times and the namespace masked so that records of two installs compare.
+release_record() {
+  kubectl -n "$1" get secret "$2" -o jsonpath='{.data.release}' | base64 -d | base64 -d | gunzip |
+    sed -E 's/"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+)"/"<time>"/g; s/"namespace":"[^"]*"/"namespace":"<ns>"/g'
+}
+
 # oracle_manifest RELEASE CHARTDIR OUT: the manifest the helm CLI itself stores
-# for the chart, from a real `helm install` into a namespace of its own.
+# for the chart, from a real `helm install` into a namespace of its own; its
+# masked release record goes to OUT.record.
 oracle_manifest() {
   kubectl create namespace "$NS-oracle" >/dev/null 2>&1 || true
   helm uninstall "$1" -n "$NS-oracle" >/dev/null 2>&1 || true
   helm install "$1" "$2" -n "$NS-oracle" >/dev/null
   helm get manifest "$1" -n "$NS-oracle" >"$3"
+  release_record "$NS-oracle" "sh.helm.release.v1.$1.v1" >"$3.record"
   helm uninstall "$1" -n "$NS-oracle" >/dev/null
 }

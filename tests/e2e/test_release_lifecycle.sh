@@ -69,6 +69,11 @@ oracle_manifest web "$WORK/chart1" "$WORK/want1.yaml"
 helm get manifest web -n "$NS" >"$WORK/got1.yaml"
 diff -u "$WORK/want1.yaml" "$WORK/got1.yaml" >&2 || fail "helm get manifest differs from what helm install stores for the same chart"
 ok "helm get manifest equals what helm install stores for the equivalent chart"
+release_record "$NS" sh.helm.release.v1.web.v1 >"$WORK/got1.record"
+diff <(python3 -m json.tool "$WORK/want1.yaml.record") <(python3 -m json.tool "$WORK/got1.record") >&2 ||
+  fail "release record differs from the one helm install writes"
+cmp -s "$WORK/want1.yaml.record" "$WORK/got1.record" || fail "release record JSON bytes differ from helm's"
+ok "release record is byte-identical to helm install's (times and namespace masked)"
 
 for obj in deployment/web service/web configmap/web-config serviceaccount/web; do
   m=$(kubectl -n "$NS" get "$obj" -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by} {.metadata.annotations.meta\.helm\.sh/release-name} {.metadata.annotations.meta\.helm\.sh/release-namespace}')

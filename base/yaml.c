@@ -1,0 +1,831 @@
+#include "base/yaml.h"
+#include "base/b64.h"
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define YAML__DEFAULT_ALIAS_NODES 1000000
+#define YAML__DEFAULT_DEPTH 500
+#define YAML__TAG_PREFIX "tag:yaml.org,2002:"
+
+/* ---------- UTF-8 and Unicode space (Go's utf8.DecodeRune and unicode.IsSpace) ---------- */
+
+static uint32_t yaml__decode_rune(const unsigned char *s, size_t n, size_t *size) {
+  unsigned char c = s[0];
+  if (c < 0x80) {
+    *size = 1;
+    return c;
+  }
+  *size = 1;
+  if (c < 0xC2 || c > 0xF4) return 0xFFFD;
+  size_t need = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+  if (n < need) return 0xFFFD;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c == 0xE0) lo = 0xA0;
+  else if (c == 0xED) hi = 0x9F;
+  else if (c == 0xF0) lo = 0x90;
+  else if (c == 0xF4) hi = 0x8F;
+  if (s[1] < lo || s[1] > hi) return 0xFFFD;
+  for (size_t i = 2; i < need; i++)
+    if (s[i] < 0x80 || s[i] > 0xBF) return 0xFFFD;
+  *size = need;
+  if (need == 2) return (uint32_t)(c & 0x1F) << 6 | (s[1] & 0x3F);
+  if (need == 3) return (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[1] & 0x3F) << 6 | (s[2] & 0x3F);
+  return (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[1] & 0x3F) << 12 | (uint32_t)(s[2] & 0x3F) << 6 | (s[3] & 0x3F);
+}
+
+int yaml_utf8_is_space(const char *s, size_t n, size_t *size) {
+  uint32_t r = yaml__decode_rune((const unsigned char *)s, n, size);
+  switch (r) {
+  case '\t': case '\n': case '\v': case '\f': case '\r': case ' ': case 0x85: case 0xA0:
+  case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
+    return 1;
+  default:
+    return r >= 0x2000 && r <= 0x200A;
+  }
+}
+
+/* ---------- Helm's SplitManifests ---------- */
+
+static size_t yaml__skip_space(const char *s, size_t i, size_t len) {
+  while (i < len) {
+    size_t sz;
+    if (!yaml_utf8_is_space(s + i, len - i, &sz)) break;
+    i += sz;
+  }
+  return i;
+}
+
+static int yaml__push_piece(const char *text, size_t b, size_t e, yaml_span_t **spans, size_t *n, size_t *cap) {
+  size_t s = yaml__skip_space(text, b, e);
+  if (s == e) return 0; /* only space: dropped */
+  if (*n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 8;
+    yaml_span_t *p = realloc(*spans, nc * sizeof *p);
+    if (!p) return -ENOMEM;
+    *spans = p;
+    *cap = nc;
+  }
+  (*spans)[*n].offset = s;
+  (*spans)[*n].len = e - s;
+  (*n)++;
+  return 0;
+}
+
+int yaml_split_manifests(const char *text, size_t len, yaml_span_t **spans, size_t *nspans) {
+  *spans = NULL;
+  *nspans = 0;
+  size_t cap = 0;
+  size_t start = yaml__skip_space(text, 0, len);
+  size_t beg = start; /* start of the current piece */
+  for (size_t i = start; i + 3 <= len; i++) {
+    /* (?m)^ matches at the start of the (trimmed) text or after '\n'. */
+    if (i != start && text[i - 1] != '\n') continue;
+    if (memcmp(text + i, "---", 3) != 0) continue;
+    size_t e = i + 3;
+    while (e < len && (text[e] == ' ' || text[e] == '\t')) e++;
+    if (yaml__push_piece(text, beg, i, spans, nspans, &cap)) goto nomem;
+    beg = e;
+    i = e - 1;
+  }
+  if (yaml__push_piece(text, beg, len, spans, nspans, &cap)) goto nomem;
+  return 0;
+nomem:
+  free(*spans);
+  *spans = NULL;
+  *nspans = 0;
+  return -ENOMEM;
+}
+
+/* ---------- Go number formatting ---------- */
+
+/* Adds delta (+1 or -1) to the last of the n decimal digits in d (scientific form d[0].d[1..] x 10^*e),
+ * carrying, and keeping n digits. */
+static void yaml__step(char *d, int n, int *e, int delta) {
+  int i = n - 1;
+  if (delta > 0) {
+    while (i >= 0 && d[i] == '9') d[i--] = '0';
+    if (i >= 0) d[i]++;
+    else {
+      d[0] = '1';
+      for (i = 1; i < n; i++) d[i] = '0';
+      (*e)++;
+    }
+  } else {
+    while (i >= 0 && d[i] == '0') d[i--] = '9';
+    if (i >= 0) d[i]--;
+    if (d[0] == '0') {
+      for (i = 0; i < n; i++) d[i] = '9';
+      (*e)--;
+    }
+  }
+}
+
+/* Shortest decimal digits that read back as v (at float32 precision when is32), choosing, like Go's
+ * strconv, the closest such string: digits (no dot, no trailing zeros) into d; v = 0.d x 10^dp. */
+static int yaml__shortest(double v, int is32, char *d, size_t dlen, int *dp) {
+  char tmp[64], cand[64];
+  int maxp = is32 ? 9 : 17;
+  int n = 0, e = 0;
+  for (int p = 1; p <= maxp; p++) {
+    snprintf(tmp, sizeof tmp, "%.*e", p - 1, fabs(v));
+    /* digits and exponent of the correctly rounded p-digit value */
+    n = 0;
+    const char *s = tmp;
+    for (; *s && *s != 'e'; s++)
+      if (*s != '.') cand[n++] = *s;
+    e = atoi(s + 1);
+    int found = 0;
+    /* the rounded value first, then its neighbours: near a power of two the interval of values that
+     * read back is lopsided and only the neighbour on the wide side may be inside it */
+    for (int k = 0; k < 3 && !found; k++) {
+      char dd[64];
+      int ee = e;
+      memcpy(dd, cand, (size_t)n);
+      if (k) yaml__step(dd, n, &ee, k == 1 ? 1 : -1);
+      char num[80];
+      snprintf(num, sizeof num, "%c.%.*se%d", dd[0], n - 1, dd + 1, ee);
+      if (is32 ? strtof(num, NULL) == (float)fabs(v) : strtod(num, NULL) == fabs(v)) {
+        memcpy(cand, dd, (size_t)n);
+        e = ee;
+        found = 1;
+      }
+    }
+    if (found) break;
+  }
+  while (n > 1 && cand[n - 1] == '0') n--;
+  if ((size_t)n >= dlen) n = (int)dlen - 1;
+  memcpy(d, cand, (size_t)n);
+  d[n] = 0;
+  *dp = e + 1;
+  return n;
+}
+
+/* Go's %e-style with the shortest digits: d[.ddd]e±XX (at least two exponent digits). */
+static void yaml__fmt_e(const char *d, int nd, int dp, int neg, char *out, size_t outlen) {
+  char mant[40];
+  size_t m = 0;
+  mant[m++] = d[0];
+  if (nd > 1) {
+    mant[m++] = '.';
+    for (int i = 1; i < nd && m + 1 < sizeof mant; i++) mant[m++] = d[i];
+  }
+  mant[m] = 0;
+  int exp = dp - 1;
+  snprintf(out, outlen, "%s%se%c%02d", neg ? "-" : "", mant, exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+}
+
+static void yaml__fmt_f(const char *d, int nd, int dp, int neg, char *out, size_t outlen) {
+  size_t o = 0;
+  if (neg && o + 1 < outlen) out[o++] = '-';
+  if (dp <= 0) {
+    if (o + 2 < outlen) { out[o++] = '0'; out[o++] = '.'; }
+    for (int i = 0; i < -dp && o + 1 < outlen; i++) out[o++] = '0';
+    for (int i = 0; i < nd && o + 1 < outlen; i++) out[o++] = d[i];
+  } else {
+    for (int i = 0; i < dp && o + 1 < outlen; i++) out[o++] = i < nd ? d[i] : '0';
+    if (nd > dp) {
+      if (o + 1 < outlen) out[o++] = '.';
+      for (int i = dp; i < nd && o + 1 < outlen; i++) out[o++] = d[i];
+    }
+  }
+  out[o] = 0;
+}
+
+void yaml_format_float32(double v, char *out, size_t outlen) {
+  if (isnan(v)) { snprintf(out, outlen, "NaN"); return; }
+  float f = (float)v;
+  if (isinf(f)) { snprintf(out, outlen, f > 0 ? "+Inf" : "-Inf"); return; }
+  if (f == 0) { snprintf(out, outlen, signbit(f) ? "-0" : "0"); return; }
+  char d[32];
+  int dp, nd = yaml__shortest((double)f, 1, d, sizeof d, &dp);
+  int exp = dp - 1;
+  /* 'g' with the shortest digits decides by precision 6: %e when exp < -4 || exp >= 6. */
+  if (exp < -4 || exp >= 6)
+    yaml__fmt_e(d, nd, dp, f < 0, out, outlen);
+  else
+    yaml__fmt_f(d, nd, dp, f < 0, out, outlen);
+}
+
+/* ---------- scalar resolution (go-yaml v2 resolve.go) ---------- */
+
+typedef enum { YAML__STR, YAML__NULL, YAML__BOOL, YAML__INT, YAML__UINT, YAML__FLOAT, YAML__MERGE } yaml__kind_t;
+
+typedef struct yaml__scalar_s {
+  yaml__kind_t kind;
+  int b;
+  int64_t i;
+  uint64_t u;
+  double f;
+} yaml__scalar_t;
+
+static int yaml__in(const char *s, const char *const *list) {
+  for (; *list; list++)
+    if (strcmp(s, *list) == 0) return 1;
+  return 0;
+}
+
+/* Go's strconv.ParseUint(s, base0 rules) for an unsigned magnitude; 0 ok, -1 syntax, -2 range. */
+static int yaml__parse_mag(const char *s, uint64_t *out) {
+  int base = 10;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) { base = 16; s += 2; }
+  else if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O')) { base = 8; s += 2; }
+  else if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) { base = 2; s += 2; }
+  else if (s[0] == '0' && s[1]) { base = 8; s += 1; }
+  if (!*s) return -1;
+  uint64_t v = 0;
+  int overflow = 0;
+  for (; *s; s++) {
+    int dv;
+    char c = *s;
+    if (c >= '0' && c <= '9') dv = c - '0';
+    else if (c >= 'a' && c <= 'z') dv = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'Z') dv = c - 'A' + 10;
+    else return -1;
+    if (dv >= base) return -1;
+    if (v > (UINT64_MAX - (uint64_t)dv) / (uint64_t)base) overflow = 1;
+    else v = v * (uint64_t)base + (uint64_t)dv;
+  }
+  *out = v;
+  return overflow ? -2 : 0;
+}
+
+/* ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
+static int yaml__is_yaml_float(const char *s) {
+  if (*s == '-' || *s == '+') s++;
+  if (*s == '.') {
+    s++;
+    if (!(*s >= '0' && *s <= '9')) return 0;
+    while (*s >= '0' && *s <= '9') s++;
+  } else {
+    if (!(*s >= '0' && *s <= '9')) return 0;
+    while (*s >= '0' && *s <= '9') s++;
+    if (*s == '.') {
+      s++;
+      while (*s >= '0' && *s <= '9') s++;
+    }
+  }
+  if (*s == 'e' || *s == 'E') {
+    s++;
+    if (*s == '-' || *s == '+') s++;
+    if (!(*s >= '0' && *s <= '9')) return 0;
+    while (*s >= '0' && *s <= '9') s++;
+  }
+  return *s == 0;
+}
+
+/* strtod for text already validated as a decimal float; overflow (Go's ErrRange) fails. */
+static int yaml__parse_float(const char *s, double *out) {
+  double v = strtod(s, NULL);
+  if (isinf(v)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* Resolves a plain (or resolvable-tagged) scalar value; returns its kind. */
+static yaml__kind_t yaml__resolve_plain(const char *in, yaml__scalar_t *sc) {
+  static const char *const t_true[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", NULL};
+  static const char *const t_false[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", NULL};
+  static const char *const t_null[] = {"", "~", "null", "Null", "NULL", NULL};
+  static const char *const t_nan[] = {".nan", ".NaN", ".NAN", NULL};
+  static const char *const t_inf[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
+  static const char *const t_ninf[] = {"-.inf", "-.Inf", "-.INF", NULL};
+  memset(sc, 0, sizeof *sc);
+  sc->kind = YAML__STR;
+  unsigned char c0 = (unsigned char)in[0];
+  char hint = 0;
+  if (c0 == 0) hint = 'N';
+  else if (c0 == '+' || c0 == '-') hint = 'S';
+  else if (c0 >= '0' && c0 <= '9') hint = 'D';
+  else if (strchr("yYnNtTfFoO~", c0)) hint = 'M';
+  else if (c0 == '.') hint = '.';
+  if (!hint) return sc->kind;
+  if (yaml__in(in, t_true)) { sc->kind = YAML__BOOL; sc->b = 1; return sc->kind; }
+  if (yaml__in(in, t_false)) { sc->kind = YAML__BOOL; sc->b = 0; return sc->kind; }
+  if (yaml__in(in, t_null)) { sc->kind = YAML__NULL; return sc->kind; }
+  if (yaml__in(in, t_nan)) { sc->kind = YAML__FLOAT; sc->f = NAN; return sc->kind; }
+  if (yaml__in(in, t_inf)) { sc->kind = YAML__FLOAT; sc->f = INFINITY; return sc->kind; }
+  if (yaml__in(in, t_ninf)) { sc->kind = YAML__FLOAT; sc->f = -INFINITY; return sc->kind; }
+  if (hint == '.') {
+    double f;
+    if (yaml__is_yaml_float(in) && yaml__parse_float(in, &f) == 0) { sc->kind = YAML__FLOAT; sc->f = f; }
+    return sc->kind;
+  }
+  if (hint != 'D' && hint != 'S') return sc->kind;
+  /* Underscores are dropped before number parsing. */
+  size_t n = strlen(in);
+  char small[64];
+  char *plain = n < sizeof small ? small : malloc(n + 1);
+  if (!plain) return sc->kind; /* treated as a string; only for absurdly long digit runs */
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (in[i] != '_') plain[k++] = in[i];
+  plain[k] = 0;
+  const char *m = plain;
+  int neg = 0, sign = 0;
+  if (*m == '+' || *m == '-') { neg = *m == '-'; sign = 1; m++; }
+  uint64_t mag;
+  int r = yaml__parse_mag(m, &mag);
+  if (r == 0) {
+    if (!neg && mag <= (uint64_t)INT64_MAX) { sc->kind = YAML__INT; sc->i = (int64_t)mag; }
+    else if (neg && mag <= (uint64_t)INT64_MAX + 1) { sc->kind = YAML__INT; sc->i = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag; }
+    else if (!neg && !sign) { sc->kind = YAML__UINT; sc->u = mag; } /* ParseUint takes no sign */
+    else r = -2;
+  }
+  if (sc->kind == YAML__STR && yaml__is_yaml_float(plain)) {
+    double f;
+    if (yaml__parse_float(plain, &f) == 0) { sc->kind = YAML__FLOAT; sc->f = f; }
+  }
+  if (plain != small) free(plain);
+  return sc->kind;
+}
+
+/* ---------- the converter ---------- */
+
+typedef struct yaml__anchor_s {
+  char *name;
+  cJSON *node; /* a copy owned by the table: the tree's own node may be merged away or replaced */
+  size_t nodes;
+} yaml__anchor_t;
+
+typedef struct yaml__ctx_s {
+  yaml_parser_t parser;
+  yaml__anchor_t *anchors;
+  size_t nanchors, capanchors;
+  size_t alias_nodes, max_alias_nodes, max_depth;
+  int flags;
+  yaml_error_t *err;
+} yaml__ctx_t;
+
+static int yaml__fail(yaml__ctx_t *c, int code, const yaml_mark_t *mark, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int yaml__fail(yaml__ctx_t *c, int code, const yaml_mark_t *mark, const char *fmt, ...) {
+  if (!c->err) return code;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->err->problem, sizeof c->err->problem, fmt, ap);
+  va_end(ap);
+  c->err->line = mark ? (int)mark->line + 1 : 0;
+  c->err->column = mark ? (int)mark->column + 1 : 0;
+  if (mark)
+    snprintf(c->err->message, sizeof c->err->message, "line %d, column %d: %s", c->err->line, c->err->column,
+             c->err->problem);
+  else
+    snprintf(c->err->message, sizeof c->err->message, "%s", c->err->problem);
+  return code;
+}
+
+static int yaml__next(yaml__ctx_t *c, yaml_event_t *ev) {
+  if (yaml_parser_parse(&c->parser, ev)) return 0;
+  yaml_parser_t *p = &c->parser;
+  if (p->error == YAML_MEMORY_ERROR) return yaml__fail(c, -ENOMEM, NULL, "out of memory while parsing YAML");
+  int rc = yaml__fail(c, -EINVAL, &p->problem_mark, "%s", p->problem ? p->problem : "invalid YAML");
+  if (p->context && c->err) {
+    yaml_error_t *e = c->err;
+    snprintf(e->context, sizeof e->context, "%s", p->context);
+    e->context_line = (int)p->context_mark.line + 1;
+    e->context_column = (int)p->context_mark.column + 1;
+    size_t n = strlen(e->message);
+    snprintf(e->message + n, sizeof e->message - n, " (%s that started at line %d, column %d)", e->context,
+             e->context_line, e->context_column);
+  }
+  return rc;
+}
+
+static int yaml__add_anchor(yaml__ctx_t *c, const char *name, cJSON *node, size_t nodes) {
+  if (c->nanchors == c->capanchors) {
+    size_t nc = c->capanchors ? c->capanchors * 2 : 8;
+    yaml__anchor_t *p = realloc(c->anchors, nc * sizeof *p);
+    if (!p) return -ENOMEM;
+    c->anchors = p;
+    c->capanchors = nc;
+  }
+  char *dup = strdup(name);
+  cJSON *copy = cJSON_Duplicate(node, 1);
+  if (!dup || !copy) {
+    free(dup);
+    cJSON_Delete(copy);
+    return -ENOMEM;
+  }
+  c->anchors[c->nanchors].name = dup;
+  c->anchors[c->nanchors].node = copy;
+  c->anchors[c->nanchors].nodes = nodes;
+  c->nanchors++;
+  return 0;
+}
+
+static const yaml__anchor_t *yaml__find_anchor(const yaml__ctx_t *c, const char *name) {
+  for (size_t i = c->nanchors; i-- > 0;)
+    if (strcmp(c->anchors[i].name, name) == 0) return &c->anchors[i];
+  return NULL;
+}
+
+static int yaml__charge(yaml__ctx_t *c, size_t nodes, const yaml_mark_t *mark) {
+  if (nodes > c->max_alias_nodes - c->alias_nodes)
+    return yaml__fail(c, -E2BIG, mark, "document expands aliases to more than %zu nodes (an alias bomb?)",
+                      c->max_alias_nodes);
+  c->alias_nodes += nodes;
+  return 0;
+}
+
+static void yaml__format_int(yaml__scalar_t *sc, char *buf, size_t n) {
+  if (sc->kind == YAML__INT) snprintf(buf, n, "%" PRId64, sc->i);
+  else snprintf(buf, n, "%" PRIu64, sc->u);
+}
+
+/* Makes a number node carrying its string-field text in valuestring. */
+static cJSON *yaml__number(double v, const char *text) {
+  cJSON *n = cJSON_CreateNumber(v);
+  if (!n) return NULL;
+  n->valuestring = strdup(text);
+  if (!n->valuestring) {
+    cJSON_Delete(n);
+    return NULL;
+  }
+  return n;
+}
+
+static int yaml__is_tag(const char *tag, const char *name) {
+  size_t pl = sizeof YAML__TAG_PREFIX - 1;
+  return tag && strncmp(tag, YAML__TAG_PREFIX, pl) == 0 && strcmp(tag + pl, name) == 0;
+}
+
+/* Builds the node for a scalar event. */
+static int yaml__scalar(yaml__ctx_t *c, const yaml_event_t *ev, cJSON **out) {
+  const char *val = (const char *)ev->data.scalar.value;
+  size_t vlen = ev->data.scalar.length;
+  const char *tag = (const char *)ev->data.scalar.tag;
+  if (memchr(val, 0, vlen)) /* Go strings hold NUL; C strings cannot */
+    return yaml__fail(c, -EINVAL, &ev->start_mark, "scalar contains a NUL character");
+  yaml__scalar_t sc;
+  memset(&sc, 0, sizeof sc);
+  sc.kind = YAML__STR;
+  int resolvable = !tag || yaml__is_tag(tag, "str") || yaml__is_tag(tag, "bool") || yaml__is_tag(tag, "int") ||
+                   yaml__is_tag(tag, "float") || yaml__is_tag(tag, "null") || yaml__is_tag(tag, "timestamp");
+  if (!tag && !ev->data.scalar.plain_implicit) {
+    sc.kind = YAML__STR; /* quoted or block scalar */
+  } else if (yaml__is_tag(tag, "binary")) {
+    unsigned char *bin;
+    size_t blen;
+    int rc = b64_decode_alloc(val, vlen, &bin, &blen, NULL, 0);
+    if (rc == -ENOMEM) return yaml__fail(c, rc, NULL, "out of memory");
+    if (rc) return yaml__fail(c, -EINVAL, &ev->start_mark, "!!binary value contains invalid base64 data");
+    if (memchr(bin, 0, blen)) {
+      free(bin);
+      return yaml__fail(c, -EINVAL, &ev->start_mark, "!!binary value contains a NUL byte");
+    }
+    *out = cJSON_CreateString((char *)bin);
+    free(bin);
+    return *out ? 0 : yaml__fail(c, -ENOMEM, NULL, "out of memory");
+  } else if (resolvable && !yaml__is_tag(tag, "str")) {
+    yaml__resolve_plain(val, &sc);
+    if (tag && !yaml__is_tag(tag, "timestamp")) {
+      int ok = (yaml__is_tag(tag, "bool") && sc.kind == YAML__BOOL) || (yaml__is_tag(tag, "null") && sc.kind == YAML__NULL) ||
+               (yaml__is_tag(tag, "int") && (sc.kind == YAML__INT || sc.kind == YAML__UINT)) ||
+               (yaml__is_tag(tag, "float") && (sc.kind == YAML__FLOAT || sc.kind == YAML__INT || sc.kind == YAML__UINT));
+      if (!ok)
+        return yaml__fail(c, -EINVAL, &ev->start_mark, "cannot decode `%.64s` as a !!%s", val,
+                          tag + sizeof YAML__TAG_PREFIX - 1);
+      if (yaml__is_tag(tag, "float") && sc.kind != YAML__FLOAT) {
+        sc.f = sc.kind == YAML__INT ? (double)sc.i : (double)sc.u;
+        sc.kind = YAML__FLOAT;
+      }
+    } else if (tag) {
+      sc.kind = YAML__STR; /* timestamps stay strings */
+    }
+  }
+  char buf[64];
+  switch (sc.kind) {
+  case YAML__NULL: *out = cJSON_CreateNull(); break;
+  case YAML__BOOL: *out = cJSON_CreateBool(sc.b); break;
+  case YAML__INT:
+  case YAML__UINT: {
+    yaml__format_int(&sc, buf, sizeof buf);
+    double d = sc.kind == YAML__INT ? (double)sc.i : (double)sc.u;
+    int big = sc.kind == YAML__UINT || sc.i > (INT64_C(1) << 53) || sc.i < -(INT64_C(1) << 53);
+    if (big && (c->flags & YAML_OPT_BIGINT_RAW)) *out = cJSON_CreateRaw(buf);
+    else *out = yaml__number(d, buf);
+    break;
+  }
+  case YAML__FLOAT:
+    if (isnan(sc.f) || isinf(sc.f))
+      return yaml__fail(c, -EINVAL, &ev->start_mark, "`%.32s` (%s) cannot be represented in JSON", val,
+                        isnan(sc.f) ? "NaN" : "infinity");
+    yaml_format_float32(sc.f, buf, sizeof buf);
+    *out = yaml__number(sc.f, buf);
+    break;
+  default: *out = cJSON_CreateString(val); break;
+  }
+  return *out ? 0 : yaml__fail(c, -ENOMEM, NULL, "out of memory");
+}
+
+/* Open-addressing set of the keys of one mapping, for O(1) duplicate checks. */
+typedef struct yaml__keyset_s {
+  struct { uint64_t h; cJSON *item; int explicit_key; } *slots;
+  size_t cap, n;
+} yaml__keyset_t;
+
+static uint64_t yaml__hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static int yaml__keyset_grow(yaml__keyset_t *ks) {
+  size_t nc = ks->cap ? ks->cap * 2 : 16;
+  void *ns = calloc(nc, sizeof *ks->slots);
+  if (!ns) return -ENOMEM;
+  __typeof__(ks->slots) slots = ns;
+  for (size_t i = 0; i < ks->cap; i++) {
+    if (!ks->slots[i].item) continue;
+    size_t j = ks->slots[i].h & (nc - 1);
+    while (slots[j].item) j = (j + 1) & (nc - 1);
+    slots[j] = ks->slots[i];
+  }
+  free(ks->slots);
+  ks->slots = slots;
+  ks->cap = nc;
+  return 0;
+}
+
+/* Finds key's slot; returns its index (empty slot if absent). */
+static size_t yaml__keyset_find(const yaml__keyset_t *ks, const char *key, uint64_t h) {
+  size_t j = h & (ks->cap - 1);
+  while (ks->slots[j].item && (ks->slots[j].h != h || strcmp(ks->slots[j].item->string, key) != 0))
+    j = (j + 1) & (ks->cap - 1);
+  return j;
+}
+
+/* Puts item (its ->string is the key) into obj: a merged key replaces anything earlier, an explicit key
+ * replaces a merged one, and a second explicit key is an error. Takes ownership of item. */
+static int yaml__put(yaml__ctx_t *c, cJSON *obj, yaml__keyset_t *ks, cJSON *item, int explicit_key,
+                     const yaml_mark_t *mark) {
+  if ((ks->n + 1) * 2 > ks->cap && yaml__keyset_grow(ks)) {
+    cJSON_Delete(item);
+    return yaml__fail(c, -ENOMEM, NULL, "out of memory");
+  }
+  uint64_t h = yaml__hash(item->string);
+  size_t j = yaml__keyset_find(ks, item->string, h);
+  if (ks->slots[j].item) {
+    if (explicit_key && ks->slots[j].explicit_key && !(c->flags & YAML_OPT_DUP_LAST)) {
+      int rc = yaml__fail(c, -EINVAL, mark, "mapping key \"%.100s\" already defined", item->string);
+      cJSON_Delete(item);
+      return rc;
+    }
+    cJSON_ReplaceItemViaPointer(obj, ks->slots[j].item, item);
+    ks->slots[j].item = item;
+    ks->slots[j].explicit_key |= explicit_key;
+    return 0;
+  }
+  cJSON_AddItemToArray(obj, item); /* keeps item->string as the key */
+  ks->slots[j].h = h;
+  ks->slots[j].item = item;
+  ks->slots[j].explicit_key = explicit_key;
+  ks->n++;
+  return 0;
+}
+
+/* Moves every member of src (an object) into obj as merged keys; src is deleted. */
+static int yaml__merge_from(yaml__ctx_t *c, cJSON *obj, yaml__keyset_t *ks, cJSON *src, const yaml_mark_t *mark) {
+  int rc = 0;
+  while (src->child && !rc) {
+    cJSON *it = cJSON_DetachItemViaPointer(src, src->child);
+    rc = yaml__put(c, obj, ks, it, 0, mark);
+  }
+  cJSON_Delete(src);
+  return rc;
+}
+
+static int yaml__node(yaml__ctx_t *c, yaml_event_t *ev, size_t depth, cJSON **out, size_t *count);
+
+/* Converts a key node into its JSON key text (sigs.k8s.io/yaml's rules); sets *merge for `<<`. */
+static int yaml__key(yaml__ctx_t *c, yaml_event_t *ev, char **key, int *merge, size_t depth) {
+  *merge = 0;
+  *key = NULL;
+  if (ev->type == YAML_SCALAR_EVENT) {
+    const char *v = (const char *)ev->data.scalar.value;
+    const char *tag = (const char *)ev->data.scalar.tag;
+    if (strcmp(v, "<<") == 0 && ((!tag && ev->data.scalar.plain_implicit) || yaml__is_tag(tag, "merge"))) {
+      *merge = 1;
+      return 0;
+    }
+  }
+  yaml_mark_t mark = ev->start_mark;
+  cJSON *k = NULL;
+  size_t cnt = 0;
+  int rc = yaml__node(c, ev, depth, &k, &cnt);
+  if (rc) return rc;
+  const char *text = NULL;
+  if (cJSON_IsString(k)) text = k->valuestring;
+  else if (cJSON_IsBool(k)) text = cJSON_IsTrue(k) ? "true" : "false";
+  else if (cJSON_IsNumber(k) || cJSON_IsRaw(k)) text = k->valuestring; /* int: decimal; float: 'g' float32 */
+  if (!text) {
+    cJSON_Delete(k);
+    return yaml__fail(c, -EINVAL, &mark, "unsupported map key (%s)",
+                      cJSON_IsNull(k) ? "null" : cJSON_IsArray(k) ? "a sequence" : "a mapping");
+  }
+  *key = strdup(text);
+  cJSON_Delete(k);
+  if (!*key) return yaml__fail(c, -ENOMEM, NULL, "out of memory");
+  return 0;
+}
+
+static int yaml__mapping(yaml__ctx_t *c, const yaml_event_t *start, size_t depth, cJSON **out, size_t *count) {
+  cJSON *obj = cJSON_CreateObject();
+  if (!obj) return yaml__fail(c, -ENOMEM, NULL, "out of memory");
+  yaml__keyset_t ks = {0};
+  size_t total = 1;
+  int rc = 0;
+  for (;;) {
+    yaml_event_t kev;
+    if ((rc = yaml__next(c, &kev))) break;
+    if (kev.type == YAML_MAPPING_END_EVENT) {
+      yaml_event_delete(&kev);
+      break;
+    }
+    yaml_mark_t kmark = kev.start_mark;
+    char *key;
+    int merge;
+    rc = yaml__key(c, &kev, &key, &merge, depth + 1);
+    yaml_event_delete(&kev);
+    if (rc) break;
+    yaml_event_t vev;
+    if ((rc = yaml__next(c, &vev))) {
+      free(key);
+      break;
+    }
+    yaml_mark_t vmark = vev.start_mark;
+    cJSON *val = NULL;
+    size_t vcount = 0;
+    rc = yaml__node(c, &vev, depth + 1, &val, &vcount);
+    yaml_event_delete(&vev);
+    if (rc) {
+      free(key);
+      break;
+    }
+    total += vcount;
+    if (merge) {
+      /* go-yaml v2: a mapping, or a sequence of mappings merged last-to-first. */
+      if (cJSON_IsObject(val)) {
+        rc = yaml__merge_from(c, obj, &ks, val, &vmark);
+      } else if (cJSON_IsArray(val)) {
+        for (cJSON *e = val->child; e; e = e->next)
+          if (!cJSON_IsObject(e)) {
+            rc = yaml__fail(c, -EINVAL, &vmark, "map merge requires map or sequence of maps as the value");
+            break;
+          }
+        while (!rc && val->child) {
+          cJSON *last = val->child->prev; /* cJSON keeps the tail in child->prev */
+          rc = yaml__merge_from(c, obj, &ks, cJSON_DetachItemViaPointer(val, last), &vmark);
+        }
+        cJSON_Delete(val);
+      } else {
+        cJSON_Delete(val);
+        rc = yaml__fail(c, -EINVAL, &vmark, "map merge requires map or sequence of maps as the value");
+      }
+      if (rc) break;
+      continue;
+    }
+    val->string = key; /* owned by val from now on */
+    if ((rc = yaml__put(c, obj, &ks, val, 1, &kmark))) break;
+  }
+  free(ks.slots);
+  if (rc) {
+    cJSON_Delete(obj);
+    return rc;
+  }
+  (void)start;
+  *out = obj;
+  *count = total;
+  return 0;
+}
+
+static int yaml__sequence(yaml__ctx_t *c, size_t depth, cJSON **out, size_t *count) {
+  cJSON *arr = cJSON_CreateArray();
+  if (!arr) return yaml__fail(c, -ENOMEM, NULL, "out of memory");
+  size_t total = 1;
+  int rc = 0;
+  for (;;) {
+    yaml_event_t ev;
+    if ((rc = yaml__next(c, &ev))) break;
+    if (ev.type == YAML_SEQUENCE_END_EVENT) {
+      yaml_event_delete(&ev);
+      break;
+    }
+    cJSON *item = NULL;
+    size_t n = 0;
+    rc = yaml__node(c, &ev, depth + 1, &item, &n);
+    yaml_event_delete(&ev);
+    if (rc) break;
+    cJSON_AddItemToArray(arr, item);
+    total += n;
+  }
+  if (rc) {
+    cJSON_Delete(arr);
+    return rc;
+  }
+  *out = arr;
+  *count = total;
+  return 0;
+}
+
+/* Builds the node that starts with ev (which the caller deletes). */
+static int yaml__node(yaml__ctx_t *c, yaml_event_t *ev, size_t depth, cJSON **out, size_t *count) {
+  const char *anchor = NULL;
+  int rc;
+  *out = NULL;
+  *count = 0;
+  if (depth > c->max_depth)
+    return yaml__fail(c, -E2BIG, &ev->start_mark, "nesting deeper than %zu levels", c->max_depth);
+  switch (ev->type) {
+  case YAML_ALIAS_EVENT: {
+    const yaml__anchor_t *a = yaml__find_anchor(c, (const char *)ev->data.alias.anchor);
+    if (!a)
+      return yaml__fail(c, -EINVAL, &ev->start_mark, "unknown anchor '%.100s' referenced",
+                        (const char *)ev->data.alias.anchor);
+    if ((rc = yaml__charge(c, a->nodes, &ev->start_mark))) return rc;
+    *out = cJSON_Duplicate(a->node, 1);
+    if (!*out) return yaml__fail(c, -ENOMEM, NULL, "out of memory");
+    *count = a->nodes;
+    return 0;
+  }
+  case YAML_SCALAR_EVENT:
+    anchor = (const char *)ev->data.scalar.anchor;
+    rc = yaml__scalar(c, ev, out);
+    *count = 1;
+    break;
+  case YAML_SEQUENCE_START_EVENT:
+    anchor = (const char *)ev->data.sequence_start.anchor;
+    rc = yaml__sequence(c, depth, out, count);
+    break;
+  case YAML_MAPPING_START_EVENT:
+    anchor = (const char *)ev->data.mapping_start.anchor;
+    rc = yaml__mapping(c, ev, depth, out, count);
+    break;
+  default:
+    return yaml__fail(c, -EINVAL, &ev->start_mark, "unexpected YAML event %d", (int)ev->type);
+  }
+  if (rc) return rc;
+  /* The anchor's copy is charged like an expansion, so that anchors cannot multiply memory either. */
+  if (anchor && ((rc = yaml__charge(c, *count, &ev->start_mark)) ||
+                 ((rc = yaml__add_anchor(c, anchor, *out, *count)) && yaml__fail(c, rc, NULL, "out of memory")))) {
+    cJSON_Delete(*out);
+    *out = NULL;
+    return rc;
+  }
+  return 0;
+}
+
+int yaml_to_json(const char *text, size_t len, const yaml_opts_t *opts, cJSON **out, yaml_error_t *err) {
+  yaml__ctx_t c;
+  memset(&c, 0, sizeof c);
+  c.err = err;
+  if (err) memset(err, 0, sizeof *err);
+  c.max_alias_nodes = opts && opts->max_alias_nodes ? opts->max_alias_nodes : YAML__DEFAULT_ALIAS_NODES;
+  c.max_depth = opts && opts->max_depth ? opts->max_depth : YAML__DEFAULT_DEPTH;
+  c.flags = opts ? opts->flags : 0;
+  *out = NULL;
+  if (!yaml_parser_initialize(&c.parser)) return yaml__fail(&c, -ENOMEM, NULL, "out of memory");
+  yaml_parser_set_input_string(&c.parser, (const unsigned char *)text, len);
+  int rc;
+  cJSON *doc = NULL;
+  yaml_event_t ev;
+  if ((rc = yaml__next(&c, &ev))) goto done; /* STREAM-START */
+  yaml_event_delete(&ev);
+  if ((rc = yaml__next(&c, &ev))) goto done;
+  if (ev.type == YAML_STREAM_END_EVENT) {
+    yaml_event_delete(&ev);
+    doc = cJSON_CreateNull();
+    if (!doc) rc = yaml__fail(&c, -ENOMEM, NULL, "out of memory");
+    goto done;
+  }
+  yaml_event_delete(&ev); /* DOCUMENT-START */
+  if ((rc = yaml__next(&c, &ev))) goto done;
+  size_t count;
+  rc = yaml__node(&c, &ev, 0, &doc, &count);
+  yaml_event_delete(&ev);
+  if (rc) goto done;
+  /* Like go-yaml's Unmarshal, only the first document is read; its end must still parse. */
+  if ((rc = yaml__next(&c, &ev))) goto done;
+  yaml_event_delete(&ev);
+done:
+  for (size_t i = 0; i < c.nanchors; i++) {
+    free(c.anchors[i].name);
+    cJSON_Delete(c.anchors[i].node);
+  }
+  free(c.anchors);
+  yaml_parser_delete(&c.parser);
+  if (rc) {
+    cJSON_Delete(doc);
+    return rc;
+  }
+  *out = doc;
+  return 0;
+}

@@ -1,0 +1,56 @@
+/* YAML to cJSON, with the semantics of sigs.k8s.io/yaml (go-yaml v2, YAML 1.1 scalars) that
+ * Kubernetes tools use, and Helm's way of splitting a multi-document stream. */
+#pragma once
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+/* Integers beyond +-2^53 become cJSON_Raw numbers holding their exact decimal text
+ * (for objects sent to the API server); without it they are rounded doubles, as Helm's
+ * values (float64) are. */
+#define YAML_OPT_BIGINT_RAW 1
+/* A repeated mapping key replaces the earlier value (as go-yaml v2 decoding into a map does for
+ * Helm's fromYaml) instead of being an error. */
+#define YAML_OPT_DUP_LAST 2
+
+typedef struct yaml_opts_s {
+  size_t max_alias_nodes; /* nodes created by expanding aliases and merges; 0: 1,000,000 */
+  size_t max_depth;       /* nesting of sequences and mappings; 0: 500 */
+  int flags;              /* YAML_OPT_* */
+} yaml_opts_t;
+
+typedef struct yaml_error_s {
+  int line;          /* 1-based line of the problem within the parsed text; 0 when unknown */
+  int column;        /* 1-based column; 0 when unknown */
+  char problem[256]; /* what is wrong, without any position */
+  char context[64];  /* what the parser was in, e.g. "while parsing a block mapping"; "" when none */
+  int context_line;  /* where that construct started (1-based), when context is set */
+  int context_column;
+  char message[512]; /* "line L, column C: problem (context that started at line L2, column C2)" */
+} yaml_error_t;
+
+typedef struct yaml_span_s {
+  size_t offset; /* byte offset of the document in the split text */
+  size_t len;
+} yaml_span_t;
+
+/* Converts the first YAML document of text into *out (caller deletes; an empty document is a cJSON
+ * null). Mappings become objects (keys in document order; duplicate keys are an error), sequences
+ * arrays; plain scalars resolve as go-yaml v2 does (null, YAML 1.1 bools such as yes/off, ints in
+ * decimal/0x/0o/0b/legacy-octal with underscores, floats; timestamps stay strings); numbers also
+ * carry in valuestring the text sigs.k8s.io/yaml gives a string-typed field. Anchors, aliases and
+ * `<<` merges are expanded within opts' budget. 0; -EINVAL (err says line, column and problem),
+ * -E2BIG (alias budget or depth exceeded) or -ENOMEM. opts and err may be NULL. */
+int yaml_to_json(const char *text, size_t len, const yaml_opts_t *opts, cJSON **out, yaml_error_t *err);
+
+/* Splits text into documents exactly as Helm's releaseutil.SplitManifests: the text is left-trimmed
+ * of Unicode space, split at every match of (?m)^---[ \t]*, pieces that are only space are dropped
+ * and the others left-trimmed. *spans (caller frees; NULL when none) gets their offsets into text.
+ * 0 or -ENOMEM. */
+int yaml_split_manifests(const char *text, size_t len, yaml_span_t **spans, size_t *nspans);
+
+/* Reports whether the UTF-8 sequence at s (n bytes left) is a Unicode space as Go's unicode.IsSpace
+ * says; *size gets its length in bytes (1 for invalid UTF-8). */
+int yaml_utf8_is_space(const char *s, size_t n, size_t *size);
+
+/* Formats v as Go's strconv.FormatFloat(v, 'g', -1, 32) into out (>= 32 bytes). */
+void yaml_format_float32(double v, char *out, size_t outlen);

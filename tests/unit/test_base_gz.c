@@ -1,0 +1,73 @@
+#include "base/gz.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <zlib.h>
+#include "t.h"
+
+int main(void) {
+  const char *text = "hello hello hello hello gzip world\n";
+  unsigned char *z;
+  size_t zlen;
+  CHECK_EQ_INT(gz_compress(text, strlen(text), GZ_BEST_COMPRESSION, &z, &zlen), 0);
+  /* Header as Go writes it: magic, deflate, no flags, mtime 0, XFL 2 (best), OS 255 */
+  CHECK(gz_is_gzip(z, zlen));
+  CHECK_EQ_INT(z[3], 0);
+  CHECK_EQ_INT(z[4] | z[5] | z[6] | z[7], 0);
+  CHECK_EQ_INT(z[8], 2);
+  CHECK_EQ_INT(z[9], 255);
+  unsigned char *out;
+  size_t olen;
+  char err[160];
+  CHECK_EQ_INT(gz_decompress(z, zlen, 1 << 20, &out, &olen, err, sizeof err), 0);
+  CHECK_EQ_INT(olen, strlen(text));
+  CHECK_EQ_STR((char *)out, text);
+  free(out);
+
+  /* exactly at the limit passes, one byte below fails */
+  CHECK_EQ_INT(gz_decompress(z, zlen, strlen(text), &out, &olen, err, sizeof err), 0);
+  free(out);
+  CHECK_EQ_INT(gz_decompress(z, zlen, strlen(text) - 1, &out, &olen, err, sizeof err), -EFBIG);
+  CHECK(strstr(err, "limit") != NULL);
+
+  /* concatenated members decode as one stream (as Go's gzip.Reader) */
+  unsigned char *two = malloc(zlen * 2);
+  memcpy(two, z, zlen);
+  memcpy(two + zlen, z, zlen);
+  CHECK_EQ_INT(gz_decompress(two, zlen * 2, 1 << 20, &out, &olen, err, sizeof err), 0);
+  CHECK_EQ_INT(olen, 2 * strlen(text));
+  free(out);
+  /* trailing garbage after a member is an error */
+  two[zlen] = 'x';
+  CHECK_EQ_INT(gz_decompress(two, zlen + 4, 1 << 20, &out, &olen, err, sizeof err), -EINVAL);
+  free(two);
+
+  /* truncated and corrupt input */
+  CHECK_EQ_INT(gz_decompress(z, zlen - 6, 1 << 20, &out, &olen, err, sizeof err), -EINVAL);
+  CHECK(strstr(err, "unexpected end") != NULL || strstr(err, "corrupt") != NULL);
+  z[zlen - 1] ^= 0xff; /* ISIZE trailer */
+  CHECK_EQ_INT(gz_decompress(z, zlen, 1 << 20, &out, &olen, err, sizeof err), -EINVAL);
+  CHECK_EQ_INT(gz_decompress("not gzip", 8, 1 << 20, &out, &olen, err, sizeof err), -EINVAL);
+  CHECK(strstr(err, "invalid header") != NULL);
+  free(z);
+
+  /* empty input */
+  CHECK_EQ_INT(gz_compress("", 0, GZ_DEFAULT_COMPRESSION, &z, &zlen), 0);
+  CHECK_EQ_INT(gz_decompress(z, zlen, 0, &out, &olen, err, sizeof err), 0);
+  CHECK_EQ_INT(olen, 0);
+  free(out);
+  free(z);
+
+  /* A gzip bomb: 64 MiB of zeros compresses to ~64 KiB; a 1 MiB limit stops it early. */
+  size_t big = 64u << 20;
+  unsigned char *zeros = calloc(1, big);
+  CHECK(zeros != NULL);
+  CHECK_EQ_INT(gz_compress(zeros, big, 9, &z, &zlen), 0);
+  free(zeros);
+  CHECK(zlen < 200000);
+  CHECK_EQ_INT(gz_decompress(z, zlen, 1 << 20, &out, &olen, err, sizeof err), -EFBIG);
+  CHECK(strstr(err, "exceeds the limit of 1048576 bytes") != NULL);
+  free(z);
+
+  CHECK_EQ_INT(gz_compress("x", 1, 12, &z, &zlen), -EINVAL);
+  return t_done();
+}

@@ -1,0 +1,236 @@
+#include "base/yaml.h"
+#include <errno.h>
+#include <stdlib.h>
+#include "t.h"
+
+/* Converts YAML and prints it compactly with cJSON (object keys in document order). */
+static char *conv(const char *y, int flags) {
+  yaml_opts_t o = {0, 0, flags};
+  cJSON *j = NULL;
+  yaml_error_t e;
+  int rc = yaml_to_json(y, strlen(y), &o, &j, &e);
+  if (rc) {
+    char *m = malloc(600);
+    snprintf(m, 600, "ERR(%d) %s", rc, e.message);
+    return m;
+  }
+  char *s = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  return s;
+}
+
+#define CONV(y, want) do { char *_s = conv(y, 0); CHECK_EQ_STR(_s, want); free(_s); } while (0)
+#define CONVF(y, f, want) do { char *_s = conv(y, f); CHECK_EQ_STR(_s, want); free(_s); } while (0)
+
+static void check_split(const char *text, int n, const char *const *want) {
+  yaml_span_t *sp;
+  size_t ns;
+  CHECK_EQ_INT(yaml_split_manifests(text, strlen(text), &sp, &ns), 0);
+  CHECK_EQ_INT(ns, n);
+  for (int i = 0; i < n && i < (int)ns; i++) {
+    char *d = strndup(text + sp[i].offset, sp[i].len);
+    CHECK_EQ_STR(d, want[i]);
+    free(d);
+  }
+  free(sp);
+}
+
+static void split_tests(void) {
+  const char *w1[] = {"a: 1\n", "b: 2\n"};
+  check_split("a: 1\n---\nb: 2\n", 2, w1);
+  /* leading separator, blank docs and trailing spaces after --- */
+  check_split("\n\n---\na: 1\n---   \n\n---\t\n  \nb: 2\n---\n", 2, w1);
+  /* content on the separator line stays in the document (the regex eats only ---[ \t]*) */
+  const char *w2[] = {"# c\na: 1\n", "-x"};
+  check_split("--- # c\na: 1\n----x", 2, w2);
+  /* "---" not at line start does not split; a line starting with "---" inside a block does */
+  const char *w3[] = {"a: \"---\"\nb: |\n  text\n", "more\n"};
+  check_split("a: \"---\"\nb: |\n  text\n---more\n", 2, w3);
+  /* only space (including Unicode spaces) gives nothing */
+  check_split(" \n\t\xc2\xa0\xe3\x80\x80\n---\n", 0, NULL);
+  /* left trim is Unicode-aware; right side is untouched */
+  const char *w4[] = {"a: 1  \n\n"};
+  check_split("\xc2\x85\xe2\x80\xa8 a: 1  \n\n", 1, w4);
+  /* CRLF: \r is not part of the separator match, it starts the document and is trimmed */
+  const char *w5[] = {"a: 1\r\n", "b: 2\r\n"};
+  check_split("a: 1\r\n---\r\nb: 2\r\n", 2, w5);
+  check_split("", 0, NULL);
+}
+
+static void scalar_tests(void) {
+  CONV("a: 1\nb: -2\nc: 0x1F\nd: 0o17\ne: 017\nf: 1_000\ng: +5\nh: 0b101\ni: -0x10",
+       "{\"a\":1,\"b\":-2,\"c\":31,\"d\":15,\"e\":15,\"f\":1000,\"g\":5,\"h\":5,\"i\":-16}");
+  CONV("a: 1.5\nb: .5\nc: 1e3\nd: -1.25E-2\ne: 08\nf: 1.\ng: 6.02e+23",
+       "{\"a\":1.5,\"b\":0.5,\"c\":1000,\"d\":-0.0125,\"e\":8,\"f\":1,\"g\":6.02e+23}");
+  /* YAML 1.1 booleans and nulls as go-yaml v2 resolves them */
+  CONV("a: yes\nb: Off\nc: y\nd: N\ne: TRUE\nf: on\ng: ~\nh: null\ni:\nj: NULL",
+       "{\"a\":true,\"b\":false,\"c\":true,\"d\":false,\"e\":true,\"f\":true,\"g\":null,\"h\":null,\"i\":null,\"j\":null}");
+  /* not resolved: quoted, block, odd spellings, timestamps, versions */
+  CONV("a: \"1\"\nb: '2'\nc: |\n  3\nd: yEs\ne: 2024-01-02\nf: 1.2.3\ng: 0x\nh: 1_0.5x\ni: .\nj: -a\nk: 12:30",
+       "{\"a\":\"1\",\"b\":\"2\",\"c\":\"3\\n\",\"d\":\"yEs\",\"e\":\"2024-01-02\",\"f\":\"1.2.3\",\"g\":\"0x\",\"h\":\"1_0.5x\",\"i\":\".\",\"j\":\"-a\",\"k\":\"12:30\"}");
+  /* explicit tags */
+  CONV("a: !!str 5\nb: !!float 5\nc: !!int \"7\"\nd: ! 8\ne: !custom 9\nf: !!binary aGk=",
+       "{\"a\":\"5\",\"b\":5,\"c\":7,\"d\":\"8\",\"e\":\"9\",\"f\":\"hi\"}");
+  char *s = conv("a: !!int foo", 0);
+  CHECK(strstr(s, "cannot decode `foo` as a !!int") != NULL);
+  free(s);
+  /* NaN and infinity have no JSON form */
+  s = conv("a: .nan", 0);
+  CHECK(strncmp(s, "ERR(-22) line 1, column 4:", 26) == 0);
+  free(s);
+  s = conv("a:\n  - .inf", 0);
+  CHECK(strstr(s, "line 2, column 5") != NULL);
+  free(s);
+  /* integer overflow: ParseInt fails, ParseUint succeeds; beyond uint64 it is a float */
+  CONVF("a: 9007199254740993\nb: 18446744073709551615\nc: -9223372036854775808\nd: 5", YAML_OPT_BIGINT_RAW,
+        "{\"a\":9007199254740993,\"b\":18446744073709551615,\"c\":-9223372036854775808,\"d\":5}");
+  CONV("a: 18446744073709551616", "{\"a\":1.8446744073709552e+19}");
+  /* the valuestring of numbers is what sigs.k8s.io/yaml gives a string field */
+  cJSON *j;
+  const char *nums = "a: 1234567\nb: 0.1\nc: 1e6\nd: 0x10";
+  CHECK_EQ_INT(yaml_to_json(nums, strlen(nums), NULL, &j, NULL), 0);
+  if (!j) return;
+  CHECK_EQ_STR(cJSON_GetObjectItem(j, "a")->valuestring, "1234567");
+  CHECK_EQ_STR(cJSON_GetObjectItem(j, "b")->valuestring, "0.1");
+  CHECK_EQ_STR(cJSON_GetObjectItem(j, "c")->valuestring, "1e+06");
+  CHECK_EQ_STR(cJSON_GetObjectItem(j, "d")->valuestring, "16");
+  cJSON_Delete(j);
+  /* keys: non-string scalars become text (bools too, the famous `on:`) */
+  CONV("1: a\non: c\nn: b\n1.5: d\n0x10: e", "{\"1\":\"a\",\"true\":\"c\",\"false\":\"b\",\"1.5\":\"d\",\"16\":\"e\"}");
+  /* true and on are the same key once resolved */
+  s = conv("true: b\non: c", 0);
+  CHECK(strstr(s, "line 2, column 1: mapping key \"true\" already defined") != NULL);
+  free(s);
+  s = conv("~: a", 0);
+  CHECK(strstr(s, "unsupported map key (null)") != NULL);
+  free(s);
+  s = conv("[a]: b", 0);
+  CHECK(strstr(s, "unsupported map key") != NULL);
+  free(s);
+}
+
+static void float32_tests(void) {
+  char b[32];
+  yaml_format_float32(0.1, b, sizeof b);
+  CHECK_EQ_STR(b, "0.1");
+  yaml_format_float32(1e6, b, sizeof b);
+  CHECK_EQ_STR(b, "1e+06");
+  yaml_format_float32(123456, b, sizeof b);
+  CHECK_EQ_STR(b, "123456");
+  yaml_format_float32(1234567, b, sizeof b);
+  CHECK_EQ_STR(b, "1.234567e+06");
+  yaml_format_float32(0.0001, b, sizeof b);
+  CHECK_EQ_STR(b, "0.0001");
+  yaml_format_float32(0.00001, b, sizeof b);
+  CHECK_EQ_STR(b, "1e-05");
+  yaml_format_float32(-2.5, b, sizeof b);
+  CHECK_EQ_STR(b, "-2.5");
+  yaml_format_float32(3.14159265358979, b, sizeof b);
+  CHECK_EQ_STR(b, "3.1415927");
+  yaml_format_float32(1e39, b, sizeof b);
+  CHECK_EQ_STR(b, "+Inf");
+}
+
+static void structure_tests(void) {
+  CONV("", "null");
+  CONV("# only a comment\n", "null");
+  CONV("---\n...\n", "null");
+  CONV("[1, [2, {a: b}], {}]", "[1,[2,{\"a\":\"b\"}],{}]");
+  CONV("a:\n  b:\n    - c\n    - d: e\n", "{\"a\":{\"b\":[\"c\",{\"d\":\"e\"}]}}");
+  /* only the first document is read, like go-yaml's Unmarshal */
+  CONV("a: 1\n---\nb: 2\n", "{\"a\":1}");
+  /* anchors, aliases and merges */
+  CONV("base: &b {p: 1, q: 2}\nc: *b\nd:\n  <<: *b\n  q: 3\n", "{\"base\":{\"p\":1,\"q\":2},\"c\":{\"p\":1,\"q\":2},\"d\":{\"p\":1,\"q\":3}}");
+  CONV("a: &a {x: 1}\nb: &b {x: 2, z: 2}\nc:\n  <<: [*a, *b]\n", "{\"a\":{\"x\":1},\"b\":{\"x\":2,\"z\":2},\"c\":{\"x\":1,\"z\":2}}");
+  CONV("s: &s hello\nt: *s\n", "{\"s\":\"hello\",\"t\":\"hello\"}");
+  /* an anchor on a merged-away node stays usable */
+  CONV("a:\n  <<: &m {k: v}\nb: *m\n", "{\"a\":{\"k\":\"v\"},\"b\":{\"k\":\"v\"}}");
+  char *s = conv("a:\n  <<: 5\n", 0);
+  CHECK(strstr(s, "map merge requires map") != NULL);
+  free(s);
+  s = conv("a: *nope\n", 0);
+  CHECK(strstr(s, "line 1, column 4: unknown anchor 'nope'") != NULL);
+  free(s);
+}
+
+static void error_tests(void) {
+  char *s = conv("a: 1\nb: 2\na: 3\n", 0);
+  CHECK_EQ_STR(s, "ERR(-22) line 3, column 1: mapping key \"a\" already defined");
+  free(s);
+  s = conv("x:\n  a: b: c\n", 0);
+  CHECK_EQ_STR(s, "ERR(-22) line 2, column 7: mapping values are not allowed in this context");
+  free(s);
+  s = conv("a:\n  - b\n  c: d\n", 0);
+  CHECK_EQ_STR(s, "ERR(-22) line 3, column 3: did not find expected '-' indicator (while parsing a block collection that started at line 2, column 3)");
+  free(s);
+  s = conv("a: \"unterminated\n", 0);
+  CHECK(strstr(s, "ERR(-22) line 2") != NULL);
+  free(s);
+  s = conv("a: \"x\\0y\"", 0);
+  CHECK(strstr(s, "NUL") != NULL);
+  free(s);
+  s = conv("\t- a", 0);
+  CHECK(strncmp(s, "ERR(-22) line 1, column 1:", 26) == 0);
+  free(s);
+  /* invalid UTF-8 */
+  s = conv("a: \xff\xfe", 0);
+  CHECK(strncmp(s, "ERR(-22)", 8) == 0);
+  free(s);
+}
+
+static void bomb_tests(void) {
+  /* billion laughs */
+  const char *bomb =
+      "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
+      "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+      "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+      "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+      "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
+      "f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+      "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n"
+      "h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"
+      "i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]\n";
+  cJSON *j = NULL;
+  yaml_error_t e;
+  CHECK_EQ_INT(yaml_to_json(bomb, strlen(bomb), NULL, &j, &e), -E2BIG);
+  CHECK(j == NULL);
+  CHECK(strstr(e.message, "alias bomb") != NULL);
+  /* a small budget stops even a modest expansion */
+  yaml_opts_t o = {20, 0, 0};
+  const char *y = "a: &a [1,2,3,4,5]\nb: [*a, *a, *a, *a]\n";
+  CHECK_EQ_INT(yaml_to_json(y, strlen(y), &o, &j, &e), -E2BIG);
+  CHECK_EQ_INT(e.line, 2);
+  o.max_alias_nodes = 100;
+  CHECK_EQ_INT(yaml_to_json(y, strlen(y), &o, &j, &e), 0);
+  cJSON_Delete(j);
+  /* deep nesting is refused, not a stack overflow */
+  size_t n = 100000;
+  char *deep = malloc(n * 2 + 1);
+  for (size_t i = 0; i < n; i++) {
+    deep[i] = '[';
+    deep[n + i] = ']';
+  }
+  deep[2 * n] = 0;
+  CHECK_EQ_INT(yaml_to_json(deep, 2 * n, NULL, &j, &e), -E2BIG);
+  CHECK(strstr(e.message, "nesting deeper than 500") != NULL);
+  free(deep);
+  /* many keys: duplicate detection stays fast */
+  size_t keys = 200000;
+  char *big = malloc(keys * 16 + 32);
+  size_t len = 0;
+  for (size_t i = 0; i < keys; i++) len += (size_t)sprintf(big + len, "k%zu: %zu\n", i, i);
+  len += (size_t)sprintf(big + len, "k7: dup\n");
+  CHECK_EQ_INT(yaml_to_json(big, len, NULL, &j, &e), -EINVAL);
+  CHECK_EQ_INT(e.line, (int)keys + 1);
+  free(big);
+}
+
+int main(void) {
+  split_tests();
+  scalar_tests();
+  float32_tests();
+  structure_tests();
+  error_tests();
+  bomb_tests();
+  return t_done();
+}
