@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "helm/template/helm_funcs.h"
+#include "helm/template/sprig.h"
 #include "helm/template/tpl.h"
 
 static int b64val(int c) {
@@ -123,7 +124,7 @@ static int run_case(cJSON *c, int verbose, tpl_funcs_t *funcs) {
 int main(int argc, char **argv) {
   int verbose = 1, passed = 0, failed = 0;
   tpl_funcs_t *funcs = tpl_funcs_new();
-  if (!funcs || tpl_helm_funcs_add(funcs)) {
+  if (!funcs || tpl_helm_funcs_add(funcs) || sprig_funcs_add(funcs)) {
     fprintf(stderr, "tpl_corpus: cannot build the function table\n");
     return 2;
   }

@@ -1,0 +1,18 @@
+/* Registration of the Sprig and Helm function tables (see sprig.h). */
+#include "helm/template/sprig_internal.h"
+
+int sprig_funcs_add(tpl_funcs_t *t) {
+  struct {
+    const tpl_func_t *f;
+    size_t n;
+  } tabs[] = {
+      {sprig__strings_fns, sprig__strings_nfns}, {sprig__lists_fns, sprig__lists_nfns},
+      {sprig__math_fns, sprig__math_nfns},       {sprig__enc_fns, sprig__enc_nfns},     {sprig__regex_fns, sprig__regex_nfns},
+      {sprig__rand_fns, sprig__rand_nfns},
+  };
+  for (size_t i = 0; i < sizeof tabs / sizeof tabs[0]; i++) {
+    int rc = tpl_funcs_add(t, tabs[i].f, tabs[i].n);
+    if (rc) return rc;
+  }
+  return 0;
+}

@@ -1,0 +1,70 @@
+/* Internal helpers shared by the Sprig/Helm function files (sprig_*.c). */
+#pragma once
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+
+#include "helm/template/sprig.h"
+#include "helm/template/tpl.h"
+#include "helm/template/tpl_internal.h"
+
+/* Declares a function implementation with the tpl_fn_t signature. */
+#define SPRIG_FN(name) static int name(tpl_call_t *c, tpl_value_t *args, size_t n, tpl_value_t *out)
+
+/* Result helpers: copy into the call's arena. TPL_ENOMEM on failure. */
+int sprig__ret_str(tpl_call_t *c, const char *p, size_t n, tpl_value_t *out);
+int sprig__ret_buf(tpl_call_t *c, buf_t *b, tpl_value_t *out); /* frees b */
+
+/* Unwraps an argument: INVALID becomes NIL (an interface{} holding nil). */
+static inline tpl_value_t sprig__arg(const tpl_value_t *v) {
+  tpl_value_t r = *v;
+  if (r.kind == TPL_INVALID) r.kind = TPL_NIL;
+  r.iface = 0;
+  return r;
+}
+
+/* Sprig's strval: strings as they are, everything else as fmt's %v. */
+int sprig__strval(buf_t *out, const tpl_value_t *v);
+/* cast.ToInt64E / ToFloat64E (v1.7.0): 0 on success, -1 when not convertible. */
+int sprig__to_int64(const tpl_value_t *v, int64_t *out);
+int sprig__to_float64(const tpl_value_t *v, double *out);
+/* Go's int64(f) on amd64 (NaN and out of range give INT64_MIN). */
+int64_t sprig__f2i(double f);
+/* strconv.ParseInt(s, base, 64) / ParseUint: 0 ok, -1 syntax, -2 range. base 0 honours prefixes and '_'. */
+int sprig__parse_int(const char *s, size_t n, int base, int64_t *out);
+int sprig__parse_uint(const char *s, size_t n, int base, uint64_t *out);
+/* strconv.ParseFloat(s, 64): 0 ok, -1 syntax, -2 range (*out is then +-Inf or 0). */
+int sprig__parse_float(const char *s, size_t n, double *out);
+
+/* Sprig's empty(): Go's zero-ness of the dynamic value. */
+bool sprig__empty(const tpl_value_t *v);
+/* reflect.DeepEqual of two interface{} values. */
+bool sprig__deep_equal(const tpl_value_t *a, const tpl_value_t *b);
+/* Go's reflect Kind name of an interface{} value ("invalid" for nil). */
+const char *sprig__kind_name(const tpl_value_t *v);
+/* A list element or map value as an interface{} holds it (typed elements get their kind). */
+tpl_value_t sprig__elem(const tpl_value_t *container, const tpl_value_t *item);
+/* Deep copy (copystructure semantics for the value kinds templates see). */
+int sprig__deep_copy(tpl_arena_t *a, const tpl_value_t *in, tpl_value_t *out);
+
+/* Panic with Go's nil-dereference text (reflect.TypeOf(nil).Kind()). */
+#define SPRIG_NIL_DEREF "runtime error: invalid memory address or nil pointer dereference"
+
+/* Function tables of each file. */
+extern const tpl_func_t sprig__strings_fns[];
+extern const size_t sprig__strings_nfns;
+extern const tpl_func_t sprig__lists_fns[];
+extern const size_t sprig__lists_nfns;
+extern const tpl_func_t sprig__dicts_fns[];
+extern const size_t sprig__dicts_nfns;
+extern const tpl_func_t sprig__math_fns[];
+extern const size_t sprig__math_nfns;
+extern const tpl_func_t sprig__enc_fns[];
+extern const size_t sprig__enc_nfns;
+extern const tpl_func_t sprig__regex_fns[];
+extern const size_t sprig__regex_nfns;
+extern const tpl_func_t sprig__semver_fns[];
+extern const size_t sprig__semver_nfns;
+extern const tpl_func_t sprig__rand_fns[];
+extern const size_t sprig__rand_nfns;

@@ -1,0 +1,481 @@
+/* Go's encoding/json for template values: Marshal (sorted keys, HTML
+ * escaping, ES6 float formatting, MarshalIndent) and Unmarshal into
+ * interface{} with Go's syntax error texts. */
+#include <math.h>
+#include <string.h>
+
+#include "helm/template/sprig_internal.h"
+
+/* ---- encoding ---- */
+
+typedef struct {
+  buf_t *o;
+  bool html;
+  const char *indent;
+  buf_t *err;
+  int rc;
+} jenc_t;
+
+static const char hexd[] = "0123456789abcdef";
+
+static void jput(jenc_t *e, const char *s, size_t n) {
+  if (!e->rc && buf_append(e->o, s, n)) e->rc = TPL_ENOMEM;
+}
+
+void sprig__json_string(buf_t *o, const char *s, size_t n, bool html);
+void sprig__json_string(buf_t *o, const char *s, size_t n, bool html) {
+  buf_putc(o, '"');
+  size_t start = 0;
+  for (size_t i = 0; i < n;) {
+    unsigned char b = (unsigned char)s[i];
+    if (b < 0x80) {
+      bool safe = b >= 0x20 && b != '"' && b != '\\' && (!html || (b != '<' && b != '>' && b != '&'));
+      if (safe) {
+        i++;
+        continue;
+      }
+      buf_append(o, s + start, i - start);
+      switch (b) {
+      case '\\': case '"': buf_putc(o, '\\'); buf_putc(o, (char)b); break;
+      case '\b': buf_puts(o, "\\b"); break;
+      case '\f': buf_puts(o, "\\f"); break;
+      case '\n': buf_puts(o, "\\n"); break;
+      case '\r': buf_puts(o, "\\r"); break;
+      case '\t': buf_puts(o, "\\t"); break;
+      default: {
+        char u[6] = {'\\', 'u', '0', '0', hexd[b >> 4], hexd[b & 15]};
+        buf_append(o, u, 6);
+      }
+      }
+      i++;
+      start = i;
+      continue;
+    }
+    int32_t r;
+    size_t w = tpl__utf8_decode(s + i, n - i, &r);
+    if (r == 0xFFFD && w == 1) {
+      buf_append(o, s + start, i - start);
+      buf_puts(o, "\\ufffd");
+      i++;
+      start = i;
+      continue;
+    }
+    if (r == 0x2028 || r == 0x2029) {
+      buf_append(o, s + start, i - start);
+      buf_puts(o, r == 0x2028 ? "\\u2028" : "\\u2029");
+      i += w;
+      start = i;
+      continue;
+    }
+    i += w;
+  }
+  buf_append(o, s + start, n - start);
+  buf_putc(o, '"');
+}
+
+/* Appends a float64 as encoding/json does; -1 for NaN/Inf. */
+int sprig__json_float(buf_t *o, double f);
+int sprig__json_float(buf_t *o, double f) {
+  if (isnan(f) || isinf(f)) return -1;
+  double a = fabs(f);
+  char fmtc = 'f';
+  if (a != 0 && (a < 1e-6 || a >= 1e21)) fmtc = 'e';
+  size_t before = o->len;
+  tpl_fmt_float(o, f, fmtc, -1);
+  if (fmtc == 'e') {
+    size_t n = o->len - before;
+    char *b = o->data + before;
+    if (n >= 4 && b[n - 4] == 'e' && b[n - 3] == '-' && b[n - 2] == '0') {
+      b[n - 2] = b[n - 1];
+      o->len--;
+      o->data[o->len] = 0;
+    }
+  }
+  return 0;
+}
+
+static void newline(jenc_t *e, int depth) {
+  if (!e->indent) return;
+  jput(e, "\n", 1);
+  for (int i = 0; i < depth; i++) jput(e, e->indent, strlen(e->indent));
+}
+
+static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
+  if (e->rc) return;
+  if (depth > 1000) {
+    if (e->err) buf_printf(e->err, "json: unsupported value: encountered a cycle via %s",
+                           v->kind == TPL_LIST ? "[]interface {}" : "map[string]interface {}");
+    e->rc = -1;
+    return;
+  }
+  switch (v->kind) {
+  case TPL_INVALID:
+  case TPL_NIL: jput(e, "null", 4); return;
+  case TPL_BOOL: v->u.b ? jput(e, "true", 4) : jput(e, "false", 5); return;
+  case TPL_INT:
+  case TPL_INT64:
+    if (buf_printf(e->o, "%lld", (long long)v->u.i)) e->rc = TPL_ENOMEM;
+    return;
+  case TPL_UINT64:
+    if (buf_printf(e->o, "%llu", (unsigned long long)v->u.u)) e->rc = TPL_ENOMEM;
+    return;
+  case TPL_FLOAT64:
+    if (sprig__json_float(e->o, v->u.f)) {
+      if (e->err) {
+        buf_puts(e->err, "json: unsupported value: ");
+        tpl_fmt_float(e->err, v->u.f, 'g', -1);
+      }
+      e->rc = -1;
+    }
+    return;
+  case TPL_STRING: sprig__json_string(e->o, v->u.s.p, v->u.s.n, e->html); return;
+  case TPL_LIST: {
+    const tpl_list_t *l = v->u.list;
+    if (!l) {
+      jput(e, "null", 4);
+      return;
+    }
+    jput(e, "[", 1);
+    for (size_t i = 0; i < l->len; i++) {
+      if (i) jput(e, ",", 1);
+      newline(e, depth + 1);
+      jenc(e, &l->items[i], depth + 1);
+    }
+    if (l->len) newline(e, depth);
+    jput(e, "]", 1);
+    return;
+  }
+  case TPL_MAP: {
+    const tpl_map_t *m = v->u.map;
+    if (!m) {
+      jput(e, "null", 4);
+      return;
+    }
+    jput(e, "{", 1);
+    const tpl_map_entry_t **es = NULL;
+    if (m->len) {
+      es = malloc(m->len * sizeof(*es));
+      if (!es) {
+        e->rc = TPL_ENOMEM;
+        return;
+      }
+      for (size_t i = 0; i < m->len; i++) es[i] = &m->ents[i];
+      tpl__sort_entries(es, m->len);
+    }
+    for (size_t i = 0; i < m->len && !e->rc; i++) {
+      if (i) jput(e, ",", 1);
+      newline(e, depth + 1);
+      sprig__json_string(e->o, es[i]->key, es[i]->klen, e->html);
+      jput(e, e->indent ? ": " : ":", e->indent ? 2 : 1);
+      jenc(e, &es[i]->val, depth + 1);
+    }
+    if (m->len) newline(e, depth);
+    jput(e, "}", 1);
+    free(es);
+    return;
+  }
+  case TPL_OBJECT: jput(e, "{}", 2); return;
+  case TPL_FUNC:
+    if (e->err) {
+      buf_puts(e->err, "json: unsupported type: ");
+      tpl_value_type_name(v, e->err);
+    }
+    e->rc = -1;
+    return;
+  }
+}
+
+int sprig_json_encode(buf_t *out, const tpl_value_t *v, bool html, const char *indent, buf_t *err) {
+  jenc_t e = {out, html, indent, err, 0};
+  jenc(&e, v, 0);
+  return e.rc;
+}
+
+/* ---- decoding ---- */
+
+typedef struct {
+  const char *s;
+  size_t n, i;
+  tpl_arena_t *a;
+  buf_t *err;
+  int depth;
+  bool numerr; /* a number did not fit a float64: reported after the whole input */
+} jdec_t;
+
+/* Go's scanner error for the byte at the cursor; at the end of input, numbers and literals
+ * see the space that scanner.eof() feeds them (eof_space), everything else "unexpected end". */
+static int jerr_char2(jdec_t *d, const char *ctx, bool eof_space) {
+  if (d->i >= d->n && !eof_space) {
+    buf_reset(d->err);
+    buf_puts(d->err, "unexpected end of JSON input");
+    return -1;
+  }
+  buf_reset(d->err);
+  unsigned char c = d->i >= d->n ? ' ' : (unsigned char)d->s[d->i];
+  buf_puts(d->err, "invalid character ");
+  if (c == '\'') buf_puts(d->err, "'\\''");
+  else if (c == '"') buf_puts(d->err, "'\"'");
+  else {
+    char u[4];
+    size_t w = tpl__utf8_encode(c, u);
+    buf_t q = BUF_INIT;
+    tpl_fmt_quote(&q, u, w);
+    buf_putc(d->err, '\'');
+    buf_append(d->err, q.data + 1, q.len - 2);
+    buf_putc(d->err, '\'');
+    buf_free(&q);
+  }
+  buf_printf(d->err, " %s", ctx);
+  return -1;
+}
+
+static int jerr_char(jdec_t *d, const char *ctx) { return jerr_char2(d, ctx, false); }
+
+static void ws(jdec_t *d) {
+  while (d->i < d->n && (d->s[d->i] == ' ' || d->s[d->i] == '\t' || d->s[d->i] == '\n' || d->s[d->i] == '\r')) d->i++;
+}
+
+static int hexv(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+static int jstring(jdec_t *d, buf_t *b) {
+  d->i++; /* opening quote */
+  for (;;) {
+    if (d->i >= d->n) return jerr_char(d, "");
+    unsigned char c = (unsigned char)d->s[d->i];
+    if (c == '"') {
+      d->i++;
+      return 0;
+    }
+    if (c < 0x20) return jerr_char(d, "in string literal");
+    if (c == '\\') {
+      d->i++;
+      if (d->i >= d->n) return jerr_char2(d, "in string escape code", true);
+      char e = d->s[d->i];
+      switch (e) {
+      case '"': case '\\': case '/': buf_putc(b, e); d->i++; continue;
+      case 'b': buf_putc(b, '\b'); d->i++; continue;
+      case 'f': buf_putc(b, '\f'); d->i++; continue;
+      case 'n': buf_putc(b, '\n'); d->i++; continue;
+      case 'r': buf_putc(b, '\r'); d->i++; continue;
+      case 't': buf_putc(b, '\t'); d->i++; continue;
+      case 'u': {
+        d->i++;
+        int32_t r = 0;
+        for (int k = 0; k < 4; k++) {
+          if (d->i >= d->n) return jerr_char2(d, "in \\u hexadecimal character escape", true);
+          int h = hexv((unsigned char)d->s[d->i]);
+          if (h < 0) return jerr_char(d, "in \\u hexadecimal character escape");
+          r = r * 16 + h;
+          d->i++;
+        }
+        if (r >= 0xD800 && r < 0xDC00) {
+          /* A surrogate pair when a low surrogate escape follows. */
+          if (d->i + 6 <= d->n && d->s[d->i] == '\\' && d->s[d->i + 1] == 'u') {
+            int32_t r2 = 0;
+            bool ok = true;
+            for (int k = 0; k < 4; k++) {
+              int h = hexv((unsigned char)d->s[d->i + 2 + k]);
+              if (h < 0) ok = false;
+              r2 = r2 * 16 + (h < 0 ? 0 : h);
+            }
+            if (ok && r2 >= 0xDC00 && r2 < 0xE000) {
+              r = 0x10000 + ((r - 0xD800) << 10) + (r2 - 0xDC00);
+              d->i += 6;
+            } else {
+              r = 0xFFFD;
+            }
+          } else {
+            r = 0xFFFD;
+          }
+        } else if (r >= 0xDC00 && r < 0xE000) {
+          r = 0xFFFD;
+        }
+        char u[4];
+        buf_append(b, u, tpl__utf8_encode(r, u));
+        continue;
+      }
+      default: return jerr_char(d, "in string escape code");
+      }
+    }
+    if (c < 0x80) {
+      buf_putc(b, (char)c);
+      d->i++;
+      continue;
+    }
+    int32_t r;
+    size_t w = tpl__utf8_decode(d->s + d->i, d->n - d->i, &r);
+    if (r == 0xFFFD && w == 1) buf_puts(b, "\xEF\xBF\xBD");
+    else buf_append(b, d->s + d->i, w);
+    d->i += w;
+  }
+}
+
+static int jvalue(jdec_t *d, tpl_value_t *out);
+
+static int jnumber(jdec_t *d, tpl_value_t *out) {
+  size_t st = d->i;
+  if (d->s[d->i] == '-') {
+    d->i++;
+    if (d->i >= d->n || d->s[d->i] < '0' || d->s[d->i] > '9') return jerr_char2(d, "in numeric literal", true);
+  }
+  if (d->s[d->i] == '0') d->i++;
+  else
+    while (d->i < d->n && d->s[d->i] >= '0' && d->s[d->i] <= '9') d->i++;
+  if (d->i < d->n && d->s[d->i] == '.') {
+    d->i++;
+    if (d->i >= d->n || d->s[d->i] < '0' || d->s[d->i] > '9') return jerr_char2(d, "after decimal point in numeric literal", true);
+    while (d->i < d->n && d->s[d->i] >= '0' && d->s[d->i] <= '9') d->i++;
+  }
+  if (d->i < d->n && (d->s[d->i] == 'e' || d->s[d->i] == 'E')) {
+    d->i++;
+    if (d->i < d->n && (d->s[d->i] == '+' || d->s[d->i] == '-')) d->i++;
+    if (d->i >= d->n || d->s[d->i] < '0' || d->s[d->i] > '9') return jerr_char2(d, "in exponent of numeric literal", true);
+    while (d->i < d->n && d->s[d->i] >= '0' && d->s[d->i] <= '9') d->i++;
+  }
+  double f;
+  int rc = sprig__parse_float(d->s + st, d->i - st, &f);
+  if (rc) {
+    if (!d->numerr)
+      buf_printf(d->err, "json: cannot unmarshal number %.*s into Go value of type float64", (int)(d->i - st), d->s + st);
+    d->numerr = true;
+    *out = tpl_value_nil();
+    return 0;
+  }
+  *out = tpl_value_float(f);
+  return 0;
+}
+
+static int jliteral(jdec_t *d, const char *word, tpl_value_t v, tpl_value_t *out) {
+  size_t m = strlen(word);
+  d->i++;
+  for (size_t k = 1; k < m; k++) {
+    if (d->i >= d->n || d->s[d->i] != word[k]) {
+      char ctx[64];
+      snprintf(ctx, sizeof ctx, "in literal %s (expecting '%c')", word, word[k]);
+      return jerr_char2(d, ctx, true);
+    }
+    d->i++;
+  }
+  *out = v;
+  return 0;
+}
+
+static int jvalue(jdec_t *d, tpl_value_t *out) {
+  ws(d);
+  if (d->i >= d->n) return jerr_char(d, "");
+  char c = d->s[d->i];
+  if (c == '{' || c == '[') {
+    if (++d->depth > 10000) {
+      buf_puts(d->err, "exceeded max depth");
+      return -1;
+    }
+  }
+  if (c == '{') {
+    d->i++;
+    *out = tpl_value_map_new(d->a, TPL_ELEM_ANY);
+    if (out->kind == TPL_INVALID) return TPL_ENOMEM;
+    ws(d);
+    if (d->i < d->n && d->s[d->i] == '}') {
+      d->i++;
+      d->depth--;
+      return 0;
+    }
+    for (;;) {
+      if (d->i >= d->n || d->s[d->i] != '"') return jerr_char(d, "looking for beginning of object key string");
+      buf_t k = BUF_INIT;
+      int rc = jstring(d, &k);
+      if (rc) {
+        buf_free(&k);
+        return rc;
+      }
+      ws(d);
+      if (d->i >= d->n || d->s[d->i] != ':') {
+        buf_free(&k);
+        return jerr_char(d, "after object key");
+      }
+      d->i++;
+      tpl_value_t v;
+      rc = jvalue(d, &v);
+      if (rc) {
+        buf_free(&k);
+        return rc;
+      }
+      rc = tpl_map_set(d->a, out->u.map, k.data ? k.data : "", k.len, v);
+      buf_free(&k);
+      if (rc) return rc;
+      ws(d);
+      if (d->i < d->n && d->s[d->i] == ',') {
+        d->i++;
+        ws(d);
+        continue;
+      }
+      if (d->i < d->n && d->s[d->i] == '}') {
+        d->i++;
+        d->depth--;
+        return 0;
+      }
+      return jerr_char(d, "after object key:value pair");
+    }
+  }
+  if (c == '[') {
+    d->i++;
+    *out = tpl_value_list_new(d->a, TPL_ELEM_ANY, 0);
+    if (out->kind == TPL_INVALID) return TPL_ENOMEM;
+    ws(d);
+    if (d->i < d->n && d->s[d->i] == ']') {
+      d->i++;
+      d->depth--;
+      return 0;
+    }
+    for (;;) {
+      tpl_value_t v;
+      int rc = jvalue(d, &v);
+      if (rc) return rc;
+      if (tpl_list_push(d->a, out->u.list, v)) return TPL_ENOMEM;
+      ws(d);
+      if (d->i < d->n && d->s[d->i] == ',') {
+        d->i++;
+        continue;
+      }
+      if (d->i < d->n && d->s[d->i] == ']') {
+        d->i++;
+        d->depth--;
+        return 0;
+      }
+      return jerr_char(d, "after array element");
+    }
+  }
+  if (c == '"') {
+    buf_t b = BUF_INIT;
+    int rc = jstring(d, &b);
+    if (!rc) {
+      *out = tpl_value_str_copy(d->a, b.data ? b.data : "", b.len);
+      if (out->kind == TPL_INVALID) rc = TPL_ENOMEM;
+    }
+    buf_free(&b);
+    return rc;
+  }
+  if (c == '-' || (c >= '0' && c <= '9')) return jnumber(d, out);
+  if (c == 't') return jliteral(d, "true", tpl_value_bool(true), out);
+  if (c == 'f') return jliteral(d, "false", tpl_value_bool(false), out);
+  if (c == 'n') return jliteral(d, "null", tpl_value_nil(), out);
+  return jerr_char(d, "looking for beginning of value");
+}
+
+/* json.Unmarshal into interface{}: 0, -1 (syntax error text in err), -2 (a number did not fit:
+ * *out holds the value with nulls there, err says which), or TPL_ENOMEM. */
+int sprig__json_decode(tpl_arena_t *a, const char *s, size_t n, tpl_value_t *out, buf_t *err);
+int sprig__json_decode(tpl_arena_t *a, const char *s, size_t n, tpl_value_t *out, buf_t *err) {
+  jdec_t d = {s, n, 0, a, err, 0, false};
+  *out = tpl_value_nil();
+  int rc = jvalue(&d, out);
+  if (rc) return rc;
+  ws(&d);
+  if (d.i < d.n) return jerr_char(&d, "after top-level value");
+  return d.numerr ? -2 : 0;
+}

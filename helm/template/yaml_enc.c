@@ -1,0 +1,1010 @@
+/* sigs.k8s.io/yaml.Marshal for template values, byte for byte: the value
+ * goes through Go's JSON encoding (so numbers become JSON text, invalid
+ * UTF-8 becomes U+FFFD and NaN is an error), yaml.v2 decodes that (numbers
+ * resolve to int, uint64 or float64) and yaml.v2's emitter (a port of
+ * libyaml's) writes it: keys in yaml.v2's natural order, strings quoted when
+ * they would read back as another type, literal block scalars, 80-column
+ * folding. The emitter below follows emitterc.go function by function. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helm/template/sprig_internal.h"
+
+int sprig__json_float(buf_t *o, double f);
+
+enum { ST_PLAIN = 1, ST_SINGLE, ST_DOUBLE, ST_LITERAL };
+
+typedef struct {
+  buf_t *out;
+  buf_t *err;
+  int rc;
+  int column, indent;
+  int *indents;
+  size_t nind, capind;
+  bool whitespace, indention, open_ended;
+  int flow_level;
+  bool root_ctx, seq_ctx, map_ctx, simple_key_ctx;
+  int best_width, best_indent;
+  /* analysis of the current scalar */
+  const unsigned char *v;
+  size_t n;
+  bool multiline, flow_plain, block_plain, single_ok, block_ok;
+  int style;
+} ye_t;
+
+static unsigned char at(const ye_t *e, size_t i) { return i < e->n ? e->v[i] : 0; }
+
+static int width_of(unsigned char b) {
+  if ((b & 0x80) == 0) return 1;
+  if ((b & 0xE0) == 0xC0) return 2;
+  if ((b & 0xF0) == 0xE0) return 3;
+  if ((b & 0xF8) == 0xF0) return 4;
+  return 1;
+}
+
+static bool is_space(const ye_t *e, size_t i) { return at(e, i) == ' '; }
+static bool is_break(const ye_t *e, size_t i) {
+  unsigned char b = at(e, i);
+  return b == '\r' || b == '\n' || (b == 0xC2 && at(e, i + 1) == 0x85) ||
+         (b == 0xE2 && at(e, i + 1) == 0x80 && (at(e, i + 2) == 0xA8 || at(e, i + 2) == 0xA9));
+}
+static bool is_blank(const ye_t *e, size_t i) { return at(e, i) == ' ' || at(e, i) == '\t'; }
+static bool is_blankz(const ye_t *e, size_t i) { return is_blank(e, i) || is_break(e, i) || at(e, i) == 0; }
+static bool is_printable(const ye_t *e, size_t i) {
+  unsigned char b = at(e, i), b1 = at(e, i + 1), b2 = at(e, i + 2);
+  return b == 0x0A || (b >= 0x20 && b <= 0x7E) || (b == 0xC2 && b1 >= 0xA0) || (b > 0xC2 && b < 0xED) ||
+         (b == 0xED && b1 < 0xA0) || b == 0xEE ||
+         (b == 0xEF && !(b1 == 0xBB && b2 == 0xBF) && !(b1 == 0xBF && (b2 == 0xBE || b2 == 0xBF)));
+}
+static bool is_bom(const ye_t *e) { return at(e, 0) == 0xEF && at(e, 1) == 0xBB && at(e, 2) == 0xBF; }
+
+static void put(ye_t *e, char c) {
+  if (!e->rc && buf_putc(e->out, c)) e->rc = TPL_ENOMEM;
+  e->column++;
+}
+static void put_break(ye_t *e) {
+  if (!e->rc && buf_putc(e->out, '\n')) e->rc = TPL_ENOMEM;
+  e->column = 0;
+}
+static void write1(ye_t *e, size_t *i) {
+  int w = width_of(at(e, *i));
+  if (*i + (size_t)w > e->n) w = (int)(e->n - *i);
+  if (!e->rc && buf_append(e->out, e->v + *i, (size_t)w)) e->rc = TPL_ENOMEM;
+  e->column++;
+  *i += (size_t)w;
+}
+static void write_break(ye_t *e, size_t *i) {
+  if (at(e, *i) == '\n') {
+    put_break(e);
+    (*i)++;
+  } else {
+    write1(e, i);
+    e->column = 0;
+  }
+}
+static void write_all(ye_t *e, const char *s) {
+  size_t n = strlen(s);
+  if (!e->rc && buf_append(e->out, s, n)) e->rc = TPL_ENOMEM;
+  e->column += (int)n;
+}
+
+static void push_indent(ye_t *e) {
+  if (e->nind == e->capind) {
+    size_t nc = e->capind ? e->capind * 2 : 16;
+    int *ni = realloc(e->indents, nc * sizeof(int));
+    if (!ni) {
+      e->rc = TPL_ENOMEM;
+      return;
+    }
+    e->indents = ni;
+    e->capind = nc;
+  }
+  e->indents[e->nind++] = e->indent;
+}
+static void pop_indent(ye_t *e) {
+  if (e->nind) e->indent = e->indents[--e->nind];
+}
+
+static void increase_indent(ye_t *e, bool flow, bool indentless) {
+  push_indent(e);
+  if (e->indent < 0) e->indent = flow ? e->best_indent : 0;
+  else if (!indentless) e->indent += e->best_indent;
+}
+
+static void write_indent(ye_t *e) {
+  int indent = e->indent < 0 ? 0 : e->indent;
+  if (!e->indention || e->column > indent || (e->column == indent && !e->whitespace)) put_break(e);
+  while (e->column < indent) put(e, ' ');
+  e->whitespace = true;
+  e->indention = true;
+}
+
+static void write_indicator(ye_t *e, const char *ind, bool need_ws, bool is_ws, bool is_indention) {
+  if (need_ws && !e->whitespace) put(e, ' ');
+  write_all(e, ind);
+  e->whitespace = is_ws;
+  e->indention = e->indention && is_indention;
+  e->open_ended = false;
+}
+
+static void analyze(ye_t *e, const char *s, size_t n) {
+  e->v = (const unsigned char *)s;
+  e->n = n;
+  bool block_ind = false, flow_ind = false, line_breaks = false, special = false;
+  bool leading_space = false, leading_break = false, trailing_space = false, trailing_break = false;
+  bool break_space = false, space_break = false, prev_space = false, prev_break = false;
+  if (n == 0) {
+    e->multiline = false;
+    e->flow_plain = false;
+    e->block_plain = true;
+    e->single_ok = true;
+    e->block_ok = false;
+    return;
+  }
+  if (n >= 3 && ((s[0] == '-' && s[1] == '-' && s[2] == '-') || (s[0] == '.' && s[1] == '.' && s[2] == '.'))) {
+    block_ind = true;
+    flow_ind = true;
+  }
+  bool preceded_ws = true;
+  for (size_t i = 0, w; i < n; i += w) {
+    w = (size_t)width_of(at(e, i));
+    bool followed_ws = i + w >= n || is_blank(e, i + w);
+    unsigned char ch = at(e, i);
+    if (i == 0) {
+      switch (ch) {
+      case '#': case ',': case '[': case ']': case '{': case '}': case '&': case '*': case '!': case '|':
+      case '>': case '\'': case '"': case '%': case '@': case '`':
+        flow_ind = true;
+        block_ind = true;
+        break;
+      case '?': case ':':
+        flow_ind = true;
+        if (followed_ws) block_ind = true;
+        break;
+      case '-':
+        if (followed_ws) {
+          flow_ind = true;
+          block_ind = true;
+        }
+        break;
+      }
+    } else {
+      switch (ch) {
+      case ',': case '?': case '[': case ']': case '{': case '}': flow_ind = true; break;
+      case ':':
+        flow_ind = true;
+        if (followed_ws) block_ind = true;
+        break;
+      case '#':
+        if (preceded_ws) {
+          flow_ind = true;
+          block_ind = true;
+        }
+        break;
+      }
+    }
+    if (!is_printable(e, i)) special = true;
+    if (is_space(e, i)) {
+      if (i == 0) leading_space = true;
+      if (i + w == n) trailing_space = true;
+      if (prev_break) break_space = true;
+      prev_space = true;
+      prev_break = false;
+    } else if (is_break(e, i)) {
+      line_breaks = true;
+      if (i == 0) leading_break = true;
+      if (i + w == n) trailing_break = true;
+      if (prev_space) space_break = true;
+      prev_space = false;
+      prev_break = true;
+    } else {
+      prev_space = false;
+      prev_break = false;
+    }
+    preceded_ws = is_blankz(e, i);
+  }
+  e->multiline = line_breaks;
+  e->flow_plain = e->block_plain = e->single_ok = e->block_ok = true;
+  if (leading_space || leading_break || trailing_space || trailing_break) e->flow_plain = e->block_plain = false;
+  if (trailing_space) e->block_ok = false;
+  if (break_space) e->flow_plain = e->block_plain = e->single_ok = false;
+  if (space_break || special) e->flow_plain = e->block_plain = e->single_ok = e->block_ok = false;
+  if (line_breaks) e->flow_plain = e->block_plain = false;
+  if (flow_ind) e->flow_plain = false;
+  if (block_ind) e->block_plain = false;
+}
+
+static void select_style(ye_t *e, int style) {
+  if (e->simple_key_ctx && e->multiline) style = ST_DOUBLE;
+  if (style == ST_PLAIN) {
+    if ((e->flow_level > 0 && !e->flow_plain) || (e->flow_level == 0 && !e->block_plain)) style = ST_SINGLE;
+    if (e->n == 0 && (e->flow_level > 0 || e->simple_key_ctx)) style = ST_SINGLE;
+  }
+  if (style == ST_SINGLE && !e->single_ok) style = ST_DOUBLE;
+  if (style == ST_LITERAL && (!e->block_ok || e->flow_level > 0 || e->simple_key_ctx)) style = ST_DOUBLE;
+  e->style = style;
+}
+
+static void write_plain(ye_t *e, bool allow_breaks) {
+  if (!e->whitespace) put(e, ' ');
+  bool spaces = false, breaks = false;
+  for (size_t i = 0; i < e->n && !e->rc;) {
+    if (is_space(e, i)) {
+      if (allow_breaks && !spaces && e->column > e->best_width && !is_space(e, i + 1)) {
+        write_indent(e);
+        i += (size_t)width_of(at(e, i));
+      } else {
+        write1(e, &i);
+      }
+      spaces = true;
+    } else if (is_break(e, i)) {
+      if (!breaks && at(e, i) == '\n') put_break(e);
+      write_break(e, &i);
+      e->indention = true;
+      breaks = true;
+    } else {
+      if (breaks) write_indent(e);
+      write1(e, &i);
+      e->indention = false;
+      spaces = false;
+      breaks = false;
+    }
+  }
+  e->whitespace = false;
+  e->indention = false;
+  if (e->root_ctx) e->open_ended = true;
+}
+
+static void write_single(ye_t *e, bool allow_breaks) {
+  write_indicator(e, "'", true, false, false);
+  bool spaces = false, breaks = false;
+  for (size_t i = 0; i < e->n && !e->rc;) {
+    if (is_space(e, i)) {
+      if (allow_breaks && !spaces && e->column > e->best_width && i > 0 && i < e->n - 1 && !is_space(e, i + 1)) {
+        write_indent(e);
+        i += (size_t)width_of(at(e, i));
+      } else {
+        write1(e, &i);
+      }
+      spaces = true;
+    } else if (is_break(e, i)) {
+      if (!breaks && at(e, i) == '\n') put_break(e);
+      write_break(e, &i);
+      e->indention = true;
+      breaks = true;
+    } else {
+      if (breaks) write_indent(e);
+      if (at(e, i) == '\'') put(e, '\'');
+      write1(e, &i);
+      e->indention = false;
+      spaces = false;
+      breaks = false;
+    }
+  }
+  write_indicator(e, "'", false, false, false);
+  e->whitespace = false;
+  e->indention = false;
+}
+
+static void write_double(ye_t *e, bool allow_breaks) {
+  static const char hx[] = "0123456789ABCDEF";
+  bool spaces = false;
+  write_indicator(e, "\"", true, false, false);
+  for (size_t i = 0; i < e->n && !e->rc;) {
+    unsigned char ch = at(e, i);
+    if (!is_printable(e, i) || is_bom(e) || is_break(e, i) || ch == '"' || ch == '\\') {
+      int w = 1;
+      int32_t v = ch & 0x7F;
+      if ((ch & 0x80) == 0) w = 1, v = ch & 0x7F;
+      else if ((ch & 0xE0) == 0xC0) w = 2, v = ch & 0x1F;
+      else if ((ch & 0xF0) == 0xE0) w = 3, v = ch & 0x0F;
+      else if ((ch & 0xF8) == 0xF0) w = 4, v = ch & 0x07;
+      for (int k = 1; k < w; k++) v = (v << 6) + (at(e, i + (size_t)k) & 0x3F);
+      i += (size_t)w;
+      put(e, '\\');
+      switch (v) {
+      case 0x00: put(e, '0'); break;
+      case 0x07: put(e, 'a'); break;
+      case 0x08: put(e, 'b'); break;
+      case 0x09: put(e, 't'); break;
+      case 0x0A: put(e, 'n'); break;
+      case 0x0B: put(e, 'v'); break;
+      case 0x0C: put(e, 'f'); break;
+      case 0x0D: put(e, 'r'); break;
+      case 0x1B: put(e, 'e'); break;
+      case 0x22: put(e, '"'); break;
+      case 0x5C: put(e, '\\'); break;
+      case 0x85: put(e, 'N'); break;
+      case 0xA0: put(e, '_'); break;
+      case 0x2028: put(e, 'L'); break;
+      case 0x2029: put(e, 'P'); break;
+      default: {
+        int digits;
+        if (v <= 0xFF) put(e, 'x'), digits = 2;
+        else if (v <= 0xFFFF) put(e, 'u'), digits = 4;
+        else put(e, 'U'), digits = 8;
+        for (int k = (digits - 1) * 4; k >= 0; k -= 4) put(e, hx[(v >> k) & 0x0F]);
+      }
+      }
+      spaces = false;
+    } else if (is_space(e, i)) {
+      if (allow_breaks && !spaces && e->column > e->best_width && i > 0 && i < e->n - 1) {
+        write_indent(e);
+        if (is_space(e, i + 1)) put(e, '\\');
+        i += (size_t)width_of(at(e, i));
+      } else {
+        write1(e, &i);
+      }
+      spaces = true;
+    } else {
+      write1(e, &i);
+      spaces = false;
+    }
+  }
+  write_indicator(e, "\"", false, false, false);
+  e->whitespace = false;
+  e->indention = false;
+}
+
+static void write_block_hints(ye_t *e) {
+  if (is_space(e, 0) || is_break(e, 0)) {
+    char h[2] = {(char)('0' + e->best_indent), 0};
+    write_indicator(e, h, false, false, false);
+  }
+  e->open_ended = false;
+  char chomp = 0;
+  if (e->n == 0) {
+    chomp = '-';
+  } else {
+    size_t i = e->n - 1;
+    while (i > 0 && (e->v[i] & 0xC0) == 0x80) i--;
+    if (!is_break(e, i)) {
+      chomp = '-';
+    } else if (i == 0) {
+      chomp = '+';
+      e->open_ended = true;
+    } else {
+      i--;
+      while (i > 0 && (e->v[i] & 0xC0) == 0x80) i--;
+      if (is_break(e, i)) {
+        chomp = '+';
+        e->open_ended = true;
+      }
+    }
+  }
+  if (chomp) {
+    char h[2] = {chomp, 0};
+    write_indicator(e, h, false, false, false);
+  }
+}
+
+static void write_literal(ye_t *e) {
+  write_indicator(e, "|", true, false, false);
+  write_block_hints(e);
+  put_break(e);
+  e->indention = true;
+  e->whitespace = true;
+  bool breaks = true;
+  for (size_t i = 0; i < e->n && !e->rc;) {
+    if (is_break(e, i)) {
+      write_break(e, &i);
+      e->indention = true;
+      breaks = true;
+    } else {
+      if (breaks) write_indent(e);
+      write1(e, &i);
+      e->indention = false;
+      breaks = false;
+    }
+  }
+}
+
+static void set_ctx(ye_t *e, bool root, bool seq, bool map, bool simple) {
+  e->root_ctx = root;
+  e->seq_ctx = seq;
+  e->map_ctx = map;
+  e->simple_key_ctx = simple;
+}
+
+/* Emits an analysed scalar with the requested style. */
+static void emit_scalar(ye_t *e, int style) {
+  select_style(e, style);
+  increase_indent(e, true, false);
+  switch (e->style) {
+  case ST_PLAIN: write_plain(e, !e->simple_key_ctx); break;
+  case ST_SINGLE: write_single(e, !e->simple_key_ctx); break;
+  case ST_DOUBLE: write_double(e, !e->simple_key_ctx); break;
+  case ST_LITERAL: write_literal(e); break;
+  }
+  pop_indent(e);
+}
+
+/* ---- yaml.v2's resolve(): would this plain text read back as a non-string? ---- */
+
+static bool all_digits(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return n > 0;
+}
+
+/* getnum(s, false): one or two digits. Returns digits consumed (0: error). */
+static size_t getnum(const char *s, size_t n, int *v) {
+  if (n < 1 || s[0] < '0' || s[0] > '9') return 0;
+  if (n < 2 || s[1] < '0' || s[1] > '9') {
+    *v = s[0] - '0';
+    return 1;
+  }
+  *v = (s[0] - '0') * 10 + (s[1] - '0');
+  return 2;
+}
+
+static int days_in(int m, int y) {
+  static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
+  return d[m - 1];
+}
+
+/* time.Parse with yaml.v2's allowedTimestampFormats. */
+static bool parse_timestamp(const char *s, size_t n) {
+  size_t i = 0;
+  while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+  if (i != 4 || i == n || s[i] != '-') return false;
+  int year = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
+  for (int fmt = 0; fmt < 4; fmt++) {
+    size_t p = 5, k;
+    int mon, day, h, mi, sec;
+    if (!(k = getnum(s + p, n - p, &mon))) continue;
+    p += k;
+    if (mon < 1 || mon > 12) continue;
+    if (p >= n || s[p] != '-') continue;
+    p++;
+    if (!(k = getnum(s + p, n - p, &day))) continue;
+    p += k;
+    if (fmt == 3) {
+      if (p != n) continue;
+    } else {
+      char sep = fmt == 0 ? 'T' : fmt == 1 ? 't' : ' ';
+      if (p >= n || s[p] != sep) continue;
+      p++;
+      if (!(k = getnum(s + p, n - p, &h))) continue;
+      p += k;
+      if (h >= 24) continue;
+      if (p >= n || s[p] != ':') continue;
+      p++;
+      if (!(k = getnum(s + p, n - p, &mi))) continue;
+      p += k;
+      if (mi >= 60) continue;
+      if (p >= n || s[p] != ':') continue;
+      p++;
+      if (!(k = getnum(s + p, n - p, &sec))) continue;
+      p += k;
+      if (sec >= 60) continue;
+      if (n - p >= 2 && (s[p] == '.' || s[p] == ',') && s[p + 1] >= '0' && s[p + 1] <= '9') {
+        p++;
+        while (p < n && s[p] >= '0' && s[p] <= '9') p++;
+      }
+      if (fmt < 2) {
+        if (p < n && s[p] == 'Z') {
+          p++;
+        } else {
+          if (n - p < 6 || s[p + 3] != ':' || (s[p] != '+' && s[p] != '-')) continue;
+          if (!all_digits(s + p + 1, 2) || !all_digits(s + p + 4, 2)) continue;
+          int hr = (s[p + 1] - '0') * 10 + (s[p + 2] - '0');
+          int mm = (s[p + 4] - '0') * 10 + (s[p + 5] - '0');
+          if (hr > 24 || mm > 60) continue;
+          p += 6;
+        }
+      }
+      if (p != n) continue;
+    }
+    if (day < 1 || day > days_in(mon, year)) continue;
+    return true;
+  }
+  return false;
+}
+
+/* ^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$ */
+static bool is_base60_float(const char *s, size_t n) {
+  if (n == 0) return false;
+  char c = s[0];
+  if (!(c == '+' || c == '-' || (c >= '0' && c <= '9')) || !memchr(s, ':', n)) return false;
+  size_t i = 0;
+  if (s[i] == '+' || s[i] == '-') i++;
+  if (i >= n || s[i] < '0' || s[i] > '9') return false;
+  i++;
+  while (i < n && ((s[i] >= '0' && s[i] <= '9') || s[i] == '_')) i++;
+  int groups = 0;
+  while (i < n && s[i] == ':') {
+    i++;
+    /* [0-5]?[0-9] */
+    size_t st = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9' && i - st < 2) i++;
+    size_t d = i - st;
+    if (d == 0) return false;
+    if (d == 2 && s[st] > '5') {
+      /* regexp backtracks: take one digit, then the next must be ':' or '.' or end. */
+      i = st + 1;
+    }
+    groups++;
+  }
+  if (!groups) return false;
+  if (i < n && s[i] == '.') {
+    i++;
+    while (i < n && ((s[i] >= '0' && s[i] <= '9') || s[i] == '_')) i++;
+  }
+  return i == n;
+}
+
+/* ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
+static bool yaml_style_float(const char *s, size_t n) {
+  size_t i = 0;
+  if (i < n && (s[i] == '+' || s[i] == '-')) i++;
+  if (i < n && s[i] == '.') {
+    i++;
+    size_t st = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    if (i == st) return false;
+  } else {
+    size_t st = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    if (i == st) return false;
+    if (i < n && s[i] == '.') {
+      i++;
+      while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    }
+  }
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    if (i < n && (s[i] == '+' || s[i] == '-')) i++;
+    size_t st = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    if (i == st) return false;
+  }
+  return i == n;
+}
+
+/* True when yaml.v2 would resolve the plain scalar s to !!str (and it is no base 60 float). */
+bool sprig__yaml_plain_is_str(const char *s, size_t n);
+bool sprig__yaml_plain_is_str(const char *s, size_t n) {
+  static const char *const special[] = {
+      "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no", "No", "NO",
+      "false", "False", "FALSE", "off", "Off", "OFF", "", "~", "null", "Null", "NULL", ".nan", ".NaN", ".NAN",
+      ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", "<<"};
+  char c = n ? s[0] : 0;
+  char hint;
+  if (n == 0) hint = 'N';
+  else if (c == '+' || c == '-') hint = 'S';
+  else if (c >= '0' && c <= '9') hint = 'D';
+  else if (strchr("yYnNtTfFoO~", c)) hint = 'M';
+  else if (c == '.') hint = '.';
+  else if (c == '<') hint = 'M'; /* "<<" is in the map; resolveTable has no hint for '<' but the map is consulted... */
+  else hint = 0;
+  if (c == '<') hint = 0; /* resolveTable['<'] is 0: "<<" stays a string when marshalled */
+  if (hint) {
+    for (size_t k = 0; k < sizeof special / sizeof special[0]; k++)
+      if (strlen(special[k]) == n && memcmp(special[k], s, n) == 0) return false;
+    if (hint == '.') {
+      double f;
+      if (sprig__parse_float(s, n, &f) == 0) return false;
+    } else if (hint == 'D' || hint == 'S') {
+      if (parse_timestamp(s, n)) return false;
+      char small[64] = {0};
+      char *plain = n < sizeof small ? small : malloc(n + 1);
+      if (!plain) return true;
+      size_t m = 0;
+      for (size_t i = 0; i < n; i++)
+        if (s[i] != '_') plain[m++] = s[i];
+      int64_t iv;
+      uint64_t uv;
+      double f;
+      bool nonstr = false;
+      if (sprig__parse_int(plain, m, 0, &iv) == 0 || sprig__parse_uint(plain, m, 0, &uv) == 0) nonstr = true;
+      else if (yaml_style_float(plain, m) && sprig__parse_float(plain, m, &f) == 0) nonstr = true;
+      else if (m > 2 && plain[0] == '0' && plain[1] == 'b') {
+        if (sprig__parse_int(plain + 2, m - 2, 2, &iv) == 0 || sprig__parse_uint(plain + 2, m - 2, 2, &uv) == 0)
+          nonstr = true;
+      } else if (m > 3 && plain[0] == '-' && plain[1] == '0' && plain[2] == 'b') {
+        plain[2] = '-';
+        if (sprig__parse_int(plain + 2, m - 2, 2, &iv) == 0) nonstr = true;
+      }
+      if (plain != small) free(plain);
+      if (nonstr) return false;
+    }
+  }
+  return !is_base60_float(s, n);
+}
+
+/* ---- yaml.v2's key order ---- */
+
+static bool is_letter(int32_t r) {
+  if ((r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')) return true;
+  if (r < 0xAA) return false;
+  if (r == 0xD7 || r == 0xF7 || (r >= 0xAB && r <= 0xB4) || (r >= 0xB6 && r <= 0xB9) || (r >= 0xBB && r <= 0xBF))
+    return false;
+  if ((r >= 0x2000 && r <= 0x2BFF) || (r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFF20) ||
+      (r >= 0xD800 && r <= 0xF8FF) || r == 0xFFFD)
+    return false;
+  return true;
+}
+static bool is_digit(int32_t r) { return r >= '0' && r <= '9'; }
+
+typedef struct {
+  int32_t *r;
+  size_t n;
+} runes_t;
+
+static bool key_less(const runes_t *a, const runes_t *b) {
+  const int32_t *ar = a->r, *br = b->r;
+  for (size_t i = 0; i < a->n && i < b->n; i++) {
+    if (ar[i] == br[i]) continue;
+    bool al = is_letter(ar[i]), bl = is_letter(br[i]);
+    if (al && bl) return ar[i] < br[i];
+    if (al || bl) return bl;
+    int64_t an = 0, bn = 0;
+    size_t ai, bi;
+    if (ar[i] == '0' || br[i] == '0') {
+      for (size_t j = i; j-- > 0 && is_digit(ar[j]);) {
+        if (ar[j] != '0') {
+          an = 1;
+          bn = 1;
+          break;
+        }
+      }
+    }
+    for (ai = i; ai < a->n && is_digit(ar[ai]); ai++) an = an * 10 + (ar[ai] - '0');
+    for (bi = i; bi < b->n && is_digit(br[bi]); bi++) bn = bn * 10 + (br[bi] - '0');
+    if (an != bn) return an < bn;
+    if (ai != bi) return ai < bi;
+    return ar[i] < br[i];
+  }
+  return a->n < b->n;
+}
+
+typedef struct {
+  runes_t k;
+  const char *key; /* sanitized UTF-8 */
+  size_t klen;
+  const tpl_value_t *val;
+} ykey_t;
+
+static void sort_keys(ykey_t *ks, size_t n, ykey_t *tmp) {
+  if (n <= 12) {
+    for (size_t i = 1; i < n; i++)
+      for (size_t j = i; j > 0 && key_less(&ks[j].k, &ks[j - 1].k); j--) {
+        ykey_t t = ks[j];
+        ks[j] = ks[j - 1];
+        ks[j - 1] = t;
+      }
+    return;
+  }
+  size_t h = n / 2;
+  sort_keys(ks, h, tmp);
+  sort_keys(ks + h, n - h, tmp);
+  size_t i = 0, j = h, o = 0;
+  while (i < h && j < n) tmp[o++] = key_less(&ks[j].k, &ks[i].k) ? ks[j++] : ks[i++];
+  while (i < h) tmp[o++] = ks[i++];
+  while (j < n) tmp[o++] = ks[j++];
+  memcpy(ks, tmp, n * sizeof(*ks));
+}
+
+/* ---- the value walk ---- */
+
+/* Copies s replacing invalid UTF-8 by U+FFFD (what the JSON step does). */
+static int sanitize(buf_t *b, const char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    int32_t r;
+    size_t w = tpl__utf8_decode(s + i, n - i, &r);
+    if (r == 0xFFFD && w == 1) {
+      if (buf_puts(b, "\xEF\xBF\xBD")) return TPL_ENOMEM;
+    } else if (buf_append(b, s + i, w)) {
+      return TPL_ENOMEM;
+    }
+    i += w;
+  }
+  return 0;
+}
+
+static bool valid_utf8(const char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    if ((unsigned char)s[i] < 0x80) {
+      i++;
+      continue;
+    }
+    int32_t r;
+    size_t w = tpl__utf8_decode(s + i, n - i, &r);
+    if (r == 0xFFFD && w == 1) return false;
+    i += w;
+  }
+  return true;
+}
+
+/* What yaml.v2's reader and scanner make of the JSON string literal json.Marshal wrote for s
+ * (valid UTF-8): raw DEL, C1 controls (but NEL) and U+FFFE/U+FFFF are "control characters",
+ * and a raw NEL is a line break that the double-quoted scalar scanner folds with the spaces
+ * around it. 0, 1 (out holds the changed text) or -1 (control character). */
+static int json_yaml_roundtrip(const char *s, size_t n, buf_t *out) {
+  bool nel = false;
+  for (size_t i = 0; i < n;) {
+    int32_t r;
+    size_t w = tpl__utf8_decode(s + i, n - i, &r);
+    if (r == 0x7F || (r >= 0x80 && r <= 0x9F && r != 0x85) || r == 0xFFFE || r == 0xFFFF) return -1;
+    if (r == 0x85) nel = true;
+    i += w;
+  }
+  if (!nel) return 0;
+  buf_t ws = BUF_INIT, trailing = BUF_INIT;
+  size_t i = 0;
+  for (;;) {
+    while (i < n && s[i] != ' ' && !((unsigned char)s[i] == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] == 0x85))
+      buf_putc(out, s[i++]);
+    if (i >= n) break;
+    bool leading_blanks = false;
+    buf_reset(&ws);
+    buf_reset(&trailing);
+    while (i < n && (s[i] == ' ' || ((unsigned char)s[i] == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] == 0x85))) {
+      if (s[i] == ' ') {
+        if (!leading_blanks) buf_putc(&ws, ' ');
+        i++;
+      } else {
+        if (!leading_blanks) {
+          buf_reset(&ws);
+          leading_blanks = true;
+        } else {
+          buf_putc(&trailing, '\n');
+        }
+        i += 2;
+      }
+    }
+    if (leading_blanks) {
+      if (trailing.len == 0) buf_putc(out, ' ');
+      else buf_append(out, trailing.data, trailing.len);
+    } else {
+      buf_append(out, ws.data ? ws.data : "", ws.len);
+    }
+  }
+  buf_free(&ws);
+  buf_free(&trailing);
+  if (!out->data) buf_puts(out, "");
+  return 1;
+}
+
+static void emit_str(ye_t *e, const char *s, size_t n) {
+  buf_t tmp = BUF_INIT, rt = BUF_INIT;
+  if (!valid_utf8(s, n)) {
+    if (sanitize(&tmp, s, n)) {
+      e->rc = TPL_ENOMEM;
+      return;
+    }
+    s = tmp.data;
+    n = tmp.len;
+  }
+  int k = json_yaml_roundtrip(s, n, &rt);
+  if (k < 0) {
+    buf_puts(e->err, "yaml: control characters are not allowed");
+    e->rc = -1;
+    buf_free(&tmp);
+    buf_free(&rt);
+    return;
+  }
+  if (k > 0) {
+    s = rt.data;
+    n = rt.len;
+  }
+  bool plain_ok = sprig__yaml_plain_is_str(s, n);
+  int style = memchr(s, '\n', n) ? ST_LITERAL : plain_ok ? ST_PLAIN : ST_DOUBLE;
+  analyze(e, s, n);
+  emit_scalar(e, style);
+  buf_free(&tmp);
+  buf_free(&rt);
+}
+
+static void emit_plain_text(ye_t *e, const char *s, size_t n) {
+  analyze(e, s, n);
+  emit_scalar(e, ST_PLAIN);
+}
+
+/* A float64 as JSON writes it, then as yaml.v2 reads and writes it back. */
+static void emit_number_text(ye_t *e, const char *j, size_t n) {
+  int64_t iv;
+  uint64_t uv;
+  char buf[64];
+  if (sprig__parse_int(j, n, 0, &iv) == 0) {
+    snprintf(buf, sizeof buf, "%lld", (long long)iv);
+    emit_plain_text(e, buf, strlen(buf));
+    return;
+  }
+  if (sprig__parse_uint(j, n, 0, &uv) == 0) {
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)uv);
+    emit_plain_text(e, buf, strlen(buf));
+    return;
+  }
+  double f;
+  sprig__parse_float(j, n, &f);
+  buf_t b = BUF_INIT;
+  if (isinf(f)) buf_puts(&b, f > 0 ? ".inf" : "-.inf");
+  else tpl_fmt_float(&b, f, 'g', -1);
+  emit_plain_text(e, b.data, b.len);
+  buf_free(&b);
+}
+
+static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool map, bool simple, int depth);
+
+static void emit_seq(ye_t *e, const tpl_list_t *l, int depth) {
+  if (l->len == 0) {
+    write_indicator(e, "[", true, true, false);
+    increase_indent(e, true, false);
+    e->flow_level++;
+    e->flow_level--;
+    pop_indent(e);
+    write_indicator(e, "]", false, false, false);
+    return;
+  }
+  increase_indent(e, false, e->map_ctx && !e->indention);
+  for (size_t i = 0; i < l->len && !e->rc; i++) {
+    write_indent(e);
+    write_indicator(e, "-", true, false, true);
+    emit_node(e, &l->items[i], false, true, false, false, depth + 1);
+  }
+  pop_indent(e);
+}
+
+static void emit_map(ye_t *e, const tpl_map_t *m, int depth) {
+  if (m->len == 0) {
+    write_indicator(e, "{", true, true, false);
+    increase_indent(e, true, false);
+    pop_indent(e);
+    write_indicator(e, "}", false, false, false);
+    return;
+  }
+  ykey_t *ks = calloc(m->len * 2, sizeof(*ks));
+  buf_t store = BUF_INIT;
+  if (!ks) {
+    e->rc = TPL_ENOMEM;
+    return;
+  }
+  /* Keys: sanitized UTF-8 and their runes. */
+  size_t *offs = calloc(m->len * 2 + 1, sizeof(size_t));
+  if (!offs) {
+    free(ks);
+    e->rc = TPL_ENOMEM;
+    return;
+  }
+  size_t total_runes = 0;
+  for (size_t i = 0; i < m->len; i++) {
+    offs[2 * i] = store.len;
+    if (sanitize(&store, m->ents[i].key, m->ents[i].klen)) e->rc = TPL_ENOMEM;
+    offs[2 * i + 1] = store.len;
+    total_runes += m->ents[i].klen;
+  }
+  int32_t *runes = malloc((total_runes + 1) * sizeof(int32_t));
+  if (!runes || e->rc) {
+    free(runes);
+    free(ks);
+    free(offs);
+    buf_free(&store);
+    e->rc = TPL_ENOMEM;
+    return;
+  }
+  size_t rp = 0;
+  for (size_t i = 0; i < m->len; i++) {
+    const char *s = store.data + offs[2 * i];
+    size_t n = offs[2 * i + 1] - offs[2 * i];
+    ks[i].key = s;
+    ks[i].klen = n;
+    ks[i].val = &m->ents[i].val;
+    ks[i].k.r = runes + rp;
+    for (size_t j = 0; j < n;) {
+      int32_t r;
+      j += tpl__utf8_decode(s + j, n - j, &r);
+      runes[rp++] = r;
+      ks[i].k.n++;
+    }
+  }
+  /* Duplicate keys after sanitizing: the later one wins in Go's map. */
+  sort_keys(ks, m->len, ks + m->len);
+  increase_indent(e, false, false);
+  for (size_t i = 0; i < m->len && !e->rc; i++) {
+    if (i + 1 < m->len && ks[i].klen == ks[i + 1].klen && memcmp(ks[i].key, ks[i + 1].key, ks[i].klen) == 0) continue;
+    write_indent(e);
+    /* check_simple_key: analysed scalar, not multiline, at most 128 bytes. */
+    analyze(e, ks[i].key, ks[i].klen);
+    bool simple = !e->multiline && ks[i].klen <= 128;
+    if (simple) {
+      set_ctx(e, false, false, true, true);
+      emit_str(e, ks[i].key, ks[i].klen);
+      write_indicator(e, ":", false, false, false);
+      emit_node(e, ks[i].val, false, false, true, false, depth + 1);
+    } else {
+      write_indicator(e, "?", true, false, true);
+      set_ctx(e, false, false, true, false);
+      emit_str(e, ks[i].key, ks[i].klen);
+      write_indent(e);
+      write_indicator(e, ":", true, false, true);
+      emit_node(e, ks[i].val, false, false, true, false, depth + 1);
+    }
+  }
+  pop_indent(e);
+  free(runes);
+  free(ks);
+  free(offs);
+  buf_free(&store);
+}
+
+static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool map, bool simple, int depth) {
+  if (e->rc) return;
+  set_ctx(e, root, seq, map, simple);
+  if (depth > 10000) {
+    buf_puts(e->err, "exceeded max depth of 10000");
+    e->rc = -1;
+    return;
+  }
+  char buf[64];
+  switch (v->kind) {
+  case TPL_INVALID:
+  case TPL_NIL: emit_plain_text(e, "null", 4); return;
+  case TPL_BOOL: v->u.b ? emit_plain_text(e, "true", 4) : emit_plain_text(e, "false", 5); return;
+  case TPL_INT:
+  case TPL_INT64:
+    snprintf(buf, sizeof buf, "%lld", (long long)v->u.i);
+    emit_plain_text(e, buf, strlen(buf));
+    return;
+  case TPL_UINT64:
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v->u.u);
+    emit_plain_text(e, buf, strlen(buf));
+    return;
+  case TPL_FLOAT64: {
+    buf_t j = BUF_INIT;
+    if (sprig__json_float(&j, v->u.f)) {
+      buf_puts(e->err, "error marshaling into JSON: json: unsupported value: ");
+      tpl_fmt_float(e->err, v->u.f, 'g', -1);
+      e->rc = -1;
+      buf_free(&j);
+      return;
+    }
+    emit_number_text(e, j.data, j.len);
+    buf_free(&j);
+    return;
+  }
+  case TPL_STRING: emit_str(e, v->u.s.p, v->u.s.n); return;
+  case TPL_LIST:
+    if (!v->u.list) emit_plain_text(e, "null", 4);
+    else emit_seq(e, v->u.list, depth);
+    return;
+  case TPL_MAP:
+    if (!v->u.map) emit_plain_text(e, "null", 4);
+    else emit_map(e, v->u.map, depth);
+    return;
+  case TPL_OBJECT: {
+    tpl_map_t empty = {0};
+    emit_map(e, &empty, depth);
+    return;
+  }
+  case TPL_FUNC:
+    buf_puts(e->err, "error marshaling into JSON: json: unsupported type: ");
+    tpl_value_type_name(v, e->err);
+    e->rc = -1;
+    return;
+  }
+}
+
+int sprig_yaml_encode(buf_t *out, const tpl_value_t *v, buf_t *err) {
+  buf_t scratch = BUF_INIT;
+  ye_t e = {0};
+  e.out = out;
+  e.err = err ? err : &scratch;
+  e.best_width = 80;
+  e.best_indent = 2;
+  e.indent = -1;
+  e.whitespace = true;
+  e.indention = true;
+  emit_node(&e, v, true, false, false, false, 0);
+  if (!e.rc) {
+    /* DOCUMENT-END (implicit): write_indent with indent -1. */
+    e.indent = -1;
+    write_indent(&e);
+  }
+  free(e.indents);
+  buf_free(&scratch);
+  return e.rc;
+}
