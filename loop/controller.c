@@ -5,6 +5,7 @@
 #include "watch/client.h"
 #include "watch/discovery.h"
 #include "watch/kubeconfig.h"
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,8 @@ int controller_main(int argc, char **argv) {
     } else { fprintf(stderr, "rudder controller: unknown flag %s\n%s", flag, ctl__usage); return 2; }
   }
 
+  /* A write to a connection the server closed must be an error, not a signal. */
+  signal(SIGPIPE, SIG_IGN);
   ctl_t *c = calloc(1, sizeof *c);
   if (!c) { fprintf(stderr, "rudder controller: out of memory\n"); return 1; }
   char *err = NULL;
