@@ -2,8 +2,21 @@
  * fields, variables, control structures, function calls with Go's argument
  * rules, the builtins, and Go's error wording and positions. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define TPL__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/common_interface_defs.h>
+#define TPL__ASAN 1
+#endif
+#endif
 
 #include "helm/template/tpl_internal.h"
 
@@ -25,8 +38,10 @@ typedef struct tpl__exec_s {
   size_t max_output;
   int max_depth;
   void *udata;
-  const char *stack_base;
-  size_t stack_budget;
+  uintptr_t stack_limit; /* below this address the walk continues on a new stack segment */
+  struct tpl__seg_s *segs; /* stack segments (mmap'd), reused in LIFO order */
+  size_t nsegs, seg_depth;
+  size_t stack_total, max_stack;
   const char *root_name;
   tpl__var_t *vars;
   size_t nvars, vcap;
@@ -174,10 +189,122 @@ static int call_builtin(tpl__state_t *s, int id, tpl_value_t *args, size_t n, co
 static int step(tpl__state_t *s) {
   if (++s->x->steps > s->x->max_steps)
     return s_limitf(s, "template execution exceeded %llu steps", (unsigned long long)s->x->max_steps);
-  char here;
-  if (s->x->stack_base && (size_t)(s->x->stack_base - &here) > s->x->stack_budget)
-    return s_limitf(s, "template nesting too deep (stack budget of %zu bytes exhausted)", s->x->stack_budget);
   return 0;
+}
+
+/* ---- deep recursion on mmap'd stack segments ----
+ * Go lets {{template}} nest 100000 deep (and include chains go deeper). The
+ * walk is recursive, so it runs on the caller's stack for the first
+ * TPL__CALLER_STACK bytes and then continues on segments of TPL__SEG_SIZE
+ * (address space reserved, pages touched only as used) switched to with
+ * swapcontext, up to max_stack bytes in all: deep templates reach Go's own
+ * errors, hostile ones get a clear limit error, and nothing overflows. */
+
+#define TPL__CALLER_STACK ((size_t)1 << 20)
+#define TPL__SEG_SIZE ((size_t)16 << 20)
+#define TPL__MAX_STACK ((size_t)512 << 20)
+#define TPL__STACK_MARGIN ((size_t)512 << 10)
+
+typedef struct tpl__seg_s {
+  char *mem; /* mapping: a guard page, then the usable stack */
+  size_t size;
+} tpl__seg_t;
+
+typedef struct tpl__jump_s {
+  int (*fn)(void *);
+  void *arg;
+  int rc;
+#ifdef TPL__ASAN
+  const void *from_bottom;
+  size_t from_size;
+#endif
+} tpl__jump_t;
+
+static void seg_trampoline(unsigned hi, unsigned lo) {
+  tpl__jump_t *j = (tpl__jump_t *)(((uintptr_t)hi << 32) | (uintptr_t)lo);
+#ifdef TPL__ASAN
+  __sanitizer_finish_switch_fiber(NULL, &j->from_bottom, &j->from_size);
+#endif
+  j->rc = j->fn(j->arg);
+#ifdef TPL__ASAN
+  /* This context ends here: no fake stack to keep. */
+  __sanitizer_start_switch_fiber(NULL, j->from_bottom, j->from_size);
+#endif
+}
+
+static bool stack_low(const tpl__exec_t *x) {
+  char here;
+  return (uintptr_t)&here < x->stack_limit;
+}
+
+static void segs_free(tpl__exec_t *x) {
+  for (size_t i = 0; i < x->nsegs; i++) munmap(x->segs[i].mem, x->segs[i].size);
+  free(x->segs);
+  x->segs = NULL;
+  x->nsegs = 0;
+}
+
+/* Runs fn(arg) on the next stack segment and returns its result. */
+static int on_new_stack(tpl__state_t *s, int (*fn)(void *), void *arg) {
+  tpl__exec_t *x = s->x;
+  if (x->seg_depth == x->nsegs) {
+    if (x->stack_total + TPL__SEG_SIZE > x->max_stack)
+      return s_limitf(s, "template nesting too deep (stack limit of %zu bytes exhausted)", x->max_stack);
+    tpl__seg_t *ns = realloc(x->segs, (x->nsegs + 1) * sizeof(*ns));
+    if (!ns) return s_nomem(s);
+    x->segs = ns;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t size = TPL__SEG_SIZE + page;
+    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (m == MAP_FAILED) return s_nomem(s);
+    mprotect(m, page, PROT_NONE); /* guard page: an overrun faults instead of corrupting memory */
+    x->segs[x->nsegs].mem = m;
+    x->segs[x->nsegs].size = size;
+    x->nsegs++;
+    x->stack_total += TPL__SEG_SIZE;
+  }
+  tpl__seg_t *seg = &x->segs[x->seg_depth];
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  tpl__jump_t j = {.fn = fn, .arg = arg, .rc = 0};
+  ucontext_t back, ctx;
+  if (getcontext(&ctx) != 0) return s_nomem(s);
+  ctx.uc_stack.ss_sp = seg->mem + page;
+  ctx.uc_stack.ss_size = seg->size - page;
+  ctx.uc_link = &back;
+  uintptr_t p = (uintptr_t)&j;
+  makecontext(&ctx, (void (*)(void))seg_trampoline, 2, (unsigned)(p >> 32), (unsigned)(p & 0xFFFFFFFFu));
+  uintptr_t saved_limit = x->stack_limit;
+  x->stack_limit = (uintptr_t)(seg->mem + page) + TPL__STACK_MARGIN;
+  x->seg_depth++;
+#ifdef TPL__ASAN
+  void *fake = NULL;
+  __sanitizer_start_switch_fiber(&fake, seg->mem + page, seg->size - page);
+#endif
+  int sw = swapcontext(&back, &ctx);
+#ifdef TPL__ASAN
+  __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+  x->seg_depth--;
+  x->stack_limit = saved_limit;
+  if (sw != 0) return s_nomem(s);
+  return j.rc;
+}
+
+typedef struct tpl__walk_args_s {
+  tpl__state_t *s;
+  tpl_value_t dot;
+  const tpl_node_t *n;
+  tpl_value_t *out;
+} tpl__walk_args_t;
+
+static int walk_tramp(void *p) {
+  tpl__walk_args_t *a = p;
+  return walk(a->s, a->dot, a->n);
+}
+
+static int eval_pipeline_tramp(void *p) {
+  tpl__walk_args_t *a = p;
+  return eval_pipeline(a->s, a->dot, a->n, a->out);
 }
 
 static int emit(tpl__state_t *s, const char *p, size_t n) {
@@ -248,17 +375,17 @@ static bool is_hex_int(const char *t, size_t n) {
   return n > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') && !memchr(t, 'p', n) && !memchr(t, 'P', n);
 }
 
+/* Go's state.idealConstant: the syntax decides the type of a constant. */
 static int ideal_constant(tpl__state_t *s, const tpl_node_t *c, tpl_value_t *out) {
   s->node = c;
   if (c->num & TPL_NUM_COMPLEX) {
-    if (!(c->num & TPL_NUM_FLOAT) || c->f != 0 || !(c->num & TPL_NUM_INT))
-      return s_errorf(s, "complex constants are not supported: %.*s", (int)c->slen, c->str);
+    *out = tpl_value_complex(c->cre, c->cim);
+    return 0;
   }
   bool has_fchars = false;
   for (size_t i = 0; i < c->slen; i++)
     if (strchr(".eEpP", c->str[i])) has_fchars = true;
-  if ((c->num & TPL_NUM_FLOAT) && !is_hex_int(c->str, c->slen) && !(c->slen && c->str[0] == '\'') && has_fchars &&
-      !(c->num & TPL_NUM_COMPLEX)) {
+  if ((c->num & TPL_NUM_FLOAT) && !is_hex_int(c->str, c->slen) && !(c->slen && c->str[0] == '\'') && has_fchars) {
     *out = tpl_value_float(c->f);
     return 0;
   }
@@ -280,16 +407,7 @@ static int eval_call(tpl__state_t *s, tpl_value_t dot, const tpl_func_t *fn, int
                      const char *name, size_t nlen, const tpl_node_t *const *args, size_t nargs,
                      const tpl_value_t *final, void *self, tpl_value_t *out);
 
-static tpl_value_t zero_of_elem(uint8_t elem) {
-  switch (elem) {
-  case TPL_ELEM_STRING: return tpl_value_strn("", 0);
-  case TPL_ELEM_INT: return tpl_value_int(0);
-  case TPL_ELEM_INT64: return tpl_value_int64(0);
-  case TPL_ELEM_FLOAT64: return tpl_value_float(0);
-  case TPL_ELEM_BOOL: return tpl_value_bool(false);
-  default: return tpl_value_nil();
-  }
-}
+static tpl_value_t zero_of_elem(uint8_t elem) { return tpl__zero_of_elem(elem); }
 
 static int eval_field(tpl__state_t *s, tpl_value_t dot, const char *fname, size_t flen, const tpl_node_t *node,
                       const tpl_node_t *const *args, size_t nargs, const tpl_value_t *final, tpl_value_t recv,
@@ -599,6 +717,10 @@ static int eval_command(tpl__state_t *s, tpl_value_t dot, const tpl_node_t *cmd,
 }
 
 static int eval_pipeline(tpl__state_t *s, tpl_value_t dot, const tpl_node_t *pipe, tpl_value_t *out) {
+  if (stack_low(s->x)) {
+    tpl__walk_args_t a = {s, dot, pipe, out};
+    return on_new_stack(s, eval_pipeline_tramp, &a);
+  }
   *out = tpl_value_invalid();
   if (!pipe) return 0;
   s->node = pipe;
@@ -764,6 +886,10 @@ static int walk_template(tpl__state_t *s, tpl_value_t dot, const tpl_node_t *n) 
 }
 
 static int walk(tpl__state_t *s, tpl_value_t dot, const tpl_node_t *n) {
+  if (stack_low(s->x)) {
+    tpl__walk_args_t a = {s, dot, n, NULL};
+    return on_new_stack(s, walk_tramp, &a);
+  }
   s->node = n;
   int rc = step(s);
   if (rc) return rc;
@@ -847,11 +973,11 @@ int tpl_set_execute(const tpl_set_t *set, const char *name, tpl_value_t data, tp
       .max_output = opts->max_output ? opts->max_output : (64u << 20),
       .max_depth = opts->max_depth ? opts->max_depth : 100000,
       .udata = opts->udata,
-      .stack_budget = 6u << 20,
+      .max_stack = opts->max_stack ? opts->max_stack : TPL__MAX_STACK,
       .root_name = "gotpl",
   };
   char base;
-  x.stack_base = &base;
+  x.stack_limit = (uintptr_t)&base > TPL__CALLER_STACK ? (uintptr_t)&base - TPL__CALLER_STACK : 0;
   const tpl_tree_t *t = tpl__set_lookup(set, name, strlen(name));
   int rc;
   if (!t) {
@@ -867,6 +993,7 @@ int tpl_set_execute(const tpl_set_t *set, const char *name, tpl_value_t data, tp
     if (rc == TPL__BREAK || rc == TPL__CONTINUE) rc = 0;
   }
   free(x.vars);
+  segs_free(&x);
   buf_free(&local);
   return rc;
 }
@@ -886,7 +1013,7 @@ int tpl__builtin_find(const char *name, size_t len) {
   return -1;
 }
 
-typedef enum { K_INVALID, K_BOOL, K_INT, K_FLOAT, K_STRING, K_UINT } bkind_t;
+typedef enum { K_INVALID, K_BOOL, K_INT, K_FLOAT, K_STRING, K_UINT, K_COMPLEX } bkind_t;
 
 static bkind_t basic_kind(const tpl_value_t *v) {
   switch (v->kind) {
@@ -896,6 +1023,7 @@ static bkind_t basic_kind(const tpl_value_t *v) {
   case TPL_UINT64: return K_UINT;
   case TPL_FLOAT64: return K_FLOAT;
   case TPL_STRING: return K_STRING;
+  case TPL_COMPLEX128: return K_COMPLEX;
   default: return K_INVALID;
   }
 }
@@ -932,6 +1060,7 @@ static int b_eq(tpl__state_t *s, tpl_value_t a1, const tpl_value_t *rest, size_t
       switch (k1) {
       case K_BOOL: truth = a1.u.b == a.u.b; break;
       case K_FLOAT: truth = a1.u.f == a.u.f; break;
+      case K_COMPLEX: truth = a1.u.c.re == a.u.c.re && a1.u.c.im == a.u.c.im; break;
       case K_INT: truth = a1.u.i == a.u.i; break;
       case K_UINT: truth = a1.u.u == a.u.u; break;
       case K_STRING: truth = str_cmp(&a1, &a) == 0; break;
@@ -978,7 +1107,8 @@ static int b_lt(tpl__state_t *s, tpl_value_t a1, tpl_value_t a2, bool *res, buf_
     }
   } else {
     switch (k1) {
-    case K_BOOL: return buf_puts(msg, "invalid type for comparison"), TPL_EEXEC;
+    case K_BOOL:
+    case K_COMPLEX: return buf_puts(msg, "invalid type for comparison"), TPL_EEXEC;
     case K_FLOAT: truth = a1.u.f < a2.u.f; break;
     case K_INT: truth = a1.u.i < a2.u.i; break;
     case K_UINT: truth = a1.u.u < a2.u.u; break;
@@ -1174,16 +1304,17 @@ static int call_builtin(tpl__state_t *s, int id, tpl_value_t *args, size_t n, co
     if (item.kind == TPL_INVALID) return buf_puts(msg, "slice of untyped nil"), TPL_EEXEC;
     size_t ni = n - 1;
     if (ni > 3) return buf_printf(msg, "too many slice indexes: %zu", ni), TPL_EEXEC;
-    size_t cap;
+    size_t cap, len;
     if (item.kind == TPL_STRING) {
       if (ni == 3) return buf_puts(msg, "cannot 3-index slice a string"), TPL_EEXEC;
-      cap = item.u.s.n;
+      cap = len = item.u.s.n;
     } else if (item.kind == TPL_LIST) {
-      cap = item.u.list ? item.u.list->len : 0;
+      cap = item.u.list ? item.u.list->cap : 0;
+      len = item.u.list ? item.u.list->len : 0;
     } else {
       return buf_printf(msg, "can't slice item of type %s", type_str(s, &item)), TPL_EEXEC;
     }
-    int64_t idx[3] = {0, (int64_t)cap, (int64_t)cap};
+    int64_t idx[3] = {0, (int64_t)len, 0};
     for (size_t i = 0; i < ni; i++)
       if ((rc = index_arg(&args[1 + i], cap, &idx[i], msg, s))) return rc;
     if (idx[0] > idx[1])
@@ -1194,13 +1325,16 @@ static int call_builtin(tpl__state_t *s, int id, tpl_value_t *args, size_t n, co
       *out = tpl_value_strn(item.u.s.p + idx[0], (size_t)(idx[1] - idx[0]));
       return 0;
     }
+    *out = item;
+    if (!item.u.list) return 0; /* a nil slice sliced [0:0] is still nil */
     tpl_list_t *nl = tpl_arena_alloc(s->x->a, sizeof(*nl));
     if (!nl) return s_nomem(s);
-    if (item.u.list) nl->items = item.u.list->items + idx[0];
+    /* Like Go, the result shares the items and keeps the capacity left. */
+    nl->items = item.u.list->items + idx[0];
     nl->len = (size_t)(idx[1] - idx[0]);
-    nl->cap = nl->len; /* appends through the slice must not overwrite the original */
-    *out = item;
-    out->u.list = item.u.list ? nl : NULL;
+    nl->cap = (size_t)((ni == 3 ? idx[2] : (int64_t)cap) - idx[0]);
+    nl->elem = item.u.list->elem;
+    out->u.list = nl;
     return 0;
   }
   case TPL_B_CALL: {

@@ -72,22 +72,8 @@ size_t tpl__utf8_count(const char *s, size_t n) {
   return c;
 }
 
-/* An approximation of unicode.IsPrint: letters, marks, numbers, punctuation,
- * symbols and U+0020; rejects controls, format characters, separators other
- * than the ASCII space, private use and noncharacters. */
-bool tpl__is_print(int32_t r) {
-  if (r < 0x20 || r == 0x7F) return false;
-  if (r < 0x7F) return true;
-  if (r < 0xA0 || r == 0xA0 || r == 0xAD) return false;
-  if (r == 0x1680 || r == 0x180E || (r >= 0x2000 && r <= 0x200F) || (r >= 0x2028 && r <= 0x202F)) return false;
-  if ((r >= 0x205F && r <= 0x206F) || r == 0x3000 || r == 0xFEFF || (r >= 0xFFF0 && r <= 0xFFFB)) return false;
-  if (r >= 0xD800 && r <= 0xF8FF) return false;
-  if ((r & 0xFFFE) == 0xFFFE) return false;
-  if (r >= 0xE0000 && r <= 0xE0FFF) return r >= 0xE0100 && r <= 0xE01EF;
-  if (r >= 0xF0000) return false;
-  if (r > 0x10FFFF) return false;
-  return true;
-}
+/* unicode.IsPrint (strconv.IsPrint is the same set), from Go's tables. */
+bool tpl__is_print(int32_t r) { return tpl_unicode_is_print(r); }
 
 /* ---- strconv.Quote ---- */
 
@@ -640,6 +626,23 @@ static bool handle_methods(tpl__pp_t *p, const tpl_value_t *v, int32_t verb) {
   return true;
 }
 
+/* Go's pp.fmtFloat for a float64; false when the verb does not apply. */
+static bool fmt_float_verb(tpl__pp_t *p, double f, int32_t verb) {
+  switch (verb) {
+  case 'v': fmt_float(p, f, 'g', -1); return true;
+  case 'b':
+  case 'g':
+  case 'G':
+  case 'x':
+  case 'X': fmt_float(p, f, (char)verb, -1); return true;
+  case 'f':
+  case 'e':
+  case 'E': fmt_float(p, f, (char)verb, 6); return true;
+  case 'F': fmt_float(p, f, 'f', 6); return true;
+  default: return false;
+  }
+}
+
 static void print_value(tpl__pp_t *p, const tpl_value_t *v, int32_t verb, int depth) {
   if (p->rc) return;
   if (depth > 0 && handle_methods(p, v, verb)) return;
@@ -665,18 +668,21 @@ static void print_value(tpl__pp_t *p, const tpl_value_t *v, int32_t verb, int de
   case TPL_INT64: fmt_int_verb(p, v, (uint64_t)v->u.i, true, verb); break;
   case TPL_UINT64: fmt_int_verb(p, v, v->u.u, false, verb); break;
   case TPL_FLOAT64:
-    switch (verb) {
-    case 'v': fmt_float(p, v->u.f, 'g', -1); break;
-    case 'b':
-    case 'g':
-    case 'G':
-    case 'x':
-    case 'X': fmt_float(p, v->u.f, (char)verb, -1); break;
-    case 'f':
-    case 'e':
-    case 'E': fmt_float(p, v->u.f, (char)verb, 6); break;
-    case 'F': fmt_float(p, v->u.f, 'f', 6); break;
-    default: bad_verb(p, verb, v);
+    if (!fmt_float_verb(p, v->u.f, verb)) bad_verb(p, verb, v);
+    break;
+  case TPL_COMPLEX128:
+    /* Go's fmtComplex: (re+imi), the imaginary part always signed. */
+    if (!strchr("vbgGxXfFeE", (int)verb) || verb == 0) {
+      bad_verb(p, verb, v);
+      break;
+    } else {
+      bool oldplus = p->f.plus;
+      pp_putc(p, '(');
+      fmt_float_verb(p, v->u.c.re, verb);
+      p->f.plus = true;
+      fmt_float_verb(p, v->u.c.im, verb);
+      pp_puts(p, "i)");
+      p->f.plus = oldplus;
     }
     break;
   case TPL_STRING:

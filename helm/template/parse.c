@@ -49,18 +49,10 @@ typedef struct lexer_s {
 
 static bool is_space(int32_t r) { return r == ' ' || r == '\t' || r == '\r' || r == '\n'; }
 
-/* Approximates unicode.IsLetter || unicode.IsDigit for non-ASCII runes. */
+/* Go's isAlphaNumeric: '_', unicode.IsLetter or unicode.IsDigit. */
 static bool is_alnum(int32_t r) {
   if (r == '_') return true;
-  if (r < 0x80) return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9');
-  if (!tpl__is_print(r)) return false;
-  if (r < 0xC0) return r == 0xAA || r == 0xB5 || r == 0xBA || r == 0xB2 || r == 0xB3 || r == 0xB9 || r == 0xBC || r == 0xBD || r == 0xBE;
-  if (r == 0xD7 || r == 0xF7) return false;
-  if (r >= 0x2000 && r <= 0x2BFF) return false;
-  if (r >= 0x3000 && r <= 0x303F) return false;
-  if (r >= 0xFF00 && r <= 0xFF0F) return false;
-  if (r >= 0x1F000 && r <= 0x1FAFF) return false;
-  return true;
+  return tpl_unicode_is_letter(r) || tpl_unicode_is_digit(r);
 }
 
 static int32_t lx_next(lexer_t *l) {
@@ -925,6 +917,24 @@ static bool parse_float(const char *s, size_t n, double *out) {
   return true;
 }
 
+/* Go's NumberNode.simplifyComplex: a complex constant with no imaginary part
+ * is also a float, and an integer when integral. */
+static void simplify_complex(tpl_node_t *n) {
+  n->num = TPL_NUM_COMPLEX;
+  if (n->cim != 0) return;
+  double f = n->cre;
+  n->num |= TPL_NUM_FLOAT;
+  n->f = f;
+  if (f >= -9223372036854775808.0 && f < 9223372036854775808.0 && (double)(int64_t)f == f) {
+    n->num |= TPL_NUM_INT;
+    n->i = (int64_t)f;
+  }
+  if (f >= 0 && f < 18446744073709551616.0 && (double)(uint64_t)f == f) {
+    n->num |= TPL_NUM_UINT;
+    n->u = (uint64_t)f;
+  }
+}
+
 static tpl_node_t *new_number(parser_t *P, item_t tok) {
   tpl_node_t *n = p_node(P, TPL_N_NUMBER, tok.pos);
   const char *text = tok.val;
@@ -943,21 +953,46 @@ static tpl_node_t *new_number(parser_t *P, item_t tok) {
     n->num = TPL_NUM_INT | TPL_NUM_UINT | TPL_NUM_FLOAT;
     return n;
   }
-  if (tok.typ == IT_COMPLEX || (len > 0 && text[len - 1] == 'i')) {
-    double f;
-    if (tok.typ == IT_COMPLEX) {
-      n->num = TPL_NUM_COMPLEX;
-      return n;
-    }
-    if (parse_float(text, len - 1, &f) || (parse_uint(text, len - 1, &n->u) && (f = (double)n->u, true))) {
-      n->num = TPL_NUM_COMPLEX;
-      n->f = f;
-      if (f == 0) {
-        n->num |= TPL_NUM_FLOAT | TPL_NUM_INT | TPL_NUM_UINT;
-        n->f = 0;
-        n->i = 0;
-        n->u = 0;
+  if (tok.typ == IT_COMPLEX) {
+    /* fmt.Sscan of "re+imi" (or "re-imi"): split at the sign between the parts. */
+    size_t k = 0;
+    for (size_t j = len - 1; j > 0; j--) {
+      char c = text[j], pc = text[j - 1];
+      bool hex = len > 2 && text[0] == '0' && (text[1] | 0x20) == 'x';
+      if ((c == '+' || c == '-') && !((pc | 0x20) == 'p' || (!hex && (pc | 0x20) == 'e'))) {
+        k = j;
+        break;
       }
+    }
+    double re = 0, im = 0;
+    if (k == 0 || text[len - 1] != 'i') p_errorf(P, "illegal number syntax: %.*s", (int)len, text);
+    for (int part = 0; part < 2; part++) {
+      const char *ps = part ? text + k : text;
+      size_t pn = part ? len - 1 - k : k;
+      if (parse_float(ps, pn, part ? &im : &re)) continue;
+      char tmp[512];
+      if (pn < sizeof tmp) {
+        memcpy(tmp, ps, pn);
+        tmp[pn] = 0;
+        char *end;
+        double d = strtod(tmp, &end);
+        if (*end == 0 && isinf(d)) /* fmt.Sscan reports strconv's range error */
+          p_errorf(P, "strconv.ParseFloat: parsing \"%s\": value out of range", tmp);
+      }
+      p_errorf(P, "illegal number syntax: %.*s", (int)len, text);
+    }
+    n->cre = re;
+    n->cim = im;
+    simplify_complex(n);
+    return n;
+  }
+  if (len > 0 && text[len - 1] == 'i') {
+    /* Imaginary constants are complex (zero ones are also float and integer). */
+    double f;
+    if (parse_float(text, len - 1, &f)) {
+      n->cre = 0;
+      n->cim = f;
+      simplify_complex(n);
       return n;
     }
   }

@@ -8,7 +8,9 @@ int sprig_funcs_add(tpl_funcs_t *t) {
   } tabs[] = {
       {sprig__strings_fns, sprig__strings_nfns}, {sprig__lists_fns, sprig__lists_nfns},
       {sprig__math_fns, sprig__math_nfns},       {sprig__enc_fns, sprig__enc_nfns},     {sprig__regex_fns, sprig__regex_nfns},
-      {sprig__rand_fns, sprig__rand_nfns},
+      {sprig__rand_fns, sprig__rand_nfns},       {sprig__semver_fns, sprig__semver_nfns},
+      {sprig__xstrings_fns, sprig__xstrings_nfns}, {sprig__date_fns, sprig__date_nfns},
+      {sprig__crypto_fns, sprig__crypto_nfns},
   };
   for (size_t i = 0; i < sizeof tabs / sizeof tabs[0]; i++) {
     int rc = tpl_funcs_add(t, tabs[i].f, tabs[i].n);

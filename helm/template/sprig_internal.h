@@ -48,6 +48,11 @@ tpl_value_t sprig__elem(const tpl_value_t *container, const tpl_value_t *item);
 /* Deep copy (copystructure semantics for the value kinds templates see). */
 int sprig__deep_copy(tpl_arena_t *a, const tpl_value_t *in, tpl_value_t *out);
 
+/* How encoding/json marshals a Sprig host object (*semver.Version, time.Time,
+ * time.Duration): appends the text to out and sets *number (a JSON number) or
+ * clears it (a JSON string's content). False when v is no such object. */
+bool sprig__object_marshal(const tpl_value_t *v, buf_t *out, bool *number);
+
 /* Panic with Go's nil-dereference text (reflect.TypeOf(nil).Kind()). */
 #define SPRIG_NIL_DEREF "runtime error: invalid memory address or nil pointer dereference"
 
@@ -66,5 +71,13 @@ extern const tpl_func_t sprig__regex_fns[];
 extern const size_t sprig__regex_nfns;
 extern const tpl_func_t sprig__semver_fns[];
 extern const size_t sprig__semver_nfns;
+extern const tpl_func_t sprig__xstrings_fns[];
+extern const size_t sprig__xstrings_nfns;
+extern const tpl_func_t sprig__date_fns[];
+extern const size_t sprig__date_nfns;
+extern const tpl_func_t sprig__crypto_fns[];
+extern const size_t sprig__crypto_nfns;
+extern const tpl_func_t sprig__url_fns[];
+extern const size_t sprig__url_nfns;
 extern const tpl_func_t sprig__rand_fns[];
 extern const size_t sprig__rand_nfns;

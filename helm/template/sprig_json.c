@@ -174,7 +174,18 @@ static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
     free(es);
     return;
   }
-  case TPL_OBJECT: jput(e, "{}", 2); return;
+  case TPL_OBJECT: {
+    buf_t t = BUF_INIT;
+    bool num = false;
+    if (sprig__object_marshal(v, &t, &num)) {
+      if (num) jput(e, t.data ? t.data : "", t.len);
+      else sprig__json_string(e->o, t.data ? t.data : "", t.len, e->html);
+      buf_free(&t);
+      return;
+    }
+    jput(e, "{}", 2);
+    return;
+  }
   case TPL_FUNC:
     if (e->err) {
       buf_puts(e->err, "json: unsupported type: ");

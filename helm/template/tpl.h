@@ -52,6 +52,7 @@ typedef enum {
   TPL_MAP,     /* a map with string keys; elem says its value type */
   TPL_OBJECT,  /* a host object with a type name, fields and methods */
   TPL_FUNC,    /* a host function value (for `call`) */
+  TPL_COMPLEX128, /* Go complex128 (only from complex constants such as 3i or 1+2i) */
 } tpl_kind_t;
 
 /* Element types of lists and maps (Go's []interface{} vs []string, ...). */
@@ -80,6 +81,9 @@ struct tpl_value_s {
     uint64_t u;
     double f;
     struct {
+      double re, im;
+    } c; /* TPL_COMPLEX128 */
+    struct {
       const char *p;
       size_t n;
     } s;
@@ -90,9 +94,13 @@ struct tpl_value_s {
   } u;
 };
 
+/* cap is Go's capacity: items[len..cap) exist and hold the element type's
+ * zero value (nil for []interface {}), so `slice` may reach them as in Go.
+ * tpl_list_push grows cap exactly as Go's append does. */
 struct tpl_list_s {
   size_t len, cap;
   tpl_value_t *items;
+  uint8_t elem; /* tpl_elem_t of the items: decides the zero value and append's growth */
 };
 
 typedef struct tpl_map_entry_s {
@@ -123,6 +131,8 @@ tpl_value_t tpl_value_int64(int64_t i);
 tpl_value_t tpl_value_uint64(uint64_t u);
 /* A Go float64. */
 tpl_value_t tpl_value_float(double f);
+/* A Go complex128. */
+tpl_value_t tpl_value_complex(double re, double im);
 /* A string referring to p[0..n) (not copied). */
 tpl_value_t tpl_value_strn(const char *p, size_t n);
 /* A string referring to a C string (not copied). */
@@ -133,7 +143,9 @@ tpl_value_t tpl_value_str_copy(tpl_arena_t *a, const char *p, size_t n);
 tpl_value_t tpl_value_list_new(tpl_arena_t *a, tpl_elem_t elem, size_t cap);
 /* A new empty map (elem type given); kind TPL_INVALID when out of memory. */
 tpl_value_t tpl_value_map_new(tpl_arena_t *a, tpl_elem_t elem);
-/* Appends to a list value (which must be non-nil); 0 or TPL_ENOMEM. */
+/* Appends to a list value (which must be non-nil), growing its capacity as
+ * Go's append does (a list built by pushes from tpl_value_list_new(.., 0) has
+ * the capacity encoding/json gives a decoded array); 0 or TPL_ENOMEM. */
 int tpl_list_push(tpl_arena_t *a, tpl_list_t *l, tpl_value_t v);
 /* Sets key (copied into the arena) in a map; 0 or TPL_ENOMEM. */
 int tpl_map_set(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_value_t v);
@@ -234,6 +246,8 @@ typedef struct tpl_exec_opts_s {
   uint64_t max_steps; /* evaluation steps (0: 100 million) */
   int max_depth;      /* nested template calls (0: Go's 100000) */
   void *udata;        /* for host functions: tpl_call_exec_udata() */
+  size_t max_stack;   /* bytes of stack for deep nesting beyond the caller's first MiB (0: 512 MiB, reserved
+                         in 16 MiB segments and touched only as used) */
 } tpl_exec_opts_t;
 
 /* The udata given in the execution options. */

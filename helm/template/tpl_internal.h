@@ -1,6 +1,10 @@
 /* Internal declarations shared by the template engine's files. */
 #pragma once
 #include "helm/template/tpl.h"
+#include "helm/template/unicode.h"
+
+/* The zero value of a list/map element type (nil for interface {}). */
+tpl_value_t tpl__zero_of_elem(uint8_t elem);
 
 /* ---- UTF-8 and quoting (fmt.c) ---- */
 size_t tpl__utf8_decode(const char *s, size_t n, int32_t *r);
@@ -48,6 +52,7 @@ struct tpl_node_s {
   int64_t i;
   uint64_t u;
   double f;
+  double cre, cim;        /* complex constant */
   int builtin;            /* identifier: builtin id or -1 */
   const tpl_func_t *fn;   /* identifier: host function (checked first, as Go does) */
 };

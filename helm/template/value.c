@@ -105,12 +105,42 @@ tpl_value_t tpl_value_str_copy(tpl_arena_t *a, const char *p, size_t n) {
   return tpl_value_strn(c, n);
 }
 
+tpl_value_t tpl_value_complex(double re, double im) {
+  tpl_value_t v = {0};
+  v.kind = TPL_COMPLEX128;
+  v.u.c.re = re;
+  v.u.c.im = im;
+  return v;
+}
+
+tpl_value_t tpl__zero_of_elem(uint8_t elem) {
+  switch (elem) {
+  case TPL_ELEM_STRING: return tpl_value_strn("", 0);
+  case TPL_ELEM_INT: return tpl_value_int(0);
+  case TPL_ELEM_INT64: return tpl_value_int64(0);
+  case TPL_ELEM_FLOAT64: return tpl_value_float(0);
+  case TPL_ELEM_BOOL: return tpl_value_bool(false);
+  default: return tpl_value_nil();
+  }
+}
+
+/* Allocates n items and fills them with the element type's zero value. */
+static tpl_value_t *tpl__items_new(tpl_arena_t *a, uint8_t elem, size_t n) {
+  if (n > SIZE_MAX / sizeof(tpl_value_t)) return NULL;
+  tpl_value_t *it = tpl_arena_alloc(a, n * sizeof(tpl_value_t));
+  if (!it) return NULL;
+  tpl_value_t z = tpl__zero_of_elem(elem);
+  for (size_t i = 0; i < n; i++) it[i] = z;
+  return it;
+}
+
 tpl_value_t tpl_value_list_new(tpl_arena_t *a, tpl_elem_t elem, size_t cap) {
   tpl_value_t v = {0};
   tpl_list_t *l = tpl_arena_alloc(a, sizeof(*l));
   if (!l) return v;
+  l->elem = (uint8_t)elem;
   if (cap) {
-    l->items = tpl_arena_alloc(a, cap * sizeof(tpl_value_t));
+    l->items = tpl__items_new(a, (uint8_t)elem, cap);
     if (!l->items) return v;
     l->cap = cap;
   }
@@ -131,9 +161,16 @@ tpl_value_t tpl_value_map_new(tpl_arena_t *a, tpl_elem_t elem) {
 }
 
 int tpl_list_push(tpl_arena_t *a, tpl_list_t *l, tpl_value_t v) {
-  if (l->len == l->cap) {
-    size_t nc = l->cap ? l->cap * 2 : 4;
-    tpl_value_t *ni = tpl_arena_alloc(a, nc * sizeof(*ni));
+  if (l->len >= l->cap) {
+    size_t esize = 16;
+    bool noscan = false;
+    switch (l->elem) {
+    case TPL_ELEM_INT: case TPL_ELEM_INT64: case TPL_ELEM_FLOAT64: esize = 8; noscan = true; break;
+    case TPL_ELEM_BOOL: esize = 1; noscan = true; break;
+    default: break;
+    }
+    size_t nc = tpl_go_append_cap(l->cap, l->len + 1, esize, noscan);
+    tpl_value_t *ni = tpl__items_new(a, l->elem, nc);
     if (!ni) return TPL_ENOMEM;
     if (l->len) memcpy(ni, l->items, l->len * sizeof(*ni));
     l->items = ni;
@@ -265,6 +302,7 @@ int tpl_value_type_name(const tpl_value_t *v, buf_t *out) {
     return buf_printf(out, "map[string]%s", tpl__elem_names[v->elem]);
   case TPL_OBJECT: return buf_puts(out, v->u.obj->type->name);
   case TPL_FUNC: return buf_puts(out, v->u.fn->go_type ? v->u.fn->go_type : "func(...interface {}) (interface {}, error)");
+  case TPL_COMPLEX128: return buf_puts(out, "complex128");
   }
   return 0;
 }
@@ -287,6 +325,7 @@ bool tpl_value_truth(const tpl_value_t *v) {
   case TPL_INT64: return v->u.i != 0;
   case TPL_UINT64: return v->u.u != 0;
   case TPL_FLOAT64: return v->u.f != 0;
+  case TPL_COMPLEX128: return v->u.c.re != 0 || v->u.c.im != 0;
   case TPL_STRING:
   case TPL_LIST:
   case TPL_MAP: return tpl_value_len(v) > 0;
@@ -310,7 +349,8 @@ static int tpl__from_cjson(tpl_arena_t *a, const cJSON *j, tpl_value_t *out, int
     *out = tpl_value_str_copy(a, j->valuestring, strlen(j->valuestring));
     if (out->kind == TPL_INVALID) return TPL_ENOMEM;
   } else if (cJSON_IsArray(j)) {
-    *out = tpl_value_list_new(a, TPL_ELEM_ANY, (size_t)cJSON_GetArraySize(j));
+    /* encoding/json appends to make([]any, 0): Go's append capacity. */
+    *out = tpl_value_list_new(a, TPL_ELEM_ANY, 0);
     if (out->kind == TPL_INVALID) return TPL_ENOMEM;
     for (const cJSON *c = j->child; c; c = c->next) {
       tpl_value_t v;

@@ -976,6 +976,14 @@ static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool m
     else emit_map(e, v->u.map, depth);
     return;
   case TPL_OBJECT: {
+    buf_t t = BUF_INIT;
+    bool num = false;
+    if (sprig__object_marshal(v, &t, &num)) {
+      if (num) emit_plain_text(e, t.data ? t.data : "", t.len);
+      else emit_str(e, t.data ? t.data : "", t.len);
+      buf_free(&t);
+      return;
+    }
     tpl_map_t empty = {0};
     emit_map(e, &empty, depth);
     return;

@@ -211,7 +211,37 @@ static void settle(uint64_t ms) {
 
 static void closed_cb(void *d) { (*(int *)d)++; }
 
+/* The projection keeps the identity fields and the chosen paths, merging overlapping ones. */
+static void test_project(void) {
+  const char *text =
+      "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\",\"namespace\":\"n\","
+      "\"uid\":\"u\",\"resourceVersion\":\"7\",\"labels\":{\"x\":\"1\"},\"annotations\":{\"big\":\"...\"},"
+      "\"managedFields\":[{\"manager\":\"kubectl\"}]},\"data\":{\"k\":\"v\",\"other\":\"w\"},"
+      "\"status\":{\"conditions\":[{\"type\":\"Ready\"}],\"history\":[1,2,3]}}";
+  const char *keep[] = {"metadata.labels", "data.k", "status.conditions", "metadata", "spec.missing", NULL};
+  cJSON *p = informer_project(cJSON_Parse(text), keep);
+  char *out = cJSON_PrintUnformatted(p);
+  CHECK_EQ_STR(out, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\",\"namespace\":\"n\","
+                    "\"uid\":\"u\",\"resourceVersion\":\"7\",\"labels\":{\"x\":\"1\"},\"annotations\":{\"big\":\"...\"},"
+                    "\"managedFields\":[{\"manager\":\"kubectl\"}]},\"data\":{\"k\":\"v\"},"
+                    "\"status\":{\"conditions\":[{\"type\":\"Ready\"}]}}");
+  free(out);
+  cJSON_Delete(p);
+  const char *lean[] = {"status.conditions", NULL};
+  p = informer_project(cJSON_Parse(text), lean);
+  out = cJSON_PrintUnformatted(p);
+  CHECK_EQ_STR(out, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\",\"namespace\":\"n\","
+                    "\"uid\":\"u\",\"resourceVersion\":\"7\"},\"status\":{\"conditions\":[{\"type\":\"Ready\"}]}}");
+  free(out);
+  cJSON_Delete(p);
+  /* No keep list: the object itself. */
+  cJSON *o = cJSON_Parse(text);
+  CHECK(informer_project(o, NULL) == o);
+  cJSON_Delete(o);
+}
+
 int main(void) {
+  test_project();
   uv_loop_init(&loop);
   if (tsrv_start(&srv, &loop, api)) return 2;
   char url[64], *err = NULL;

@@ -141,6 +141,48 @@ static void test_files(void) {
   unsetenv("KUBECONFIG");
 }
 
+/* An exec credential plugin: command resolved against the kubeconfig's directory, args, env. */
+static void test_exec(void) {
+  write_file("exec.yaml",
+             "current-context: c\n"
+             "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:6443'}}]\n"
+             "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+             "users: [{name: u, user: {exec: {command: ./bin/cred, args: [get, --x], apiVersion: "
+             "client.authentication.k8s.io/v1, env: [{name: A, value: b}, {name: C}], installHint: 'install cred'}}}]\n");
+  kube_config_t c;
+  char *err = NULL;
+  int r = kube_config_load(path_of("exec.yaml"), NULL, &c, &err);
+  CHECK_EQ_INT(r, 0);
+  if (r) { fprintf(stderr, "error: %s\n", err); free(err); return; }
+  CHECK(c.exec != NULL);
+  if (c.exec) {
+    char want[256];
+    snprintf(want, sizeof want, "%s/./bin/cred", dir);
+    CHECK_EQ_STR(c.exec->command, want);
+    CHECK_EQ_INT(c.exec->n_args, 2);
+    CHECK_EQ_STR(c.exec->args[1], "--x");
+    CHECK_EQ_INT(c.exec->n_env, 2);
+    CHECK_EQ_STR(c.exec->env[0], "A=b");
+    CHECK_EQ_STR(c.exec->env[1], "C=");
+    CHECK_EQ_STR(c.exec->install_hint, "install cred");
+    kube_exec_t *copy = kube_exec_copy(c.exec);
+    CHECK(copy && !strcmp(copy->args[0], "get") && copy->n_env == 2);
+    kube_exec_free(copy);
+  }
+  CHECK(c.token == NULL);
+  kube_config_free(&c);
+  /* A bare command name is looked up in PATH, not in the kubeconfig's directory. */
+  write_file("exec2.yaml",
+             "current-context: c\n"
+             "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:6443'}}]\n"
+             "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+             "users: [{name: u, user: {exec: {command: aws}}}]\n");
+  r = kube_config_load(path_of("exec2.yaml"), NULL, &c, &err);
+  CHECK_EQ_INT(r, 0);
+  CHECK(c.exec && !strcmp(c.exec->command, "aws") && !strcmp(c.exec->api_version, "client.authentication.k8s.io/v1"));
+  kube_config_free(&c);
+}
+
 /* Loads text as a kubeconfig and expects an error containing each of the needles. */
 static void expect_error(const char *text, const char *ctx, const char *n1, const char *n2) {
   write_file("bad.yaml", text);
@@ -175,7 +217,14 @@ static void test_errors(void) {
                "clusters: [{name: x, cluster: {server: 'https://h'}}]\n", NULL, "user \"u\"", "not found");
   expect_error("current-context: a\ncontexts: [{name: a, context: {cluster: x, user: u}}]\n"
                "clusters: [{name: x, cluster: {server: 'https://h'}}]\n"
-               "users: [{name: u, user: {exec: {command: aws}}}]\n", NULL, "exec", "not supported");
+               "users: [{name: u, user: {auth-provider: {name: gcp}}}]\n", NULL, "auth-provider", "not supported");
+  expect_error("current-context: a\ncontexts: [{name: a, context: {cluster: x, user: u}}]\n"
+               "clusters: [{name: x, cluster: {server: 'https://h'}}]\n"
+               "users: [{name: u, user: {exec: {args: [x]}}}]\n", NULL, "exec.command", "not set");
+  expect_error("current-context: a\ncontexts: [{name: a, context: {cluster: x, user: u}}]\n"
+               "clusters: [{name: x, cluster: {server: 'https://h'}}]\n"
+               "users: [{name: u, user: {exec: {command: aws, apiVersion: client.authentication.k8s.io/v1alpha1}}}]\n",
+               NULL, "exec.apiVersion", "not supported");
   expect_error("current-context: a\ncontexts: [{name: a, context: {cluster: x, user: u}}]\n"
                "clusters: [{name: x, cluster: {server: 'https://h'}}]\n"
                "users: [{name: u, user: {client-certificate-data: " B64_CERT "}}]\n", NULL, "no client key", NULL);
@@ -278,6 +327,7 @@ int main(void) {
   if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
   test_inline();
   test_files();
+  test_exec();
   test_errors();
   test_server_urls();
   test_in_cluster();

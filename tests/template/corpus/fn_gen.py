@@ -359,6 +359,178 @@ for t in ['{{ regexReplaceAll "[^a-z0-9-]" (lower "My_App.Name") "-" }}', '{{ re
           '{{ regexMatch "\\\\s" "\\v" }}', '{{ regexMatch "^$" "\\n" }}', '{{ regexMatch "(?m)^b$" "a\\nb\\nc" }}']:
     add('fn_regex', t)
 
+# --- semver (Masterminds/semver v3.5.0) ---
+CONS = ['"1.2.3"', '"=1.2.3"', '"!=1.2.3"', '">1.2.3"', '"<1.2.3"', '">=1.2.3"', '"=>1.2.3"', '"<=1.2.3"', '"=<1.2.3"',
+        '"~1.2.3"', '"~>1.2"', '"^1.2.3"', '"^0.2.3"', '"^0.0.3"', '"^0.0"', '"^0"', '"~0"', '"1.x"', '"1.2.x"', '"*"',
+        '"x"', '"1.2.*"', '">1.x"', '">1.2.x"', '"<=1.x"', '"<=1.2.x"', '"!=1.x"', '"!=1.2.x"', '">= 1.2, < 2.0"',
+        '">=1.2 <2.0"', '"1.2 - 1.4.5"', '"1.2.3 - 2"', '"<1.2 || >=2.0"', '">=1.2.3-beta.1"', '"^1.2.3-0"',
+        '">=1.0.0-0"', '"~1.2.3-beta"', '"v1.2.3"', '">= 1.21.0-0"', '">=1.16-0"', '"<1.22.0-0"', '">=1.19.0-0 <1.25.0-0"',
+        '"~1.2.3 || ^2"', '"1.2.3+build"', '"= 1.2.3"', '"  >  1.2.3  "', '">1.2.3,<1.3"', '">=1, <=2, !=1.5"',
+        '"1.2.3 - 1.2.4 || 3.0.0"', '"x.x.x"', '"~1"', '"~1.x"', '"^1.x"', '"^0.x"', '"^0.1.x"', '"!=1.2.3-beta"']
+VERS = ['"1.2.3"', '"1.2.4"', '"1.3.0"', '"2.0.0"', '"0.2.5"', '"0.0.3"', '"1.2.3-beta.1"', '"1.2.3-alpha"',
+        '"v1.2"', '"1"', '"1.21.5-gke.100"', '"v1.25.0+k3s1"', '"0.0.0"', '"1.5.0"']
+cross('fn_semver', 'semverCompare', CONS, VERS)
+BADC = ['""', '"foo"', '">= 1.2.3 ||"', '"1.2.3 ||| 2"', '"> 1.2.3 foo"', '">=1.2.3-01"', '"~>>1"', '"1.2.3.4"',
+        '"99999999999999999999"', '"1..2"', '"=>1.2 =<2"', '"1 - 2 - 3"', '",1.2"', '">1,"', '"||"', '"1.2.3 -2"',
+        '"v1.x"', '"^v1.2"', '"1.2.3-"', '"1.2.3+"', '"x.1"', '"*.*.*"', '">=1.2.3-beta+meta"', '">=a"']
+cross('fn_semver', 'semverCompare', BADC, ['"1.2.3"', '"1.2.3-rc.1"'])
+BADV = ['""', '"foo"', '"1.2.3.4"', '"01.2.3"', '"1.02.3"', '"1.2.3-01"', '"1.2.3-beta..1"', '"1.2.3+a..b"',
+        '"v"', '"V1.2.3"', '"99999999999999999999.0.0"', '"1.2.3-"', '" 1.2.3"', '"1.2.3 "', '"1.2-beta"', '"1-0"',
+        '"1.2.3-0a"', '"1.2.3-00a"', '"1.2.3-a.00"', '"1.2.3+0001"', '"1.2.3-x.7.z.92"', '"1.0.0-alpha+001"']
+cross('fn_semver', 'semverCompare', ['"*"', '">=1.0.0-0"', '"1.x"'], BADV)
+PRE = ['"1.0.0-alpha"', '"1.0.0-alpha.1"', '"1.0.0-alpha.beta"', '"1.0.0-beta"', '"1.0.0-beta.2"', '"1.0.0-beta.11"',
+       '"1.0.0-rc.1"', '"1.0.0"', '"1.0.0-1"', '"1.0.0-a1"', '"1.0.0-alpha.2.x"']
+cross('fn_semver', 'semverCompare', ['">1.0.0-alpha.1"', '"<1.0.0-beta.11"', '"=1.0.0-beta"', '"!=1.0.0-beta"',
+                                     '"^1.0.0-alpha"', '"~1.0.0-rc.0"', '"1.0.x-beta"'], PRE)
+for v in BADV + VERS + PRE + ['"v1.2.3"', '"1.2"', '"1.2.3+meta.data"']:
+    add('fn_semver', '{{ $v := semver %s }}{{ $v }}|{{ $v.Major }}.{{ $v.Minor }}.{{ $v.Patch }}|{{ $v.Prerelease }}|{{ $v.Metadata }}|{{ $v.Original }}|{{ printf "%%T" $v }}' % v)
+for a, b in itertools.product(['"1.2.3"', '"1.2.3-beta"', '"v1.2"', '"2"', '"1.2.3+m"'], repeat=2):
+    add('fn_semver', '{{ $a := semver %s }}{{ $b := semver %s }}{{ $a.Compare $b }} {{ $a.LessThan $b }} {{ $a.GreaterThan $b }} {{ $a.Equal $b }} {{ $a.LessThanEqual $b }} {{ $a.GreaterThanEqual $b }}' % (a, b))
+for t in ['{{ (semver "v1.2.3-rc.1+b").IncPatch }}', '{{ (semver "v1.2.3").IncPatch.Original }}',
+          '{{ (semver "1.2.3").IncMinor }}', '{{ (semver "v1.2.3-x").IncMajor }}', '{{ printf "%T" (semver "1.2.3").IncMajor }}',
+          '{{ (semver "1.2.3").IncMajor.Major }}', '{{ semver "1.2.3" | toJson }}', '{{ semver "1.2.3" | toYaml }}',
+          '{{ dict "v" (semver "v1.2") | toJson }}', '{{ (semver "1.2.3").Compare nil }}',
+          '{{ (semver "1.2.3").String }}', '{{ (semver "1.2.3").Nope }}', '{{ semverCompare ">=1.20" .ver }}',
+          '{{ semverCompare .ver "1.2.3" }}', '{{ semverCompare ">1" .num }}', '{{ semverCompare .missing "1.0.0" }}',
+          '{{ semverCompare "^1" }}', '{{ semver }}', '{{ semver .num }}', '{{ (semver .ver).Major | add 1 }}',
+          '{{ if semverCompare ">=1.19-0" "1.21.0-eks-1" }}new{{ else }}old{{ end }}', '{{ semver "1.2.3" | quote }}',
+          '{{ semverCompare (repeat 513 "1") "1.0.0" }}', '{{ semverCompare (repeat 33 "1||") "1.0.0" }}',
+          '{{ semverCompare (repeat 31 "1||") "1.0.0" }}', '{{ semver (repeat 257 "1") }}', '{{ eq (semver "1.0.0") (semver "1.0.0") }}',
+          '{{ semverCompare "~0.0.0" "5.0.0" }}', '{{ semverCompare "~0.0" "0.1.0" }}', '{{ semverCompare "~0.x" "0.9.0" }}']:
+    add('fn_semver', t)
+
+# --- xstrings case conversion, goutils wrap ---
+CASES = ['"HelloWorld"', '"helloWorld"', '"hello_world"', '"hello-world"', '"Hello World"', '"HTTPServer"',
+         '"myHTTPServer2Go"', '"ID"', '"a1b2"', '"v1.2.3"', '"foo--bar__baz"', '"  leading"', '"trailing  "',
+         '"__x__"', '"x"', '"X"', '"_"', '""', '"ÀÉÎõü Ñandú"', '"snake_Case-MIX ed"', '"abc123Def456"',
+         '"123abc"', '"ABC123"', '"abc 123 def"', '"foo.bar/baz"', '"a!b?c"', '"Ünïcödé_wörds"', '"日本語テキスト"',
+         '"CamelCaseXMLParser"', '"with\\ttab"', '"\\xff\\xfebad"', '"a\\xffb"', '"ǅemal"', '"ΑΒΓ δεζ"', '"a+b=c"',
+         '"😀smile"', '"1st2nd"', '"A"', '"aB"', '"Ab"', '"AB"', '"ABc"', '".str"', '.str', '.num', '.missing', '.uni',
+         '"k8s.io/Kube-API_server"', '"get HTTPResponse Code"', '"__proto__"', '"xml_Http_Request"', '"a-"', '"-a"']
+for fn in ['snakecase', 'kebabcase', 'camelcase']:
+    cross('fn_xstrings', fn, CASES)
+WRAPS = ['"The quick brown fox jumps over the lazy dog"', '"short"', '""', '"  spaced   out  words "',
+         '"averyveryverylongwordwithoutspaces and more"', '"http://example.com/a/very/long/url x"', '"a b c d e f g"',
+         '"héllo wörld ünïcode"', '"line1\\nline2 line3"', '.str', '.num']
+cross('fn_xstrings', 'wrap', ['0', '1', '5', '10', '-1', '.num', '"5"', '(int64 7)'], WRAPS)
+cross('fn_xstrings', 'wrapWith', ['0', '5', '10'], ['"<br>"', '""', '"\\n\\t"'], WRAPS)
+
+# --- dates (deterministic: fixed times via toDate / int64 seconds; Local is the oracle's, UTC in CI) ---
+LAYOUTS = ['"2006-01-02"', '"2006-01-02T15:04:05Z07:00"', '"Mon Jan _2 15:04:05 MST 2006"', '"02 Jan 06 15:04 -0700"',
+           '"Monday, 02-Jan-06 15:04:05 MST"', '"3:04PM"', '"3:04:05.000pm"', '"Jan _2 15:04:05.000000"',
+           '"2006-01-02 15:04:05.999999999 -0700 MST"', '"20060102150405"', '"06/1/2 3:4:5"', '"__2 002"',
+           '"Z07 Z070000 Z07:00:00 -07 -070000 -07:00:00"', '"January Monday Jan Mon"', '"2006,000 05,999"',
+           '"literal text"', '""', '"Janu Mond MSTx 1504"', '"_2006 _2 15h"']
+STAMPS = ['(int64 0)', '(int64 1700000000)', '(int64 -86400)', '(int64 951782400)', '(int64 4102444800)',
+          '(toDate "2006-01-02T15:04:05.999999999Z07:00" "2024-02-29T23:59:58.123456789+05:30")',
+          '(toDate "2006-01-02" "1999-12-31")', '(toDate "2006-01-02 15:04" "2024-07-04 09:05")']
+ZONES = ['"UTC"', '"America/New_York"', '"Asia/Kolkata"', '"Europe/Berlin"', '"Australia/Lord_Howe"', '"Nope/Zone"',
+         '""', '"Local"', '"../etc/passwd"', '"Asia/Kathmandu"']
+cross('fn_dates', 'dateInZone', LAYOUTS, STAMPS[:6], ['"UTC"', '"America/New_York"'])
+cross('fn_dates', 'dateInZone', ['"2006-01-02T15:04:05 MST -07:00"'], STAMPS, ZONES)
+cross('fn_dates', 'date_in_zone', ['"15:04 MST"'], ['(int64 1700000000)', '1700000000', '(int64 2000000000)', '(int64 7258118400)'], ZONES[:5])
+cross('fn_dates', 'date', ['"2006-01-02 15:04:05 Z07:00"', '"Jan 2"'], STAMPS)
+cross('fn_dates', 'htmlDate', STAMPS)
+cross('fn_dates', 'htmlDateInZone', STAMPS[:5], ZONES[:4])
+PARSE = [('"2006-01-02"', '"2024-03-15"'), ('"2006-01-02"', '"2024-3-15"'), ('"2006-01-02"', '"2024-02-30"'),
+         ('"2006-01-02"', '"2023-02-29"'), ('"2006-01-02"', '"2024-13-01"'), ('"2006-01-02"', '"24-01-01"'),
+         ('"2006-01-02"', '"2024-01-01 extra"'), ('"2006-01-02"', '""'), ('"2006-01-02T15:04:05Z07:00"', '"2024-01-01T10:00:00Z"'),
+         ('"2006-01-02T15:04:05Z07:00"', '"2024-01-01T10:00:00+02:00"'), ('"2006-01-02T15:04:05Z07:00"', '"2024-01-01T10:00:00+0200"'),
+         ('"2006-01-02T15:04:05Z07:00"', '"2024-01-01T25:00:00Z"'), ('"2006-01-02T15:04:05Z07:00"', '"2024-01-01T10:61:00Z"'),
+         ('"2006-01-02T15:04:05Z07:00"', '"2024-01-01T10:00:60Z"'), ('"2006-01-02T15:04:05.000Z07:00"', '"2024-01-01T10:00:00.12Z"'),
+         ('"2006-01-02T15:04:05Z07:00"', '"2024-01-01T10:00:00.123456789123Z"'), ('"2006-01-02 15:04:05 MST"', '"2024-06-01 12:00:00 PST"'),
+         ('"2006-01-02 15:04:05 MST"', '"2024-06-01 12:00:00 UTC"'), ('"2006-01-02 15:04:05 MST"', '"2024-06-01 12:00:00 GMT+3"'),
+         ('"2006-01-02 15:04:05 MST"', '"2024-06-01 12:00:00 CEST"'), ('"2006-01-02 15:04:05 MST"', '"2024-06-01 12:00:00 X"'),
+         ('"Jan 2 2006"', '"feb 29 2024"'), ('"January 2, 2006"', '"MARCH 1, 2020"'), ('"Mon Jan 2"', '"Tue Feb 3"'),
+         ('"Mon Jan 2"', '"Xyz Feb 3"'), ('"3:04PM"', '"12:30AM"'), ('"3:04PM"', '"12:30PM"'), ('"3:04pm"', '"1:05pm"'),
+         ('"3:04PM"', '"13:00PM"'), ('"3:04PM"', '"1:00XM"'), ('"2006 002"', '"2024 060"'), ('"2006 002"', '"2023 366"'),
+         ('"2006 __2"', '"2024  61"'), ('"2006-01 002"', '"2024-02 060"'), ('"2006-01 002"', '"2024-03 060"'),
+         ('"02/01/06"', '"31/12/68"'), ('"02/01/06"', '"01/01/69"'), ('"-0700"', '"+2500"'), ('"-07:00:00"', '"+01:30:15"'),
+         ('"Z07"', '"Z"'), ('"Z07"', '"+05"'), ('"2006-01-02 -0700 MST"', '"2024-01-01 +0000 UTC"'),
+         ('"2006-01-02 -0700 MST"', '"2024-01-01 +0100 CET"'), ('"15:04:05,999"', '"10:11:12,5"'), ('"15:04:05"', '"10:11:12.345"'),
+         ('"_2 Jan"', '" 5 Feb"'), ('"2006"', '"-123"'), ('"2006"', '"12345"'), ('"06"', '"7"'), ('"Jan"', '"January"'),
+         ('"Mon, 02 Jan 2006 15:04:05 MST"', '"Wed, 21 Oct 2015 07:28:00 GMT"'), ('"2006-01-02"', '"2024-01-02\\xff"'),
+         ('"2006-01-02T15:04:05"', '"2024-01-02T03:04:05"'), ('"2006-01-02 MST"', '"2024-01-02 ChST"'), ('"2006-01-02 MST"', '"2024-01-02 +03"')]
+for lay, val in PARSE:
+    add('fn_dates', '{{ $t := toDate %s %s }}{{ $t }}|{{ $t | unixEpoch }}|{{ $t.Nanosecond }}' % (lay, val))
+    add('fn_dates', '{{ mustToDate %s %s }}' % (lay, val))
+    add('fn_dates', '{{ mustToDate %s %s | dateInZone "2006-01-02T15:04:05.000000000Z07:00 MST" | quote }}' % (lay, val))
+MODS = ['"1h"', '"-1h30m"', '"1.5h"', '"90m"', '"1000ms"', '"1us"', '"1µs"', '"1μs"', '"2ns"', '"-0"', '"0"', '"+5s"', '""', '"1"',
+        '"1d"', '"1h1"', '".5s"', '"5.s"', '"."', '"-.5h"', '"9223372036854775807ns"', '"9223372036854775808ns"', '"2562047h"',
+        '"2562048h"', '"1.0000000000000000000001s"', '"1h 2m"', '"x"', '"1e3s"', '"3.999999999999s"']
+cross('fn_dates', 'dateModify', MODS, ['(toDate "2006-01-02 15:04:05" "2024-01-01 00:00:00")'], fmt='{{{{ {} }}}}')
+cross('fn_dates', 'mustDateModify', MODS, ['(toDate "2006-01-02" "2024-01-01")'])
+# A non-time.Time argument is refused by Go's executor before the call (needs typed host-object parameters in the core).
+cross('fn_dates', 'date_modify', ['"24h"'], ['(toDate "2006-01-02" "2024-02-28")'])
+cross('fn_dates', 'unixEpoch', ['(toDate "2006-01-02" "1970-01-01")', '(toDate "2006-01-02" "0001-01-01")', '(toDate "2006" "9999")',
+                                '(toDate "x" "y")'])
+DURS = ['0', '1', '59', '60', '61', '3600', '3661', '86400', '-90', '(int64 0)', '(int64 1)', '(int64 59)', '(int64 3661)',
+        '(int64 -3661)', '(int64 86400)', '(int64 9223372036)', '(int64 9223372037)', '"3661"', '"-5"', '"abc"', '""',
+        '"99999999999999999999"', '2.5', '.num', '.missing', 'nil', '"1h"', '(int64 1234567890123)']
+cross('fn_dates', 'duration', DURS)
+DR = ['"0s"', '"1s"', '"1.5s"', '"61s"', '"1h"', '"90m"', '"25h"', '"49h"', '"720h"', '"721h"', '"8760h"', '"8761h"', '"87601h"',
+      '"-3h"', '"-1000h"', '"bogus"', '(int64 0)', '(int64 1000000001)', '(int64 -61000000000)', '(int64 90000000000000)',
+      '3', '.num', 'nil', '"2562047h47m16.854775807s"', '"-2562047h47m16.854775808s"']
+cross('fn_dates', 'durationRound', DR)
+HD = ['"1h2m3s"', '"  90m  "', '"2.5"', '"-1.25"', '""', '"   "', '"abc"', '"1e3"', '"NaN"', '"inf"', '"1e10"', '"9223372037"',
+      '30', '-30', '(int64 45)', '2.75', '.num', '.flt', '.big', '.huge', 'nil', '.missing', '(list 1)', '"0x10"', '"1_000"',
+      '(int64 9223372037)', '(mustToDuration "1m")', '"1h\\n"', '"\\u00a01s"', '"1.0000000001"', '(toDate "2006" "2020")']
+for fn in ['mustToDuration', 'durationSeconds', 'durationMilliseconds', 'durationMicroseconds', 'durationNanoseconds',
+           'durationMinutes', 'durationHours', 'durationDays', 'durationWeeks']:
+    cross('fn_dates', fn, HD, fmt=TYPED)
+RT = ['"1h15m30.918273645s"', '"-1h15m30.5s"', '90', '"abc"', 'nil']
+cross('fn_dates', 'durationRoundTo', RT, ['"1h"', '"1m"', '"1s"', '"0"', '"-1m"', '"bad"', '"1ns"', '"7m"', '"2562047h"'], fmt=TYPED)
+cross('fn_dates', 'durationTruncateTo', RT, ['"1h"', '"1m"', '"1s"', '"0"', '"-1m"', '"bad"', '"7m"'], fmt=TYPED)
+for t in ['{{ toDate "2006-01-02" "2024-05-06" | date "Mon Jan 2 2006" }}', '{{ (toDate "2006-01-02" "2024-05-06").Year }}',
+          '{{ $t := toDate "2006-01-02 15:04:05.999" "2024-05-06 07:08:09.5" }}{{ $t.Year }} {{ $t.Day }} {{ $t.Hour }} {{ $t.Minute }} {{ $t.Second }} {{ $t.Nanosecond }} {{ $t.YearDay }} {{ $t.Unix }} {{ $t.UnixNano }} {{ $t.UnixMilli }}',
+          '{{ (toDate "2006-01-02" "2024-05-06").Format "02/01/2006" }}', '{{ (toDate "2006-01-02" "2024-05-06").UTC }}',
+          '{{ (toDate "x" "y").IsZero }}', '{{ (toDate "2006" "2000").IsZero }}', '{{ toDate "2006-01-02" "2024-05-06" | toJson }}',
+          '{{ toDate "2006-01-02T15:04:05.999Z07:00" "2024-05-06T01:02:03.5+01:00" | toJson }}', '{{ dict "t" (toDate "2006" "2020") | toYaml }}',
+          '{{ mustToDuration "1h30m" | toJson }}', '{{ (mustToDuration "1h30m").Minutes }}', '{{ (mustToDuration "1500ms").Seconds }}',
+          '{{ (mustToDuration 90).String }}', '{{ (mustToDuration "2h").Hours }} {{ (mustToDuration "2h").Milliseconds }} {{ (mustToDuration "2h").Microseconds }} {{ (mustToDuration "2h").Nanoseconds }}',
+          '{{ printf "%T %v %s %d" (toDate "2006" "2020") (toDate "2006" "2020") (toDate "2006" "2020") 1 }}',
+          '{{ printf "%T %v %s" (mustToDuration 5) (mustToDuration 5) (mustToDuration 5) }}',
+          '{{ toDate "2006-01-02" "2024-05-06" | quote }}', '{{ mustToDuration "1s" | quote }}',
+          '{{ dateInZone "2006-01-02 15:04 MST" (toDate "2006-01-02 15:04" "2024-03-10 06:59") "America/New_York" }}',
+          '{{ dateInZone "2006-01-02 15:04 MST" (toDate "2006-01-02 15:04" "2024-03-10 07:00") "America/New_York" }}',
+          '{{ dateInZone "2006-01-02 15:04 MST" (toDate "2006-01-02 15:04" "2024-11-03 05:59") "America/New_York" }}',
+          '{{ dateInZone "2006-01-02 15:04 MST" (toDate "2006-01-02 15:04" "2024-11-03 06:00") "America/New_York" }}',
+          '{{ dateInZone "2006-01-02 15:04 MST" (toDate "2006-01-02 15:04" "2099-07-01 12:00") "Europe/London" }}',
+          '{{ dateInZone "2006-01-02 15:04 MST" (toDate "2006-01-02 15:04" "2200-01-01 12:00") "Australia/Sydney" }}',
+          '{{ dateInZone "2006-01-02 15:04 MST" (toDate "2006-01-02 15:04" "2200-07-01 12:00") "America/Sao_Paulo" }}',
+          '{{ dateInZone "2006-01-02 15:04 MST" (toDate "2006-01-02 15:04" "1850-01-01 12:00") "Europe/Amsterdam" }}',
+          '{{ dateInZone "2006-01-02 15:04:05 MST" (toDate "2006-01-02" "1900-01-01") "Asia/Kolkata" }}',
+          '{{ dateInZone "2006-01-02 15:04 -07:00:00" (int64 -2208988800) "Europe/Dublin" }}',
+          '{{ dateInZone "2006-01-02 15:04 MST" (int64 1700000000) "EST5EDT" }}', '{{ dateInZone "2006-01-02 15:04 MST" (int64 1700000000) "Etc/GMT+5" }}',
+          '{{ mustDateModify "1x" (toDate "2006" "2020") }}',
+          '{{ toDate "2006-01-02" }}', '{{ date "2006" }}', '{{ dateInZone "2006" (int64 0) .nul }}',
+          '{{ (toDate "2006-01-02" "2024-01-31" | dateModify "744h").Format "Jan 2" }}']:
+    add('fn_dates', t)
+
+# --- AES: decrypt what the Go oracle encrypted (encryptAES output is random; its round trip is checked too) ---
+CIPHERS = [('"secret"', '"cIX7PNgzCSikBId9kY6NrI4ajem5D/gJ/DRSQHTngow="'), ('""', '"PXJz7XLOvntVFag7D6COAdhEYj1MWwpP2aovR1W9b9w="'),
+           ('"a-very-long-password-longer-than-32-bytes!!"', '"EpSw/x7xsN9b8C8Ypn24niBqOZ/FelazCHY186gOBc4688L1KCoN06sarzMXFe32"'),
+           ('"k"', '"EMg83omRDfB4tAY/711cPyc61Cu1sVDtYAwr3BuY8Lk="'),
+           ('"secret"', '"LLfAlkpWKUPW7Kx/vz8aosGLgpoq5sEsu9UIKeP8QOqRCBgNwqsAiIb7jYPAcLR9eyvv2sv7Nuja+TqZpwCgFywUONgm8vnossBpaCuODOsDSUna018d/6iPnGIquYQEE0uTMYlMJA1ZLegZjUCRcQ=="')]
+for pw, ct in CIPHERS:
+    add('fn_crypto', '{{ decryptAES %s %s | quote }}' % (pw, ct))
+for pw in ['"secret"', '""', '"a-very-long-password-longer-than-32-bytes!!"', '.str', '.num']:
+    for pt in ['"hello world"', '""', '"exactly16bytes!!"', '.uni', '(repeat 33 "x")']:
+        add('fn_crypto', '{{ $e := encryptAES %s %s }}{{ len $e }} {{ decryptAES %s $e | quote }}' % (pw, pt, pw))
+for t in ['{{ decryptAES "k" "" }}', '{{ decryptAES "k" "!!!" }}', '{{ decryptAES "k" "YWJj" }}',
+          '{{ decryptAES "k" "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" }}', '{{ encryptAES "k" "" }}',
+          '{{ genPrivateKey "nope" }}', '{{ genPrivateKey "RSA" }}', '{{ genPrivateKey "ecdsa" | hasPrefix "-----BEGIN EC PRIVATE KEY-----\\n" }}',
+          '{{ (genCA "x" 1).Cert | hasPrefix "-----BEGIN CERTIFICATE-----\\n" }}', '{{ (genCA "x" 1).Key | hasPrefix "-----BEGIN RSA PRIVATE KEY-----\\n" }}',
+          '{{ genSelfSignedCert "x" (list 1) nil 1 }}', '{{ genSelfSignedCert "x" (list "1.2.3") nil 1 }}', '{{ genSelfSignedCert "x" nil (list 5) 1 }}',
+          '{{ genSelfSignedCert "x" (list "::1" "10.0.0.1") (list "a") 1 | typeOf }}', '{{ genCAWithKey "x" 1 "nope" }}',
+          '{{ genCAWithKey "x" 1 "-----BEGIN CERTIFICATE-----\\nAAAA\\n-----END CERTIFICATE-----\\n" }}',
+          '{{ genCAWithKey "x" 1 "-----BEGIN FOO PRIVATE KEY-----\\nAAAA\\n-----END FOO PRIVATE KEY-----\\n" }}',
+          '{{ $k := genPrivateKey "ecdsa" }}{{ (genCAWithKey "x" 3 $k).Key | eq $k }}',
+          '{{ $ca := genCA "ca" 3 }}{{ $k := genPrivateKey "ecdsa" }}{{ (genSignedCertWithKey "x" nil nil 3 $ca $k).Key | eq $k }}',
+          '{{ $c := genCA "ca" 3 }}{{ $b := buildCustomCert ($c.Cert | b64enc) ($c.Key | b64enc) }}{{ eq $b.Cert $c.Cert }} {{ eq $b.Key $c.Key }}',
+          '{{ buildCustomCert "!!" "" }}', '{{ buildCustomCert "" "!!" }}', '{{ buildCustomCert "" "" }}']:
+    add('fn_crypto', t)
+
 
 def write():
     for fname, cs in cases.items():

@@ -325,3 +325,66 @@ types = [
     '{{ fail }}', '{{ fail 1 }}', '{{ fail .missing }}', '{{ required .missing .str }}', '{{ printf "%s" .str | printf "%s%s" "x" }}',
 ]
 write("types.tcase", types)
+
+# --- complex constants (Go makes them complex128) ---
+cplx = [
+    "{{ 3i }}", "{{ 1+2i }}", "{{ 0i }}", "{{ 1-2i }}", "{{ 1.5+0i }}", "{{ 2.5i }}", "{{ -3i }}", "{{ 0x10i }}", "{{ 1e3i }}",
+    "{{ 1e-3+1e3i }}", "{{ 0.0i }}", "{{ 1_000i }}",
+    '{{ printf "%v %T" 3i 3i }}', '{{ printf "%f" 1+2i }}', '{{ printf "%.2f" 1+2i }}', '{{ printf "%e" 3i }}',
+    '{{ printf "%g|%G|%x|%X|%b" 1.5+2i 1.5+2i 1+2i 1+2i 1+1i }}', '{{ printf "%d" 3i }}', '{{ printf "%s" 3i }}',
+    '{{ printf "%q" 3i }}', '{{ printf "%t" 3i }}', '{{ printf "%8.2f|%-8.1f|%+v|%#v|% v" 1+2i 3i 1+2i 1+2i 3i }}',
+    '{{ printf "%08.2f" 1-2i }}', '{{ print 3i 1+2i }}', '{{ println 3i "x" }}', '{{ if 0i }}y{{ else }}n{{ end }}',
+    '{{ if 3i }}y{{ else }}n{{ end }}', '{{ if 0+0i }}y{{ else }}n{{ end }}', '{{ eq 3i 3i }}', '{{ eq 3i 1+3i }}',
+    '{{ eq 3i 3 }}', '{{ eq 0i 0 }}', '{{ ne 1+2i 1+2i }}', '{{ lt 3i 4i }}', '{{ le 3i 3i }}', '{{ len 3i }}',
+    '{{ index 3i 0 }}', '{{ slice 3i 0 }}', '{{ range 3i }}{{ end }}', '{{ 3i | printf "%v" }}', '{{ $x := 2i }}{{ $x }}',
+    '{{ not 0i }}', '{{ and 1 3i }}', '{{ or 0i 2 }}', '{{ html 3i }}', '{{ js 1+2i }}', '{{ urlquery 3i }}',
+    '{{ printf "%v" (print 3i) }}', '{{ with 3i }}{{ . }}{{ end }}', '{{ printf "%5.1v" 1+2i }}', '{{ 1+0i }}',
+    '{{ index .list 0i }}', '{{ index .list 3i }}', '{{ slice .list 0i 1 }}', '{{ printf "%[2]v %[1]v" 1i 2i }}',
+    '{{ 1e400i }}', '{{ 1+1e400i }}', '{{ 0x1p2+1i }}',
+]
+write("complex.tcase", cplx)
+
+# --- slice capacity: lists decoded by encoding/json have append-grown capacity ---
+caps_vals = VALUES + "l1: [a]\nl3: [a, b, c]\nl5: [1, 2, 3, 4, 5]\nl9: [1, 2, 3, 4, 5, 6, 7, 8, 9]\nl17: [" + ", ".join(str(i) for i in range(17)) + "]\n"
+caps_vals += "l300: [" + ", ".join(str(i) for i in range(300)) + "]\n"
+slc = []
+for name, n in [("l1", 1), ("l3", 3), ("l5", 5), ("l9", 9), ("l17", 17), ("l300", 300), ("elist", 0)]:
+    for k in sorted({n, n + 1, 1, 2, 4, 8, 16, 32, 512, 513, 847, 848, 849}):
+        slc.append((f"{{{{ len (slice .{name} 0 {k}) }}}}", {"values": caps_vals}))
+    slc.append((f"{{{{ slice .{name} 1 }}}}", {"values": caps_vals}))
+slc += [(t, {"values": caps_vals}) for t in [
+    "{{ slice .l3 0 4 }}", "{{ slice .l3 3 4 }}", "{{ slice .l3 4 4 }}", "{{ slice .l3 0 2 4 }}", "{{ slice .l3 0 2 5 }}",
+    "{{ slice (slice .l3 0 1) 0 4 }}", "{{ slice (slice .l3 1 2) 0 3 }}", "{{ slice (slice .l3 1 2) 0 4 }}",
+    "{{ slice (slice .l3 0 1 2) 0 2 }}", "{{ slice (slice .l3 0 1 2) 0 3 }}", "{{ index (slice .l5 0 7) 6 }}",
+    "{{ printf \"%#v\" (slice .l3 2 4) }}", "{{ range slice .l3 1 4 }}[{{ . }}]{{ end }}", "{{ slice .l3 }}",
+    "{{ slice .l3 1 }}", "{{ slice .nested.l 0 2 }}", "{{ slice .mixed 0 8 }}", "{{ len (slice .mixed 7 8) }}",
+    "{{ slice .str 0 6 }}", "{{ slice .l1 0 1 }}{{ slice .l1 0 2 }}", "{{ slice .emptyl 0 1 }}",
+]]
+slc += [(t, dict(o, mode="go")) for t, o in slc]
+write("slicecap.tcase", slc)
+
+# --- non-ASCII runes: unicode.IsPrint/IsLetter/IsDigit from Go's tables ---
+uni_vals = VALUES + 'u: "a\\u00ad\\u0378\\u0600\\u061c\\u180e\\u200b\\u2028\\u2029\\u202f\\u205f\\u2060\\u3000\\ufeff\\ufffd\\U0001F600\\U000E0001\\U000E0100\\U0010FFFF\\u0300\\u0e33\\u1dfa\\u08a0"\n'
+uni_vals += 'cjk: "漢字かなカナ한글"\nrtl: "עברית العربية"\nemo: "👍🏽🇩🇪"\nctl: "\\u0085\\u00a0\\u1680\\u3164\\uffa0"\n'
+uni = []
+for v in [".u", ".cjk", ".rtl", ".emo", ".ctl", ".uni"]:
+    uni += [(f'{{{{ printf "%q" {v} }}}}', {"values": uni_vals}), (f'{{{{ printf "%+q" {v} }}}}', {"values": uni_vals}),
+            (f'{{{{ js {v} }}}}', {"values": uni_vals}), (f'{{{{ printf "%#q" {v} }}}}', {"values": uni_vals}),
+            (f'{{{{ printf "%x" {v} }}}}', {"values": uni_vals}), (f'{{{{ range $i, $e := slice {v} 0 3 }}}}{{{{ $e }}}}{{{{ end }}}}', {"values": uni_vals})]
+for r in ["0x378", "0x600", "0x61c", "0x180e", "0x200b", "0x2028", "0xad", "0xa0", "0x3000", "0xfeff", "0x1f600", "0xe0001",
+          "0xe0100", "0x10ffff", "0x300", "0x8a0", "0x1dfa", "0x3164", "0xffa0", "0x1680", "0x85", "0xfff9", "0x2066"]:
+    uni.append(f'{{{{ printf "%q|%+q|%#U|%c" {r} {r} {r} {r} }}}}')
+for ident in ["$é", "$ǅ", "$漢字", "$x١٢", "$αβ", "$ℕ", "$Ⅻ", "$x²", "$a\u0300", "$ª", "$µ", "$ｱ", "$𝔸", "$_"]:
+    uni.append(f"{{{{ {ident} := 1 }}}}{{{{ {ident} }}}}")
+for field in [".é", ".ǅ", ".漢字", ".x١٢", ".Ⅻ", ".x²", ".a\u0300", ".𝔸"]:
+    uni.append((f"{{{{ {field} }}}}", {"values": "é: 1\nǅ: 2\n漢字: 3\nx١٢: 4\nⅫ: 5\nx²: 6\n𝔸: 7\n"}))
+write("unicode.tcase", uni)
+
+# --- recursion depth ---
+deep = [
+    ('{{ template "r" 0 }}', {"extra": [("r", '{{ template "r" . }}')]}),
+    ('{{ define "d" }}{{ if lt . 20000 }}{{ template "d" (len (printf "%*s" (len (printf "%d." .)) "")) }}{{ end }}{{ end }}{{ template "d" 1 }}', {}),
+    ('{{ template "a" . }}', {"extra": [("a", '{{ template "b" . }}'), ("b", '{{ if .t }}{{ template "a" . }}{{ end }}')]}),
+    # (recursion through {{range}} is left out: Go re-panics through every level, quadratic at depth 100000)
+]
+write("depth.tcase", deep)

@@ -1,0 +1,1057 @@
+#define _GNU_SOURCE
+#include "helm/render.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/b64.h"
+#include "base/yaml.h"
+#include "helm/manifest.h"
+#include "helm/template/helm_funcs.h"
+#include "helm/template/sprig.h"
+#include "helm/template/tpl.h"
+#include "helm/values.h"
+
+/* What the pinned helm (v4.3.1, built with go1.26.8 against client-go v0.37) reports. */
+static const char *const render__default_apis[] = {
+    "v1", "admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1alpha1",
+    "admissionregistration.k8s.io/v1beta1", "internal.apiserver.k8s.io/v1alpha1", "apps/v1", "apps/v1beta1",
+    "apps/v1beta2", "authentication.k8s.io/v1", "authentication.k8s.io/v1alpha1", "authentication.k8s.io/v1beta1",
+    "authorization.k8s.io/v1", "authorization.k8s.io/v1beta1", "autoscaling/v1", "autoscaling/v2", "batch/v1",
+    "batch/v1beta1", "certificates.k8s.io/v1", "certificates.k8s.io/v1beta1", "certificates.k8s.io/v1alpha1",
+    "coordination.k8s.io/v1alpha2", "coordination.k8s.io/v1beta1", "coordination.k8s.io/v1", "discovery.k8s.io/v1",
+    "discovery.k8s.io/v1beta1", "events.k8s.io/v1", "events.k8s.io/v1beta1", "extensions/v1beta1",
+    "flowcontrol.apiserver.k8s.io/v1", "flowcontrol.apiserver.k8s.io/v1beta1", "flowcontrol.apiserver.k8s.io/v1beta2",
+    "flowcontrol.apiserver.k8s.io/v1beta3", "lifecycle.k8s.io/v1alpha1", "networking.k8s.io/v1",
+    "networking.k8s.io/v1beta1", "node.k8s.io/v1", "node.k8s.io/v1alpha1", "node.k8s.io/v1beta1", "policy/v1",
+    "policy/v1beta1", "rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1beta1",
+    "rbac.authorization.k8s.io/v1alpha1", "resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1",
+    "resource.k8s.io/v1alpha3", "scheduling.k8s.io/v1alpha3", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1",
+    "storage.k8s.io/v1beta1", "storage.k8s.io/v1", "storage.k8s.io/v1alpha1", "storagemigration.k8s.io/v1",
+    "storagemigration.k8s.io/v1beta1", "apiextensions.k8s.io/v1beta1", "apiextensions.k8s.io/v1"};
+#define RENDER_HELM_VERSION "v4.3.1"
+#define RENDER_HELM_COMMIT "0000000000000000000000000000000000000000"
+#define RENDER_HELM_TREE "clean"
+#define RENDER_HELM_GO "go1.26.8"
+#define RENDER_HELM_KUBE_CLIENT "v1.37"
+
+/* ---- per-render state ---------------------------------------------------------------------- */
+
+typedef struct render__src_s {
+  const char *name;
+  const char *text;
+  size_t len;
+} render__src_t;
+
+typedef struct render__tplcache_s {
+  char *text;
+  tpl_set_t *set;
+} render__tplcache_t;
+
+/* Execution udata: tpl_helm_state_t first, so include/required/fail see theirs. */
+typedef struct render__state_s {
+  tpl_helm_state_t helm;
+  const tpl_funcs_t *funcs;
+  const render__src_t *srcs; /* every template in parse order (for tpl) */
+  size_t nsrcs;
+  render__tplcache_t cache[32];
+  size_t ncache;
+  tpl_missingkey_t mk;
+} render__state_t;
+
+/* ---- values -------------------------------------------------------------------------------- */
+
+static tpl_value_t render__from_json(tpl_arena_t *a, const cJSON *j) {
+  tpl_value_t v = tpl_value_nil();
+  if (!j || cJSON_IsNull(j)) return v;
+  if (cJSON_IsTrue(j)) return tpl_value_bool(true);
+  if (cJSON_IsFalse(j)) return tpl_value_bool(false);
+  if (cJSON_IsRaw(j)) return tpl_value_int64(strtoll(j->valuestring, NULL, 10));
+  if (cJSON_IsNumber(j)) return tpl_value_float(j->valuedouble);
+  if (cJSON_IsString(j)) return tpl_value_str_copy(a, j->valuestring, strlen(j->valuestring));
+  if (cJSON_IsArray(j)) {
+    v = tpl_value_list_new(a, TPL_ELEM_ANY, 0);
+    if (v.kind != TPL_LIST) return v;
+    for (const cJSON *it = j->child; it; it = it->next) {
+      tpl_value_t e = render__from_json(a, it);
+      if (e.kind == TPL_INVALID) return e;
+      e.iface = 1;
+      if (tpl_list_push(a, v.u.list, e)) return tpl_value_invalid();
+    }
+    return v;
+  }
+  if (cJSON_IsObject(j)) {
+    v = tpl_value_map_new(a, TPL_ELEM_ANY);
+    if (v.kind != TPL_MAP) return v;
+    for (const cJSON *it = j->child; it; it = it->next) {
+      tpl_value_t e = render__from_json(a, it);
+      if (e.kind == TPL_INVALID) return e;
+      e.iface = 1;
+      if (tpl_map_set(a, v.u.map, it->string, strlen(it->string), e)) return tpl_value_invalid();
+    }
+    return v;
+  }
+  return tpl_value_nil();
+}
+
+static int render__set(tpl_arena_t *a, tpl_value_t m, const char *k, tpl_value_t v) {
+  v.iface = m.elem == TPL_ELEM_ANY;
+  return tpl_map_set(a, m.u.map, k, strlen(k), v);
+}
+
+static tpl_value_t render__str(tpl_arena_t *a, const char *s) {
+  return tpl_value_str_copy(a, s ? s : "", s ? strlen(s) : 0);
+}
+
+static tpl_value_t render__strlist(tpl_arena_t *a, char **v, size_t n) {
+  tpl_value_t l = tpl_value_list_new(a, TPL_ELEM_ANY, n);
+  if (l.kind != TPL_LIST) return l;
+  for (size_t i = 0; i < n; i++) {
+    tpl_value_t s = render__str(a, v[i]);
+    s.iface = 1;
+    if (tpl_list_push(a, l.u.list, s)) return tpl_value_invalid();
+  }
+  return l;
+}
+
+/* .Chart: structToMap(Metadata) plus IsRoot. */
+static tpl_value_t render__chart_map(tpl_arena_t *a, const chart_t *c) {
+  const chart_meta_t *m = &c->meta;
+  tpl_value_t v = tpl_value_map_new(a, TPL_ELEM_ANY);
+  if (v.kind != TPL_MAP) return v;
+  struct {
+    const char *k, *s;
+  } strs[] = {{"Name", m->name},           {"Home", m->home},         {"Version", m->version},
+              {"Description", m->description}, {"Icon", m->icon},      {"APIVersion", m->api_version},
+              {"Condition", m->condition}, {"Tags", m->tags},         {"AppVersion", m->app_version},
+              {"KubeVersion", m->kube_version}, {"Type", m->type}};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) bad |= render__set(a, v, strs[i].k, render__str(a, strs[i].s));
+  bad |= render__set(a, v, "Sources", render__strlist(a, m->sources, m->nsources));
+  bad |= render__set(a, v, "Keywords", render__strlist(a, m->keywords, m->nkeywords));
+  bad |= render__set(a, v, "Deprecated", tpl_value_bool(m->deprecated));
+  bad |= render__set(a, v, "IsRoot", tpl_value_bool(c->parent == NULL));
+  tpl_value_t ann = tpl_value_map_new(a, TPL_ELEM_STRING);
+  if (ann.kind != TPL_MAP) return tpl_value_invalid();
+  if (m->annotations) {
+    for (const cJSON *kv = m->annotations->child; kv; kv = kv->next)
+      bad |= tpl_map_set(a, ann.u.map, kv->string, strlen(kv->string),
+                         render__str(a, cJSON_IsString(kv) ? kv->valuestring : ""));
+  } else {
+    ann.u.map = NULL; /* a nil map[string]string */
+  }
+  bad |= render__set(a, v, "Annotations", ann);
+  tpl_value_t mt = tpl_value_list_new(a, TPL_ELEM_ANY, m->nmaintainers);
+  if (mt.kind != TPL_LIST) return tpl_value_invalid();
+  for (size_t i = 0; i < m->nmaintainers; i++) {
+    tpl_value_t e = tpl_value_map_new(a, TPL_ELEM_ANY);
+    if (e.kind != TPL_MAP) return tpl_value_invalid();
+    bad |= render__set(a, e, "Name", render__str(a, m->maintainers[i].name));
+    bad |= render__set(a, e, "Email", render__str(a, m->maintainers[i].email));
+    bad |= render__set(a, e, "URL", render__str(a, m->maintainers[i].url));
+    e.iface = 1;
+    bad |= tpl_list_push(a, mt.u.list, e);
+  }
+  bad |= render__set(a, v, "Maintainers", mt);
+  tpl_value_t deps = tpl_value_list_new(a, TPL_ELEM_ANY, m->ndeps);
+  if (deps.kind != TPL_LIST) return tpl_value_invalid();
+  for (size_t i = 0; i < m->ndeps; i++) {
+    const chart_dep_t *d = &m->deps[i];
+    tpl_value_t e = tpl_value_map_new(a, TPL_ELEM_ANY);
+    if (e.kind != TPL_MAP) return tpl_value_invalid();
+    bad |= render__set(a, e, "Name", render__str(a, d->name));
+    bad |= render__set(a, e, "Version", render__str(a, d->version));
+    bad |= render__set(a, e, "Repository", render__str(a, d->repository));
+    bad |= render__set(a, e, "Condition", render__str(a, d->condition));
+    bad |= render__set(a, e, "Tags", render__strlist(a, d->tags, d->ntags));
+    bad |= render__set(a, e, "Enabled", tpl_value_bool(d->enabled));
+    bad |= render__set(a, e, "ImportValues", render__from_json(a, d->import_values));
+    if (!d->import_values) {
+      tpl_value_t nl = tpl_value_list_new(a, TPL_ELEM_ANY, 0);
+      bad |= render__set(a, e, "ImportValues", nl);
+    }
+    bad |= render__set(a, e, "Alias", render__str(a, d->alias));
+    e.iface = 1;
+    bad |= tpl_list_push(a, deps.u.list, e);
+  }
+  bad |= render__set(a, v, "Dependencies", deps);
+  return bad ? tpl_value_invalid() : v;
+}
+
+/* ---- .Files ---------------------------------------------------------------------------------- */
+
+typedef struct render__files_s {
+  const chart_file_t **f;
+  size_t n;
+} render__files_t;
+
+static const tpl_type_t render__files_type;
+
+static tpl_value_t render__files_obj(tpl_arena_t *a, render__files_t *fs) {
+  tpl_object_t *o = tpl_arena_alloc(a, sizeof *o);
+  if (!o) return tpl_value_invalid();
+  o->type = &render__files_type;
+  o->self = fs;
+  tpl_value_t v = {0};
+  v.kind = TPL_OBJECT;
+  v.u.obj = o;
+  return v;
+}
+
+static const chart_file_t *render__files_find(const render__files_t *fs, const char *name, size_t n) {
+  for (size_t i = 0; i < fs->n; i++)
+    if (strlen(fs->f[i]->name) == n && !memcmp(fs->f[i]->name, name, n)) return fs->f[i];
+  return NULL;
+}
+
+static int render__files_get(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
+  const render__files_t *fs = tpl_call_self(call);
+  const chart_file_t *f = render__files_find(fs, args[0].u.s.p, args[0].u.s.n);
+  *res = f ? tpl_value_strn(f->data, f->len) : tpl_value_str("");
+  return 0;
+}
+
+/* gobwas/glob with '/' as separator: * (not across /), ** (across), ?, [...], [!...], {a,b}. */
+static int render__glob(const char *p, const char *pe, const char *s, const char *se, int depth) {
+  if (depth > 64) return 0;
+  while (p < pe) {
+    if (*p == '*') {
+      int dbl = p + 1 < pe && p[1] == '*';
+      const char *rest = p + (dbl ? 2 : 1);
+      for (const char *t = s;; t++) {
+        if (render__glob(rest, pe, t, se, depth + 1)) return 1;
+        if (t == se || (!dbl && *t == '/')) return 0;
+      }
+    }
+    if (*p == '{') {
+      const char *close = p + 1;
+      int lvl = 1;
+      while (close < pe && lvl) {
+        if (*close == '{') lvl++;
+        else if (*close == '}') lvl--;
+        if (lvl) close++;
+      }
+      if (close >= pe) return 0;
+      const char *alt = p + 1;
+      while (alt <= close) {
+        const char *e = alt;
+        int l2 = 0;
+        while (e < close && !(l2 == 0 && *e == ',')) {
+          if (*e == '{') l2++;
+          else if (*e == '}') l2--;
+          e++;
+        }
+        size_t al = (size_t)(e - alt), rl = (size_t)(pe - close - 1);
+        char *tmp = malloc(al + rl + 1);
+        if (!tmp) return 0;
+        memcpy(tmp, alt, al);
+        memcpy(tmp + al, close + 1, rl);
+        int ok = render__glob(tmp, tmp + al + rl, s, se, depth + 1);
+        free(tmp);
+        if (ok) return 1;
+        alt = e + 1;
+      }
+      return 0;
+    }
+    if (s == se) return 0;
+    if (*p == '?') {
+      if (*s == '/') return 0;
+      p++, s++;
+      continue;
+    }
+    if (*p == '[') {
+      const char *q = p + 1;
+      int neg = q < pe && *q == '!';
+      if (neg) q++;
+      int hit = 0;
+      while (q < pe && *q != ']') {
+        char lo = *q, hi = lo;
+        if (q + 2 < pe && q[1] == '-' && q[2] != ']') {
+          hi = q[2];
+          q += 3;
+        } else {
+          q++;
+        }
+        if (*s >= lo && *s <= hi) hit = 1;
+      }
+      if (q >= pe || hit == neg) return 0;
+      p = q + 1, s++;
+      continue;
+    }
+    if (*p == '\\' && p + 1 < pe) p++;
+    if (*p != *s) return 0;
+    p++, s++;
+  }
+  return s == se;
+}
+
+static int render__files_glob(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
+  const render__files_t *fs = tpl_call_self(call);
+  tpl_arena_t *a = tpl_call_arena(call);
+  render__files_t *out = tpl_arena_alloc(a, sizeof *out);
+  if (!out || (fs->n && !(out->f = tpl_arena_alloc(a, fs->n * sizeof *out->f)))) return TPL_ENOMEM;
+  const char *p = args[0].u.s.p;
+  size_t pn = args[0].u.s.n;
+  for (size_t i = 0; i < fs->n; i++) {
+    const char *nm = fs->f[i]->name;
+    if (render__glob(p, p + pn, nm, nm + strlen(nm), 0)) out->f[out->n++] = fs->f[i];
+  }
+  *res = render__files_obj(a, out);
+  return res->kind == TPL_OBJECT ? 0 : TPL_ENOMEM;
+}
+
+static int render__files_lines(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
+  const render__files_t *fs = tpl_call_self(call);
+  tpl_arena_t *a = tpl_call_arena(call);
+  *res = tpl_value_list_new(a, TPL_ELEM_STRING, 0);
+  if (res->kind != TPL_LIST) return TPL_ENOMEM;
+  const chart_file_t *f = render__files_find(fs, args[0].u.s.p, args[0].u.s.n);
+  if (!f || !f->len) return 0;
+  size_t n = f->len;
+  if (f->data[n - 1] == '\n') n--;
+  size_t i = 0;
+  for (;;) {
+    size_t j = i;
+    while (j < n && f->data[j] != '\n') j++;
+    if (tpl_list_push(a, res->u.list, tpl_value_strn(f->data + i, j - i))) return TPL_ENOMEM;
+    if (j >= n) break;
+    i = j + 1;
+  }
+  return 0;
+}
+
+static int render__files_as(tpl_call_t *call, int secrets, tpl_value_t *res) {
+  const render__files_t *fs = tpl_call_self(call);
+  tpl_arena_t *a = tpl_call_arena(call);
+  tpl_value_t m = tpl_value_map_new(a, TPL_ELEM_STRING);
+  if (m.kind != TPL_MAP) return TPL_ENOMEM;
+  for (size_t i = 0; i < fs->n; i++) {
+    const char *nm = fs->f[i]->name, *base = strrchr(nm, '/');
+    base = base ? base + 1 : nm;
+    tpl_value_t v;
+    if (secrets) {
+      char *enc = tpl_arena_alloc(a, b64_encoded_len(fs->f[i]->len) + 1);
+      if (!enc) return TPL_ENOMEM;
+      size_t el = b64_encode(fs->f[i]->data, fs->f[i]->len, enc);
+      v = tpl_value_strn(enc, el);
+    } else {
+      v = tpl_value_strn(fs->f[i]->data, fs->f[i]->len);
+    }
+    if (tpl_map_set(a, m.u.map, base, strlen(base), v)) return TPL_ENOMEM;
+  }
+  buf_t out = BUF_INIT, err = BUF_INIT;
+  int rc = sprig_yaml_encode(&out, &m, &err);
+  buf_free(&err);
+  if (rc == TPL_ENOMEM) {
+    buf_free(&out);
+    return TPL_ENOMEM;
+  }
+  size_t n = rc ? 0 : out.len;
+  if (n && out.data[n - 1] == '\n') n--;
+  *res = tpl_value_str_copy(a, out.data ? out.data : "", n);
+  buf_free(&out);
+  return res->kind == TPL_STRING ? 0 : TPL_ENOMEM;
+}
+
+static int render__files_asconfig(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
+  return render__files_as(call, 0, res);
+}
+static int render__files_assecrets(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
+  return render__files_as(call, 1, res);
+}
+
+static const tpl_func_t render__files_methods[] = {
+    {"Get", "s", render__files_get, NULL, "func(string) string"},
+    {"GetBytes", "s", render__files_get, NULL, "func(string) []uint8"},
+    {"Glob", "s", render__files_glob, NULL, "func(string) engine.files"},
+    {"Lines", "s", render__files_lines, NULL, "func(string) []string"},
+    {"AsConfig", "", render__files_asconfig, NULL, "func() string"},
+    {"AsSecrets", "", render__files_assecrets, NULL, "func() string"},
+};
+
+static const tpl_func_t *render__files_method(void *self, const char *name) {
+  for (size_t i = 0; i < sizeof render__files_methods / sizeof *render__files_methods; i++)
+    if (!strcmp(render__files_methods[i].name, name)) return &render__files_methods[i];
+  return NULL;
+}
+
+static int render__files_format(void *self, buf_t *out) {
+  const render__files_t *fs = self;
+  buf_puts(out, "map[");
+  for (size_t i = 0; i < fs->n; i++) {
+    if (i) buf_putc(out, ' ');
+    buf_printf(out, "%s:[", fs->f[i]->name);
+    for (size_t k = 0; k < fs->f[i]->len; k++) buf_printf(out, k ? " %u" : "%u", (unsigned char)fs->f[i]->data[k]);
+    buf_putc(out, ']');
+  }
+  return buf_putc(out, ']');
+}
+
+static const tpl_type_t render__files_type = {"engine.files", NULL, render__files_method, render__files_format};
+
+/* ---- .Capabilities ----------------------------------------------------------------------------- */
+
+typedef struct render__caps_s {
+  char version[64], normalized[64], major[16], minor[16];
+  const char **apis;
+  size_t napis;
+} render__caps_t;
+
+static const tpl_type_t render__caps_type, render__kv_type, render__apis_type, render__hv_type;
+
+static tpl_value_t render__obj(tpl_arena_t *a, const tpl_type_t *t, void *self) {
+  tpl_object_t *o = tpl_arena_alloc(a, sizeof *o);
+  tpl_value_t v = {0};
+  if (!o) return v;
+  o->type = t;
+  o->self = self;
+  v.kind = TPL_OBJECT;
+  v.u.obj = o;
+  return v;
+}
+
+/* Host objects are created lazily from the arena of the running call: the field callback has no
+ * arena, so the sub-objects are built when the Capabilities object is. */
+typedef struct render__caps_obj_s {
+  render__caps_t *caps;
+  tpl_value_t kv, apis, hv;
+} render__caps_obj_t;
+
+static int render__caps_field(void *self, const char *name, tpl_value_t *out) {
+  render__caps_obj_t *c = self;
+  if (!strcmp(name, "KubeVersion")) *out = c->kv;
+  else if (!strcmp(name, "APIVersions")) *out = c->apis;
+  else if (!strcmp(name, "HelmVersion")) *out = c->hv;
+  else return 0;
+  return 1;
+}
+
+static int render__kv_field(void *self, const char *name, tpl_value_t *out) {
+  render__caps_t *c = self;
+  if (!strcmp(name, "Version")) *out = tpl_value_str(c->version);
+  else if (!strcmp(name, "Major")) *out = tpl_value_str(c->major);
+  else if (!strcmp(name, "Minor")) *out = tpl_value_str(c->minor);
+  else return 0;
+  return 1;
+}
+
+static int render__kv_string(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
+  render__caps_t *c = tpl_call_self(call);
+  *res = tpl_value_str(c->normalized);
+  return 0;
+}
+
+static int render__kv_git(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
+  render__caps_t *c = tpl_call_self(call);
+  *res = tpl_value_str(c->version);
+  return 0;
+}
+
+static const tpl_func_t render__kv_methods[] = {{"String", "", render__kv_string, NULL, "func() string"},
+                                                {"GitVersion", "", render__kv_git, NULL, "func() string"}};
+
+static const tpl_func_t *render__kv_method(void *self, const char *name) {
+  for (size_t i = 0; i < 2; i++)
+    if (!strcmp(render__kv_methods[i].name, name)) return &render__kv_methods[i];
+  return NULL;
+}
+
+static int render__kv_format(void *self, buf_t *out) { return buf_puts(out, ((render__caps_t *)self)->normalized); }
+
+static int render__apis_has(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
+  render__caps_t *c = tpl_call_self(call);
+  int has = 0;
+  for (size_t i = 0; i < c->napis && !has; i++)
+    if (strlen(c->apis[i]) == args[0].u.s.n && !memcmp(c->apis[i], args[0].u.s.p, args[0].u.s.n)) has = 1;
+  *res = tpl_value_bool(has);
+  return 0;
+}
+
+static const tpl_func_t render__apis_methods[] = {{"Has", "s", render__apis_has, NULL, "func(string) bool"}};
+
+static const tpl_func_t *render__apis_method(void *self, const char *name) {
+  return strcmp(name, "Has") ? NULL : &render__apis_methods[0];
+}
+
+static int render__apis_format(void *self, buf_t *out) {
+  render__caps_t *c = self;
+  buf_putc(out, '[');
+  for (size_t i = 0; i < c->napis; i++) {
+    if (i) buf_putc(out, ' ');
+    buf_puts(out, c->apis[i]);
+  }
+  return buf_putc(out, ']');
+}
+
+static int render__hv_field(void *self, const char *name, tpl_value_t *out) {
+  if (!strcmp(name, "Version")) *out = tpl_value_str(RENDER_HELM_VERSION);
+  else if (!strcmp(name, "GitCommit")) *out = tpl_value_str(RENDER_HELM_COMMIT);
+  else if (!strcmp(name, "GitTreeState")) *out = tpl_value_str(RENDER_HELM_TREE);
+  else if (!strcmp(name, "GoVersion")) *out = tpl_value_str(RENDER_HELM_GO);
+  else if (!strcmp(name, "KubeClientVersion")) *out = tpl_value_str(RENDER_HELM_KUBE_CLIENT);
+  else return 0;
+  return 1;
+}
+
+static int render__hv_format(void *self, buf_t *out) {
+  return buf_puts(out, "{" RENDER_HELM_VERSION " " RENDER_HELM_COMMIT " " RENDER_HELM_TREE " " RENDER_HELM_GO
+                       " " RENDER_HELM_KUBE_CLIENT "}");
+}
+
+static int render__caps_format(void *self, buf_t *out) {
+  render__caps_obj_t *c = self;
+  buf_printf(out, "&{{%s %s %s %s} ", c->caps->version, c->caps->normalized, c->caps->major, c->caps->minor);
+  render__apis_format(c->caps, out);
+  buf_putc(out, ' ');
+  render__hv_format(NULL, out);
+  return buf_putc(out, '}');
+}
+
+static const tpl_type_t render__caps_type = {"*common.Capabilities", render__caps_field, NULL, render__caps_format};
+static const tpl_type_t render__kv_type = {"common.KubeVersion", render__kv_field, render__kv_method, render__kv_format};
+static const tpl_type_t render__apis_type = {"common.VersionSet", NULL, render__apis_method, render__apis_format};
+static const tpl_type_t render__hv_type = {"version.BuildInfo", render__hv_field, NULL, render__hv_format};
+
+/* k8s.io/apimachinery ParseGeneric + common.ParseKubeVersion. 0 or -1. */
+static int render__parse_kube_version(const char *in, render__caps_t *c) {
+  const char *p = in;
+  if (*p == 'v') p++;
+  unsigned long comps[3] = {0};
+  int nc = 0;
+  const char *s = p;
+  while (nc < 3) {
+    if (*s < '0' || *s > '9') return -1;
+    if (*s == '0' && s[1] >= '0' && s[1] <= '9') return -1;
+    char *e;
+    comps[nc++] = strtoul(s, &e, 10);
+    s = e;
+    if (*s != '.') break;
+    s++;
+  }
+  if (nc < 2) return -1;
+  if (*s && *s != '-' && *s != '+') return -1;
+  snprintf(c->version, sizeof c->version, "%s%s", in[0] == 'v' ? "" : "v", in);
+  if (nc == 2) snprintf(c->normalized, sizeof c->normalized, "v%lu.%lu", comps[0], comps[1]);
+  else snprintf(c->normalized, sizeof c->normalized, "v%lu.%lu.%lu", comps[0], comps[1], comps[2]);
+  snprintf(c->major, sizeof c->major, "%lu", comps[0]);
+  snprintf(c->minor, sizeof c->minor, "%lu", comps[1]);
+  return 0;
+}
+
+/* ---- tpl ---------------------------------------------------------------------------------------- */
+
+static int render__tpl(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
+  render__state_t *st = tpl_call_exec_udata(call);
+  tpl_arena_t *a = tpl_call_arena(call);
+  const char *text = args[0].u.s.p;
+  size_t tl = args[0].u.s.n;
+  tpl_set_t *set = NULL;
+  for (size_t i = 0; i < st->ncache; i++)
+    if (strlen(st->cache[i].text) == tl && !memcmp(st->cache[i].text, text, tl)) set = st->cache[i].set;
+  buf_t err = BUF_INIT, q = BUF_INIT;
+  if (!set) {
+    /* A clone of the chart's templates plus this text as "gotpl" (Helm's parent.Clone + New(Name()).Parse). */
+    set = tpl_set_new(st->funcs);
+    if (!set) return TPL_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < st->nsrcs && !rc; i++) rc = tpl_set_parse(set, st->srcs[i].name, st->srcs[i].text, st->srcs[i].len, &err);
+    buf_reset(&err);
+    rc = tpl_set_parse(set, "gotpl", text, tl, &err);
+    if (rc) {
+      tpl_fmt_quote(&q, text, tl);
+      tpl_call_errorf(call, "cannot parse template %s: %s", q.data ? q.data : "", err.data ? err.data : "");
+      buf_free(&q);
+      buf_free(&err);
+      tpl_set_free(set);
+      return rc == TPL_ENOMEM ? TPL_ENOMEM : TPL_EEXEC;
+    }
+    if (st->ncache < sizeof st->cache / sizeof *st->cache && (st->cache[st->ncache].text = strndup(text, tl))) {
+      st->cache[st->ncache++].set = set;
+    } else {
+      /* No room to cache: kept alive in the last slot's place would leak; execute and free below. */
+    }
+  }
+  int cached = 0;
+  for (size_t i = 0; i < st->ncache; i++)
+    if (st->cache[i].set == set) cached = 1;
+  buf_t out = BUF_INIT;
+  buf_reset(&err);
+  tpl_exec_opts_t o = {.missingkey = st->mk, .udata = st};
+  int rc = tpl_set_execute(set, "gotpl", args[1], a, &o, &out, &err);
+  if (!cached) tpl_set_free(set);
+  if (rc) {
+    if (rc == TPL_ENOMEM) {
+      buf_free(&out);
+      buf_free(&err);
+      return rc;
+    }
+    tpl_fmt_quote(&q, text, tl);
+    tpl_call_errorf(call, "error during tpl function execution for %s: %s", q.data ? q.data : "", err.data ? err.data : "");
+    buf_free(&q);
+    buf_free(&out);
+    buf_free(&err);
+    return TPL_EEXEC;
+  }
+  buf_free(&err);
+  /* strings.ReplaceAll(out, "<no value>", "") */
+  buf_t clean = BUF_INIT;
+  const char *s = out.data ? out.data : "";
+  size_t n = out.len;
+  for (size_t i = 0; i < n;) {
+    if (n - i >= 10 && !memcmp(s + i, "<no value>", 10)) {
+      i += 10;
+      continue;
+    }
+    buf_putc(&clean, s[i++]);
+  }
+  *res = tpl_value_str_copy(a, clean.data ? clean.data : "", clean.len);
+  buf_free(&clean);
+  buf_free(&out);
+  return res->kind == TPL_STRING ? 0 : TPL_ENOMEM;
+}
+
+static const tpl_func_t render__tpl_func[] = {{"tpl", "sa", render__tpl, NULL, "func(string, interface {}) (string, error)"}};
+
+/* ---- templates ------------------------------------------------------------------------------------ */
+
+typedef struct render__tmpl_s {
+  char *name;      /* full path */
+  char *base_path; /* chart path + "/templates" */
+  const chart_file_t *file;
+  tpl_value_t dot; /* the chart's `next` map */
+} render__tmpl_t;
+
+typedef struct render__build_s {
+  tpl_arena_t *a;
+  render__tmpl_t *t;
+  size_t n, cap;
+  tpl_value_t release, caps;
+} render__build_t;
+
+static int render__collect(render__build_t *b, const chart_t *c, tpl_value_t parent_values, tpl_value_t *next_out) {
+  tpl_arena_t *a = b->a;
+  tpl_value_t next = tpl_value_map_new(a, TPL_ELEM_ANY);
+  tpl_value_t subs = tpl_value_map_new(a, TPL_ELEM_ANY);
+  if (next.kind != TPL_MAP || subs.kind != TPL_MAP) return RENDER_ENOMEM;
+  render__files_t *fs = tpl_arena_alloc(a, sizeof *fs);
+  if (!fs || (c->nfiles && !(fs->f = tpl_arena_alloc(a, c->nfiles * sizeof *fs->f)))) return RENDER_ENOMEM;
+  for (size_t i = 0; i < c->nfiles; i++) fs->f[fs->n++] = &c->files[i];
+  tpl_value_t chart = render__chart_map(a, c);
+  if (chart.kind != TPL_MAP) return RENDER_ENOMEM;
+  tpl_value_t values;
+  if (!c->parent) {
+    values = parent_values;
+  } else {
+    tpl_value_t *vv = parent_values.kind == TPL_MAP && parent_values.u.map
+                          ? tpl_map_get(parent_values.u.map, c->meta.name, strlen(c->meta.name))
+                          : NULL;
+    if (vv && vv->kind == TPL_MAP && vv->u.map) values = *vv;
+    else values = tpl_value_map_new(a, TPL_ELEM_ANY);
+  }
+  values.iface = 0;
+  if (render__set(a, next, "Chart", chart) || render__set(a, next, "Files", render__files_obj(a, fs)) ||
+      render__set(a, next, "Release", b->release) || render__set(a, next, "Capabilities", b->caps) ||
+      render__set(a, next, "Values", values) || render__set(a, next, "Subcharts", subs))
+    return RENDER_ENOMEM;
+  for (size_t i = 0; i < c->ndeps; i++) {
+    tpl_value_t sub;
+    int rc = render__collect(b, c->deps[i], values, &sub);
+    if (rc) return rc;
+    if (render__set(a, subs, c->deps[i]->meta.name, sub)) return RENDER_ENOMEM;
+  }
+  char *path = chart_full_path(c);
+  if (!path) return RENDER_ENOMEM;
+  int lib = chart_is_library(c);
+  int rc = 0;
+  for (size_t i = 0; i < c->ntemplates && !rc; i++) {
+    const chart_file_t *f = &c->templates[i];
+    const char *base = strrchr(f->name, '/');
+    base = base ? base + 1 : f->name;
+    if (lib && base[0] != '_') continue;
+    if (b->n == b->cap) {
+      size_t nc = b->cap ? b->cap * 2 : 32;
+      render__tmpl_t *nt = realloc(b->t, nc * sizeof *nt);
+      if (!nt) {
+        rc = RENDER_ENOMEM;
+        break;
+      }
+      b->t = nt;
+      b->cap = nc;
+    }
+    render__tmpl_t *t = &b->t[b->n];
+    memset(t, 0, sizeof *t);
+    if (asprintf(&t->name, "%s/%s", path, f->name) < 0) {
+      t->name = NULL;
+      rc = RENDER_ENOMEM;
+      break;
+    }
+    if (asprintf(&t->base_path, "%s/templates", path) < 0) {
+      free(t->name);
+      rc = RENDER_ENOMEM;
+      break;
+    }
+    /* A later chart's file with the same full path replaces the earlier (a Go map). */
+    size_t k;
+    for (k = 0; k < b->n; k++)
+      if (!strcmp(b->t[k].name, t->name)) break;
+    if (k < b->n) {
+      free(b->t[k].name);
+      free(b->t[k].base_path);
+      b->t[k].name = t->name;
+      b->t[k].base_path = t->base_path;
+      b->t[k].file = f;
+      b->t[k].dot = next;
+      continue;
+    }
+    t->file = f;
+    t->dot = next;
+    b->n++;
+  }
+  free(path);
+  *next_out = next;
+  return rc;
+}
+
+static size_t render__slashes(const char *s) {
+  size_t n = 0;
+  for (; *s; s++) n += *s == '/';
+  return n;
+}
+
+/* sort.Sort(sort.Reverse(byPathLen)): deeper paths first, then reverse lexical order. */
+static int render__cmp_tmpl(const void *pa, const void *pb) {
+  const render__tmpl_t *a = pa, *b = pb;
+  size_t ca = render__slashes(a->name), cb = render__slashes(b->name);
+  if (ca != cb) return ca > cb ? -1 : 1;
+  return -strcmp(a->name, b->name);
+}
+
+/* engine.cleanupParseError */
+static void render__parse_error(const char *filename, const char *msg, buf_t *err) {
+  buf_reset(err);
+  const char *first = strstr(msg, ": ");
+  if (!first) {
+    buf_printf(err, "parse error in (%s): %s", filename, msg);
+    return;
+  }
+  const char *loc = first + 2;
+  const char *loc_end = strstr(loc, ": ");
+  size_t ll = loc_end ? (size_t)(loc_end - loc) : strlen(loc);
+  const char *last = msg;
+  for (const char *p = strstr(msg, ": "); p; p = strstr(p + 2, ": ")) last = p + 2;
+  buf_printf(err, "parse error at (%.*s): %s", (int)ll, loc, last);
+}
+
+typedef struct render__trace_s {
+  char *location, *message, *func;
+} render__trace_t;
+
+static char *render__cut_template(const char *s, size_t n) {
+  const char *cut = memmem(s, n, " template:", 10);
+  size_t l = cut ? (size_t)(cut - s) : n;
+  return strndup(s, l);
+}
+
+/* parseTemplateExecErrorString over one level's text; *next gets the wrapped error's text (after
+ * "error calling NAME: "), or NULL. 0 ok, -1 not parseable. */
+static int render__parse_trace(const char *s, render__trace_t *t, const char **next) {
+  memset(t, 0, sizeof *t);
+  *next = NULL;
+  if (strncmp(s, "template: ", 10)) return -1;
+  const char *rem = s + 10;
+  if (!strncmp(rem, "no template ", 12)) {
+    t->message = strdup(s);
+    return 0;
+  }
+  const char *ex = strstr(rem, ": executing ");
+  if (ex && ex[12] == '"') {
+    const char *fn = ex + 13;
+    const char *endq = strchr(fn, '"');
+    if (endq && !strncmp(endq + 1, " at <", 5)) {
+      const char *at = endq + 6;
+      const char *gt = strstr(at, ">: ");
+      if (gt) {
+        const char *msg = gt + 3;
+        t->location = strndup(rem, (size_t)(ex - rem));
+        if (asprintf(&t->func, "executing \"%.*s\" at <%.*s>:", (int)(endq - fn), fn, (int)(gt - at), at) < 0) t->func = NULL;
+        t->message = render__cut_template(msg, strlen(msg));
+        if (!strncmp(msg, "error calling ", 14)) {
+          const char *colon = strstr(msg + 14, ": ");
+          if (colon) *next = colon + 2;
+        }
+        return 0;
+      }
+    }
+  }
+  /* parseTemplateSimpleErrorString */
+  const char *sep = NULL;
+  for (const char *p = strstr(rem, ": "); p; p = strstr(p + 1, ": ")) sep = p;
+  if (!sep) return -1;
+  t->location = strndup(rem, (size_t)(sep - rem));
+  t->message = render__cut_template(sep + 2, strlen(sep + 2));
+  return 0;
+}
+
+static void render__trace_free(render__trace_t *t) {
+  free(t->location);
+  free(t->message);
+  free(t->func);
+}
+
+static int render__trace_eq(const render__trace_t *a, const render__trace_t *b) {
+#define SEQ(x, y) ((!(x) && !(y)) || ((x) && (y) && !strcmp((x), (y))))
+  return SEQ(a->location, b->location) && SEQ(a->message, b->message) && SEQ(a->func, b->func);
+#undef SEQ
+}
+
+/* engine.reformatExecErrorMsg */
+static void render__exec_error(const char *filename, const char *msg, buf_t *err) {
+  buf_t out = BUF_INIT;
+  const char *t1 = strstr(msg, ": ");
+  const char *t2 = t1 ? strstr(t1 + 2, ": ") : NULL;
+  if (!t1 || !t2) {
+    buf_printf(&out, "execution error in (%s): %s", filename, msg);
+    goto done;
+  }
+  const char *tok2 = t2 + 2;
+  const char *hs = strstr(tok2, "HELM_ERR_START");
+  if (hs) {
+    const char *he = NULL;
+    for (const char *p = strstr(hs + 14, "HELM_ERR_END"); p; p = strstr(p + 1, "HELM_ERR_END")) he = p;
+    if (he) {
+      buf_printf(&out, "execution error at (%.*s): %.*s", (int)(t2 - t1 - 2), t1 + 2, (int)(he - hs - 14), hs + 14);
+      goto done;
+    }
+  }
+  render__trace_t tr[64];
+  size_t nt = 0;
+  const char *cur = msg;
+  int raw = 0;
+  while (cur && nt < 64) {
+    render__trace_t t;
+    const char *next;
+    if (render__parse_trace(cur, &t, &next)) {
+      raw = 1;
+      break;
+    }
+    if (nt && render__trace_eq(&tr[nt - 1], &t)) render__trace_free(&t);
+    else tr[nt++] = t;
+    cur = next;
+  }
+  if (raw) {
+    buf_puts(&out, msg);
+  } else {
+    buf_t s = BUF_INIT;
+    for (size_t i = 0; i < nt; i++) {
+      if (tr[i].location && *tr[i].location) buf_printf(&s, "%s\n  ", tr[i].location);
+      if (tr[i].func && *tr[i].func) buf_printf(&s, "%s\n    ", tr[i].func);
+      if (tr[i].message && *tr[i].message) buf_printf(&s, "%s\n", tr[i].message);
+    }
+    const char *p = s.data ? s.data : "";
+    size_t n = s.len;
+    while (n && (*p == ' ' || *p == '\n' || *p == '\t')) p++, n--;
+    while (n && (p[n - 1] == ' ' || p[n - 1] == '\n' || p[n - 1] == '\t')) n--;
+    buf_append(&out, p, n);
+    buf_free(&s);
+  }
+  for (size_t i = 0; i < nt; i++) render__trace_free(&tr[i]);
+done:
+  buf_reset(err);
+  buf_append(err, out.data ? out.data : "", out.len);
+  buf_free(&out);
+}
+
+void render_files_free(render_file_t *files, size_t n) {
+  if (!files) return;
+  for (size_t i = 0; i < n; i++) {
+    free(files[i].name);
+    free(files[i].text);
+  }
+  free(files);
+}
+
+static int render__caps_value(tpl_arena_t *a, const render_opts_t *o, render__caps_t **capsp, tpl_value_t *out,
+                              buf_t *err) {
+  render__caps_t *caps = tpl_arena_alloc(a, sizeof *caps);
+  if (!caps) return RENDER_ENOMEM;
+  const char *kv = o && o->kube_version ? o->kube_version : RENDER_DEFAULT_KUBE_VERSION;
+  if (render__parse_kube_version(kv, caps)) {
+    buf_reset(err);
+    buf_printf(err, "invalid kube version '%s': could not parse \"%s\" as version", kv, kv);
+    return RENDER_EINVAL;
+  }
+  size_t nd = sizeof render__default_apis / sizeof *render__default_apis, ne = o ? o->napi_versions : 0;
+  caps->apis = tpl_arena_alloc(a, (nd + ne + 1) * sizeof *caps->apis);
+  if (!caps->apis) return RENDER_ENOMEM;
+  for (size_t i = 0; i < nd; i++) caps->apis[caps->napis++] = render__default_apis[i];
+  for (size_t i = 0; i < ne; i++) caps->apis[caps->napis++] = o->api_versions[i];
+  render__caps_obj_t *co = tpl_arena_alloc(a, sizeof *co);
+  if (!co) return RENDER_ENOMEM;
+  co->caps = caps;
+  co->kv = render__obj(a, &render__kv_type, caps);
+  co->apis = render__obj(a, &render__apis_type, caps);
+  co->hv = render__obj(a, &render__hv_type, caps);
+  *out = render__obj(a, &render__caps_type, co);
+  if (out->kind != TPL_OBJECT || co->kv.kind != TPL_OBJECT || co->apis.kind != TPL_OBJECT || co->hv.kind != TPL_OBJECT)
+    return RENDER_ENOMEM;
+  if (capsp) *capsp = caps;
+  return 0;
+}
+
+int render_chart(const chart_t *c, const cJSON *values, const render_opts_t *opts, render_file_t **files,
+                 size_t *nfiles, buf_t *err) {
+  *files = NULL;
+  *nfiles = 0;
+  render_opts_t def = {0};
+  const render_opts_t *o = opts ? opts : &def;
+  tpl_arena_t *a = tpl_arena_new(0);
+  tpl_funcs_t *funcs = tpl_funcs_new();
+  render__state_t *st = calloc(1, sizeof *st);
+  tpl_set_t *set = NULL;
+  render__build_t b = {0};
+  render__src_t *srcs = NULL;
+  render_file_t *outv = NULL;
+  size_t nout = 0;
+  int rc = 0;
+  if (!a || !funcs || !st || sprig_funcs_add(funcs) || tpl_helm_funcs_add(funcs) || tpl_funcs_add(funcs, render__tpl_func, 1)) {
+    rc = RENDER_ENOMEM;
+    goto done;
+  }
+  b.a = a;
+  b.release = tpl_value_map_new(a, TPL_ELEM_ANY);
+  if (b.release.kind != TPL_MAP) {
+    rc = RENDER_ENOMEM;
+    goto done;
+  }
+  if (render__set(a, b.release, "Name", render__str(a, o->release_name ? o->release_name : "release-name")) ||
+      render__set(a, b.release, "Namespace", render__str(a, o->namespace ? o->namespace : "default")) ||
+      render__set(a, b.release, "IsUpgrade", tpl_value_bool(o->is_upgrade)) ||
+      render__set(a, b.release, "IsInstall", tpl_value_bool(!o->is_upgrade)) ||
+      render__set(a, b.release, "Revision", tpl_value_int(o->revision ? o->revision : 1)) ||
+      render__set(a, b.release, "Service", tpl_value_str("Helm"))) {
+    rc = RENDER_ENOMEM;
+    goto done;
+  }
+  if ((rc = render__caps_value(a, o, NULL, &b.caps, err))) goto done;
+  tpl_value_t vals = render__from_json(a, values);
+  if (vals.kind != TPL_MAP) vals = tpl_value_map_new(a, TPL_ELEM_ANY);
+  if (vals.kind != TPL_MAP) {
+    rc = RENDER_ENOMEM;
+    goto done;
+  }
+  vals.iface = 0;
+  tpl_value_t top;
+  if ((rc = render__collect(&b, c, vals, &top))) goto done;
+  qsort(b.t, b.n, sizeof *b.t, render__cmp_tmpl);
+  srcs = calloc(b.n + 1, sizeof *srcs);
+  set = tpl_set_new(funcs);
+  if (!srcs || !set) {
+    rc = RENDER_ENOMEM;
+    goto done;
+  }
+  st->funcs = funcs;
+  st->srcs = srcs;
+  st->nsrcs = b.n;
+  st->mk = o->strict ? TPL_MISSINGKEY_ERROR : TPL_MISSINGKEY_ZERO;
+  buf_t perr = BUF_INIT;
+  for (size_t i = 0; i < b.n; i++) {
+    srcs[i].name = b.t[i].name;
+    srcs[i].text = b.t[i].file->data;
+    srcs[i].len = b.t[i].file->len;
+    buf_reset(&perr);
+    int r = tpl_set_parse(set, b.t[i].name, b.t[i].file->data, b.t[i].file->len, &perr);
+    if (r) {
+      if (r == TPL_ENOMEM) rc = RENDER_ENOMEM;
+      else {
+        render__parse_error(b.t[i].name, perr.data ? perr.data : "", err);
+        rc = RENDER_EINVAL;
+      }
+      buf_free(&perr);
+      goto done;
+    }
+  }
+  buf_free(&perr);
+  outv = calloc(b.n + 1, sizeof *outv);
+  if (!outv) {
+    rc = RENDER_ENOMEM;
+    goto done;
+  }
+  for (size_t i = 0; i < b.n; i++) {
+    const char *base = strrchr(b.t[i].name, '/');
+    base = base ? base + 1 : b.t[i].name;
+    if (base[0] == '_') continue;
+    tpl_value_t tm = tpl_value_map_new(a, TPL_ELEM_ANY);
+    if (tm.kind != TPL_MAP || render__set(a, tm, "Name", render__str(a, b.t[i].name)) ||
+        render__set(a, tm, "BasePath", render__str(a, b.t[i].base_path)) || render__set(a, b.t[i].dot, "Template", tm)) {
+      rc = RENDER_ENOMEM;
+      goto done;
+    }
+    buf_t out = BUF_INIT, eb = BUF_INIT;
+    tpl_exec_opts_t eo = {.missingkey = st->mk, .udata = st};
+    int r = tpl_set_execute(set, b.t[i].name, b.t[i].dot, a, &eo, &out, &eb);
+    if (r) {
+      if (r == TPL_ENOMEM) rc = RENDER_ENOMEM;
+      else {
+        render__exec_error(b.t[i].name, eb.data ? eb.data : "", err);
+        rc = RENDER_EINVAL;
+      }
+      buf_free(&out);
+      buf_free(&eb);
+      goto done;
+    }
+    buf_free(&eb);
+    buf_t clean = BUF_INIT;
+    if (buf_reserve(&clean, out.len)) {
+      buf_free(&out);
+      rc = RENDER_ENOMEM;
+      goto done;
+    }
+    for (size_t k = 0; k < out.len;) {
+      if (out.len - k >= 10 && !memcmp(out.data + k, "<no value>", 10)) {
+        k += 10;
+        continue;
+      }
+      clean.data[clean.len++] = out.data[k++];
+    }
+    clean.data[clean.len] = 0;
+    buf_free(&out);
+    outv[nout].name = strdup(b.t[i].name);
+    outv[nout].len = clean.len;
+    outv[nout].text = buf_steal(&clean);
+    if (!outv[nout].name) {
+      free(outv[nout].text);
+      rc = RENDER_ENOMEM;
+      goto done;
+    }
+    nout++;
+  }
+done:
+  if (rc == RENDER_ENOMEM) {
+    buf_reset(err);
+    buf_puts(err, "out of memory");
+  }
+  if (rc) {
+    render_files_free(outv, nout);
+  } else {
+    *files = outv;
+    *nfiles = nout;
+  }
+  if (st) {
+    for (size_t i = 0; i < st->ncache; i++) {
+      free(st->cache[i].text);
+      tpl_set_free(st->cache[i].set);
+    }
+    free(st);
+  }
+  for (size_t i = 0; i < b.n; i++) {
+    free(b.t[i].name);
+    free(b.t[i].base_path);
+  }
+  free(b.t);
+  free(srcs);
+  tpl_set_free(set);
+  tpl_funcs_free(funcs);
+  tpl_arena_free(a);
+  return rc;
+}

@@ -1,0 +1,66 @@
+/* The render pipeline: a loaded chart plus values to rendered templates, then to what
+ * `helm template` prints (pkg/engine, action.renderResources, releaseutil.SortManifests).
+ * No I/O: usable from a worker thread. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#include "base/buf.h"
+#include "helm/chart.h"
+
+#define RENDER_EINVAL (-22) /* the chart or values are wrong; the message is Helm's */
+#define RENDER_ENOMEM (-12)
+
+/* Helm's built-in defaults for a client-only render (helm v4.3.1 `helm template`). */
+#define RENDER_DEFAULT_KUBE_VERSION "v1.37.0"
+
+typedef struct render_opts_s {
+  const char *release_name; /* "release-name" when NULL */
+  const char *namespace;    /* "default" when NULL */
+  int revision;             /* 1 when 0 */
+  bool is_upgrade;
+  const char *kube_version; /* e.g. "v1.30.2" or "1.30"; RENDER_DEFAULT_KUBE_VERSION when NULL */
+  const char *const *api_versions; /* extra Capabilities.APIVersions (after the defaults) */
+  size_t napi_versions;
+  bool strict; /* missingkey=error */
+} render_opts_t;
+
+typedef struct render_file_s {
+  char *name; /* "chart/templates/x.yaml" */
+  char *text;
+  size_t len;
+} render_file_t;
+
+typedef struct render_doc_s {
+  char *path;    /* "# Source:" path */
+  char *content; /* document text as Helm keeps it */
+  bool is_test;  /* a hook with the test event */
+} render_doc_t;
+
+typedef struct render_output_s {
+  render_doc_t *crds; /* crds/ files of the chart and its subcharts (Helm's CRDObjects order) */
+  size_t ncrds;
+  render_doc_t *manifests; /* sorted in install order */
+  size_t nmanifests;
+  render_doc_t *hooks; /* sorted by kind, as the release stores them */
+  size_t nhooks;
+  char *notes; /* the root chart's NOTES.txt, "" when none */
+} render_output_t;
+
+/* Renders every template of a chart whose dependencies are processed, with the top-level values
+ * tree (Values already coalesced). *files (caller frees with render_files_free) holds the
+ * non-partial templates in Helm's order. 0, RENDER_EINVAL (Helm's message in err) or RENDER_ENOMEM. */
+int render_chart(const chart_t *c, const cJSON *values, const render_opts_t *opts, render_file_t **files,
+                 size_t *nfiles, buf_t *err);
+/* Frees what render_chart returned. */
+void render_files_free(render_file_t *files, size_t n);
+
+/* Everything `helm template` does after loading: checks the chart is installable and its
+ * dependencies present, processes dependencies (modifies c), coalesces user values, checks
+ * kubeVersion, renders, takes NOTES out, splits and sorts manifests and hooks. 0,
+ * RENDER_EINVAL with Helm's message in err (as printed after "Error: "), or RENDER_ENOMEM. */
+int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *opts, render_output_t *out,
+                    buf_t *err);
+/* Frees a render_output_t. */
+void render_output_free(render_output_t *o);

@@ -1,0 +1,419 @@
+/* `helm template` after chart loading: install checks, dependencies, values, render, NOTES,
+ * SortManifests and CRDs (pkg/cmd/install.go runInstall, action.Install.RunWithContext,
+ * action.renderResources, releaseutil.SortManifests). No I/O. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/yaml.h"
+#include "helm/manifest.h"
+#include "helm/render.h"
+#include "helm/values.h"
+
+#define DEBUG_HINT "\n\nUse --debug flag to render out invalid YAML"
+
+void render_output_free(render_output_t *o) {
+  render_doc_t *lists[] = {o->crds, o->manifests, o->hooks};
+  size_t ns[] = {o->ncrds, o->nmanifests, o->nhooks};
+  for (int l = 0; l < 3; l++) {
+    for (size_t i = 0; i < ns[l]; i++) {
+      free(lists[l][i].path);
+      free(lists[l][i].content);
+    }
+    free(lists[l]);
+  }
+  free(o->notes);
+  memset(o, 0, sizeof *o);
+}
+
+static int rt__push(render_doc_t **v, size_t *n, const char *path, const char *content, size_t clen, bool is_test) {
+  render_doc_t *nv = realloc(*v, (*n + 1) * sizeof *nv);
+  if (!nv) return -1;
+  *v = nv;
+  nv[*n].path = strdup(path);
+  nv[*n].content = strndup(content, clen);
+  nv[*n].is_test = is_test;
+  if (!nv[*n].path || !nv[*n].content) {
+    free(nv[*n].path);
+    free(nv[*n].content);
+    return -1;
+  }
+  (*n)++;
+  return 0;
+}
+
+static int rt__has_manifest_ext(const char *name) {
+  const char *dot = strrchr(name, '.');
+  const char *slash = strrchr(name, '/');
+  if (!dot || (slash && dot < slash)) return 0;
+  return !strcasecmp(dot, ".yaml") || !strcasecmp(dot, ".yml") || !strcasecmp(dot, ".json");
+}
+
+static int rt__crds(const chart_t *c, render_output_t *o) {
+  char *full = chart_full_path(c);
+  if (!full) return -1;
+  for (size_t i = 0; i < c->nfiles; i++) {
+    const chart_file_t *f = &c->files[i];
+    if (strncmp(f->name, "crds/", 5) || !rt__has_manifest_ext(f->name)) continue;
+    char *p = NULL;
+    if (asprintf(&p, "%s/%s", full, f->name) < 0) {
+      free(full);
+      return -1;
+    }
+    int r = rt__push(&o->crds, &o->ncrds, p, f->data, f->len, false);
+    free(p);
+    if (r) {
+      free(full);
+      return -1;
+    }
+  }
+  free(full);
+  for (size_t i = 0; i < c->ndeps; i++)
+    if (rt__crds(c->deps[i], o)) return -1;
+  return 0;
+}
+
+static int rt__cmp_files(const void *a, const void *b) {
+  return strcmp(((const render_file_t *)a)->name, ((const render_file_t *)b)->name);
+}
+
+static int rt__is_blank(const char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    size_t sz;
+    if (!yaml_utf8_is_space(s + i, n - i, &sz)) return 0;
+    i += sz;
+  }
+  return 1;
+}
+
+typedef struct rt__item_s {
+  const char *path;
+  char *content;
+  size_t len;
+  char *kind;
+  bool is_test;
+} rt__item_t;
+
+/* A string-typed SimpleHead field: strings, numbers and bools as text; 0 ok, -1 wrong type. */
+static int rt__head_str(const cJSON *v, const char **out) {
+  static char tf[2][6] = {"false", "true"};
+  *out = "";
+  if (!v || cJSON_IsNull(v)) return 0;
+  if (cJSON_IsString(v)) *out = v->valuestring;
+  else if (cJSON_IsNumber(v) || cJSON_IsRaw(v)) *out = v->valuestring ? v->valuestring : "";
+  else if (cJSON_IsBool(v)) *out = tf[cJSON_IsTrue(v)];
+  else return -1;
+  return 0;
+}
+
+static const char *rt__kind_name(const cJSON *v) {
+  return cJSON_IsObject(v) ? "object" : cJSON_IsArray(v) ? "array" : cJSON_IsString(v) ? "string"
+       : cJSON_IsBool(v) ? "bool" : "number";
+}
+
+/* One file's documents into hooks or manifests (manifestFile.sort). 0, 1 (YAML error in err), -1 OOM. */
+static int rt__sort_file(const char *path, const char *text, size_t len, rt__item_t **gen, size_t *ngen,
+                         rt__item_t **hooks, size_t *nhooks, buf_t *err) {
+  yaml_span_t *spans = NULL;
+  size_t ns = 0;
+  if (yaml_split_manifests(text, len, &spans, &ns)) return -1;
+  int rc = 0;
+  for (size_t i = 0; i < ns && !rc; i++) {
+    const char *d = text + spans[i].offset;
+    size_t dl = spans[i].len;
+    yaml_opts_t yo = {.flags = YAML_OPT_DUP_LAST};
+    yaml_error_t ye;
+    cJSON *j = NULL;
+    int r = yaml_to_json(d, dl, &yo, &j, &ye);
+    if (r == -ENOMEM) {
+      rc = -1;
+      break;
+    }
+    if (r) {
+      buf_reset(err);
+      char m[400];
+      values_yaml_error(&ye, m, sizeof m);
+      buf_printf(err, "YAML parse error on %s: error converting YAML to JSON: %s", path, m);
+      rc = 1;
+      break;
+    }
+    const char *kind = "", *bad_field = NULL;
+    const cJSON *bad = NULL;
+    const cJSON *ann = NULL;
+    if (j && !cJSON_IsNull(j)) {
+      if (!cJSON_IsObject(j)) {
+        buf_reset(err);
+        buf_printf(err,
+                   "YAML parse error on %s: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into "
+                   "Go value of type util.SimpleHead",
+                   path, rt__kind_name(j));
+        cJSON_Delete(j);
+        rc = 1;
+        break;
+      }
+      const char *tmp;
+      const cJSON *av = cJSON_GetObjectItemCaseSensitive(j, "apiVersion");
+      const cJSON *kv = cJSON_GetObjectItemCaseSensitive(j, "kind");
+      const cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+      if (rt__head_str(av, &tmp)) bad = av, bad_field = "SimpleHead.apiVersion";
+      else if (rt__head_str(kv, &kind)) bad = kv, bad_field = "SimpleHead.kind";
+      else if (md && !cJSON_IsNull(md) && !cJSON_IsObject(md)) bad = md, bad_field = "SimpleHead.metadata";
+      else if (md && cJSON_IsObject(md)) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(md, "name");
+        ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+        if (rt__head_str(nm, &tmp)) bad = nm, bad_field = "SimpleHead.metadata.name";
+        else if (ann && !cJSON_IsNull(ann) && !cJSON_IsObject(ann)) bad = ann, bad_field = "SimpleHead.metadata.annotations";
+        else if (cJSON_IsObject(ann)) {
+          for (const cJSON *a = ann->child; a && !bad; a = a->next)
+            if (rt__head_str(a, &tmp)) bad = a, bad_field = "SimpleHead.metadata.annotations";
+        }
+      }
+      if (bad) {
+        buf_reset(err);
+        buf_printf(err,
+                   "YAML parse error on %s: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into "
+                   "Go struct field %s of type %s",
+                   path, rt__kind_name(bad), bad_field, strstr(bad_field, "annotations") && bad != ann ? "string"
+                   : strstr(bad_field, "annotations") ? "map[string]string" : strstr(bad_field, "metadata") && !strstr(bad_field, "name") ? "struct { Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }" : "string");
+        cJSON_Delete(j);
+        rc = 1;
+        break;
+      }
+    }
+    const cJSON *hook = cJSON_IsObject(ann) && ann->child ? cJSON_GetObjectItemCaseSensitive(ann, "helm.sh/hook") : NULL;
+    rt__item_t it = {path, strndup(d, dl), dl, strdup(kind), false};
+    if (!it.content || !it.kind) {
+      free(it.content);
+      free(it.kind);
+      cJSON_Delete(j);
+      rc = -1;
+      break;
+    }
+    if (!hook) {
+      rt__item_t *nv = realloc(*gen, (*ngen + 1) * sizeof *nv);
+      if (!nv) rc = -1;
+      else {
+        *gen = nv;
+        nv[(*ngen)++] = it;
+        it.content = it.kind = NULL;
+      }
+    } else {
+      const char *ht;
+      rt__head_str(hook, &ht);
+      int unknown = 0, test = 0;
+      const char *p = ht;
+      for (;;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        while (l && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++, l--;
+        while (l && (p[l - 1] == ' ' || p[l - 1] == '\t' || p[l - 1] == '\n' || p[l - 1] == '\r')) l--;
+        static const char *const events[] = {"pre-install", "post-install", "pre-delete", "post-delete", "pre-upgrade",
+                                             "post-upgrade", "pre-rollback", "post-rollback", "test", "test-success"};
+        int ok = 0;
+        for (size_t k = 0; k < sizeof events / sizeof *events; k++)
+          if (strlen(events[k]) == l && !strncasecmp(events[k], p, l)) {
+            ok = 1;
+            if (k >= 8) test = 1;
+          }
+        if (!ok) {
+          unknown = 1;
+          break;
+        }
+        if (!e) break;
+        p = e + 1;
+      }
+      if (!unknown) {
+        it.is_test = test;
+        rt__item_t *nv = realloc(*hooks, (*nhooks + 1) * sizeof *nv);
+        if (!nv) rc = -1;
+        else {
+          *hooks = nv;
+          nv[(*nhooks)++] = it;
+          it.content = it.kind = NULL;
+        }
+      }
+    }
+    free(it.content);
+    free(it.kind);
+    cJSON_Delete(j);
+  }
+  free(spans);
+  return rc;
+}
+
+/* Stable sort by kind in install order, through manifest_sort_docs (line carries the index). */
+static int rt__sort_items(rt__item_t *v, size_t n) {
+  if (n < 2) return 0;
+  manifest_doc_t *docs = calloc(n, sizeof *docs);
+  rt__item_t *tmp = malloc(n * sizeof *tmp);
+  if (!docs || !tmp) {
+    free(docs);
+    free(tmp);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    docs[i].kind = v[i].kind;
+    docs[i].line = (int)i;
+  }
+  manifest_sort_docs(docs, n, MANIFEST_INSTALL_ORDER);
+  for (size_t i = 0; i < n; i++) tmp[i] = v[docs[i].line];
+  memcpy(v, tmp, n * sizeof *v);
+  free(docs);
+  free(tmp);
+  return 0;
+}
+
+int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *opts, render_output_t *out,
+                    buf_t *err) {
+  memset(out, 0, sizeof *out);
+  const render_opts_t def = {0};
+  if (!opts) opts = &def;
+  if (c->meta.type && *c->meta.type && strcmp(c->meta.type, "application")) {
+    buf_reset(err);
+    buf_printf(err, "%s charts are not installable", c->meta.type);
+    return RENDER_EINVAL;
+  }
+  if (c->meta.ndeps) {
+    buf_t miss = BUF_INIT;
+    for (size_t r = 0; r < c->meta.ndeps; r++) {
+      const char *n = c->meta.deps[r].name ? c->meta.deps[r].name : "";
+      int found = 0;
+      for (size_t i = 0; i < c->ndeps && !found; i++)
+        if (c->deps[i]->meta.name && !strcmp(c->deps[i]->meta.name, n)) found = 1;
+      if (!found) buf_printf(&miss, "%s%s", miss.len ? ", " : "", n);
+    }
+    if (miss.len) {
+      buf_reset(err);
+      buf_printf(err,
+                 "an error occurred while checking for chart dependencies. You may need to run 'helm dependency build' "
+                 "to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: %s",
+                 miss.data);
+      buf_free(&miss);
+      return RENDER_EINVAL;
+    }
+    buf_free(&miss);
+  }
+  chart_error_t cerr;
+  int rc = chart_process_dependencies(c, user_values, &cerr);
+  if (rc) {
+    buf_reset(err);
+    buf_puts(err, rc == CHART_ENOMEM ? "out of memory" : cerr.message);
+    return rc == CHART_ENOMEM ? RENDER_ENOMEM : RENDER_EINVAL;
+  }
+  char msg[1024];
+  cJSON *vals = NULL;
+  rc = values_coalesce(c, user_values, &vals, msg, sizeof msg);
+  if (rc) {
+    buf_reset(err);
+    buf_puts(err, msg);
+    return rc == VALUES_ENOMEM ? RENDER_ENOMEM : RENDER_EINVAL;
+  }
+  if ((rc = values_validate_schema(c, vals, msg, sizeof msg))) {
+    buf_reset(err);
+    if (rc == VALUES_ENOTSUP) buf_puts(err, msg);
+    else buf_printf(err, "values don't meet the specifications of the schema(s) in the following chart(s):\n%s", msg);
+    cJSON_Delete(vals);
+    return RENDER_EINVAL;
+  }
+  /* kubeVersion (renderResources) */
+  if (c->meta.kube_version && *c->meta.kube_version) {
+    const char *kv = opts->kube_version ? opts->kube_version : RENDER_DEFAULT_KUBE_VERSION;
+    char git[96], norm[96];
+    snprintf(git, sizeof git, "%s%s", kv[0] == 'v' ? "" : "v", kv);
+    /* the normalized form: v + major.minor[.patch] without pre-release or build */
+    size_t k = 0;
+    const char *p = kv[0] == 'v' ? kv + 1 : kv;
+    norm[k++] = 'v';
+    while (*p && *p != '-' && *p != '+' && k + 1 < sizeof norm) norm[k++] = *p++;
+    norm[k] = 0;
+    if (!chart_semver_check(c->meta.kube_version, norm)) {
+      buf_reset(err);
+      buf_printf(err, "chart requires kubeVersion: %s which is incompatible with Kubernetes %s" DEBUG_HINT,
+                 c->meta.kube_version, git);
+      cJSON_Delete(vals);
+      return RENDER_EINVAL;
+    }
+  }
+  render_file_t *files = NULL;
+  size_t nfiles = 0;
+  rc = render_chart(c, vals, opts, &files, &nfiles, err);
+  cJSON_Delete(vals);
+  if (rc) {
+    if (rc != RENDER_ENOMEM) buf_puts(err, DEBUG_HINT);
+    return rc;
+  }
+  /* NOTES.txt out; the root chart's kept. */
+  buf_t notes = BUF_INIT;
+  char *notes_path = NULL;
+  if (asprintf(&notes_path, "%s/templates/NOTES.txt", c->meta.name) < 0) notes_path = NULL;
+  size_t w = 0;
+  rc = notes_path ? 0 : RENDER_ENOMEM;
+  for (size_t i = 0; i < nfiles && !rc; i++) {
+    size_t l = strlen(files[i].name);
+    if (l >= 9 && !strcmp(files[i].name + l - 9, "NOTES.txt")) {
+      if (!strcmp(files[i].name, notes_path)) {
+        if (notes.len) buf_putc(&notes, '\n');
+        buf_append(&notes, files[i].text, files[i].len);
+      }
+      free(files[i].name);
+      free(files[i].text);
+      continue;
+    }
+    files[w++] = files[i];
+  }
+  nfiles = w;
+  free(notes_path);
+  if (rc) {
+    buf_free(&notes);
+    render_files_free(files, nfiles);
+    return rc;
+  }
+  qsort(files, nfiles, sizeof *files, rt__cmp_files);
+  rt__item_t *gen = NULL, *hooks = NULL;
+  size_t ngen = 0, nhooks = 0;
+  for (size_t i = 0; i < nfiles && !rc; i++) {
+    const char *base = strrchr(files[i].name, '/');
+    base = base ? base + 1 : files[i].name;
+    if (base[0] == '_' || rt__is_blank(files[i].text, files[i].len)) continue;
+    int r = rt__sort_file(files[i].name, files[i].text, files[i].len, &gen, &ngen, &hooks, &nhooks, err);
+    if (r < 0) rc = RENDER_ENOMEM;
+    else if (r > 0) {
+      buf_puts(err, DEBUG_HINT);
+      rc = RENDER_EINVAL;
+    }
+  }
+  if (!rc && (rt__sort_items(gen, ngen) || rt__sort_items(hooks, nhooks))) rc = RENDER_ENOMEM;
+  if (!rc && rt__crds(c, out)) rc = RENDER_ENOMEM;
+  for (size_t i = 0; i < ngen && !rc; i++)
+    if (rt__push(&out->manifests, &out->nmanifests, gen[i].path, gen[i].content, gen[i].len, false)) rc = RENDER_ENOMEM;
+  for (size_t i = 0; i < nhooks && !rc; i++)
+    if (rt__push(&out->hooks, &out->nhooks, hooks[i].path, hooks[i].content, hooks[i].len, hooks[i].is_test))
+      rc = RENDER_ENOMEM;
+  for (size_t i = 0; i < ngen; i++) {
+    free(gen[i].content);
+    free(gen[i].kind);
+  }
+  for (size_t i = 0; i < nhooks; i++) {
+    free(hooks[i].content);
+    free(hooks[i].kind);
+  }
+  free(gen);
+  free(hooks);
+  render_files_free(files, nfiles);
+  if (!rc) {
+    if (!notes.data && buf_reserve(&notes, 0)) rc = RENDER_ENOMEM;
+    else out->notes = buf_steal(&notes);
+  }
+  buf_free(&notes);
+  if (rc) {
+    if (rc == RENDER_ENOMEM) {
+      buf_reset(err);
+      buf_puts(err, "out of memory");
+    }
+    render_output_free(out);
+  }
+  return rc;
+}

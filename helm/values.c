@@ -1,0 +1,367 @@
+#include "helm/values.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/yaml.h"
+
+static int values__fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int values__fail(char *err, size_t errlen, int code, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+static const char *values__json_type(const cJSON *v) {
+  if (cJSON_IsObject(v)) return "object";
+  if (cJSON_IsArray(v)) return "array";
+  if (cJSON_IsString(v)) return "string";
+  if (cJSON_IsBool(v)) return "bool";
+  if (cJSON_IsNumber(v) || cJSON_IsRaw(v)) return "number";
+  return "null";
+}
+
+/* Replaces (or adds) key in obj with item, taking ownership of item. */
+static void values__set(cJSON *obj, const char *key, cJSON *item) {
+  if (cJSON_GetObjectItemCaseSensitive(obj, key))
+    cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item);
+  else
+    cJSON_AddItemToObject(obj, key, item);
+}
+
+/* ---- values.yaml ---------------------------------------------------------------- */
+
+int values_merge_maps(cJSON *a, const cJSON *b) {
+  if (!cJSON_IsObject(b)) return 0;
+  for (const cJSON *kv = b->child; kv; kv = kv->next) {
+    cJSON *av = cJSON_GetObjectItemCaseSensitive(a, kv->string);
+    if (cJSON_IsObject(kv) && cJSON_IsObject(av)) {
+      if (values_merge_maps(av, kv)) return VALUES_ENOMEM;
+      continue;
+    }
+    cJSON *c = cJSON_Duplicate(kv, 1);
+    if (!c) return VALUES_ENOMEM;
+    values__set(a, kv->string, c);
+  }
+  return 0;
+}
+
+/* Parses one document into a map as sigs.k8s.io/yaml.Unmarshal(doc, &map[string]any{}) does. */
+static int values__parse_doc(const char *doc, size_t n, cJSON **out, char *err, size_t errlen) {
+  yaml_opts_t o = {.flags = YAML_OPT_DUP_LAST};
+  yaml_error_t ye;
+  cJSON *j = NULL;
+  int rc = yaml_to_json(doc, n, &o, &j, &ye);
+  if (rc == -ENOMEM) return VALUES_ENOMEM;
+  if (rc) {
+    char m[400];
+    values_yaml_error(&ye, m, sizeof m);
+    return values__fail(err, errlen, VALUES_EINVAL, "error converting YAML to JSON: %s", m);
+  }
+  if (!cJSON_IsObject(j) && !cJSON_IsNull(j)) {
+    rc = values__fail(err, errlen, VALUES_EINVAL,
+                      "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go value of type map[string]interface {}",
+                      values__json_type(j));
+    cJSON_Delete(j);
+    return rc;
+  }
+  *out = j;
+  return 0;
+}
+
+int values_parse_yaml(const char *text, size_t len, cJSON **out, char *err, size_t errlen) {
+  *out = cJSON_CreateObject();
+  if (!*out) return VALUES_ENOMEM;
+  /* k8s.io/apimachinery's YAMLReader: documents end at lines starting with "---". */
+  size_t pos = 0, start = 0;
+  int rc = 0;
+  char msg[600];
+  while (!rc) {
+    size_t end = len; /* end of the current document */
+    int last = 1;
+    while (pos < len) {
+      size_t eol = pos;
+      while (eol < len && text[eol] != '\n') eol++;
+      size_t next = eol < len ? eol + 1 : len;
+      if (eol - pos >= 3 && !memcmp(text + pos, "---", 3)) {
+        const char *t = text + pos + 3, *e = text + eol;
+        while (t < e && (*t == ' ' || *t == '\t' || *t == '\r' || *t == '\v' || *t == '\f')) t++;
+        while (e > t && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
+        if (t < e && *t != '#') {
+          rc = values__fail(err, errlen, VALUES_EINVAL,
+                            "error reading yaml document: invalid Yaml document separator: %.*s", (int)(e - t), t);
+          break;
+        }
+        end = pos;
+        pos = next;
+        last = 0;
+        break;
+      }
+      pos = next;
+    }
+    if (rc) break;
+    if (end > start) {
+      cJSON *doc = NULL;
+      rc = values__parse_doc(text + start, end - start, &doc, msg, sizeof msg);
+      if (rc == VALUES_EINVAL) values__fail(err, errlen, rc, "cannot unmarshal yaml document: %s", msg);
+      if (!rc && cJSON_IsObject(doc) && values_merge_maps(*out, doc)) rc = VALUES_ENOMEM;
+      cJSON_Delete(doc);
+    }
+    start = pos;
+    if (last) break;
+  }
+  if (rc) {
+    cJSON_Delete(*out);
+    *out = NULL;
+    if (rc == VALUES_ENOMEM) values__fail(err, errlen, rc, "out of memory");
+  }
+  return rc;
+}
+
+/* ---- coalescing ------------------------------------------------------------------- */
+
+cJSON *values_table(const cJSON *v, const char *path) {
+  const cJSON *cur = v;
+  const char *p = path;
+  char key[512];
+  while (*p) {
+    const char *dot = strchr(p, '.');
+    size_t n = dot ? (size_t)(dot - p) : strlen(p);
+    if (n >= sizeof key) return NULL;
+    memcpy(key, p, n);
+    key[n] = 0;
+    if (!cJSON_IsObject(cur)) return NULL;
+    cur = cJSON_GetObjectItemCaseSensitive(cur, key);
+    if (!cur) return NULL;
+    p += n;
+    if (*p == '.') p++;
+  }
+  return cJSON_IsObject(cur) ? (cJSON *)cur : NULL;
+}
+
+static void values__clean_nil(cJSON *m) {
+  cJSON *kv = m->child;
+  while (kv) {
+    cJSON *next = kv->next;
+    if (cJSON_IsNull(kv))
+      cJSON_Delete(cJSON_DetachItemViaPointer(m, kv));
+    else if (cJSON_IsObject(kv))
+      values__clean_nil(kv);
+    kv = next;
+  }
+}
+
+static int values__coalesce_tables(cJSON *dst, cJSON *src, bool merge) {
+  if (!src || !dst) return 0;
+  size_t n = (size_t)cJSON_GetArraySize(src);
+  char **nonnil = calloc(n + 1, sizeof *nonnil);
+  if (!nonnil) return VALUES_ENOMEM;
+  size_t k = 0;
+  for (cJSON *kv = src->child; kv; kv = kv->next)
+    if (!cJSON_IsNull(kv)) nonnil[k++] = kv->string;
+  int rc = 0;
+  for (cJSON *kv = dst->child; kv && !rc; kv = kv->next) {
+    if (!cJSON_IsNull(kv)) continue;
+    cJSON *nul = cJSON_CreateNull();
+    if (!nul) rc = VALUES_ENOMEM;
+    else values__set(src, kv->string, nul);
+  }
+  /* Pointers into src's keys stay valid only for items not replaced; compare by name instead. */
+  for (size_t i = 0; i < k; i++) {
+    cJSON *it = cJSON_GetObjectItemCaseSensitive(src, nonnil[i]);
+    nonnil[i] = (it && !cJSON_IsNull(it)) ? it->string : NULL;
+  }
+  for (cJSON *kv = src->child; kv && !rc; kv = kv->next) {
+    cJSON *dv = cJSON_GetObjectItemCaseSensitive(dst, kv->string);
+    int orig_nonnil = 0;
+    for (size_t i = 0; i < k; i++)
+      if (nonnil[i] == kv->string) orig_nonnil = 1;
+    if (dv && !merge && cJSON_IsNull(dv) && orig_nonnil) {
+      cJSON_Delete(cJSON_DetachItemViaPointer(dst, dv));
+    } else if (!dv) {
+      cJSON *c = cJSON_Duplicate(kv, 1);
+      if (!c) rc = VALUES_ENOMEM;
+      else cJSON_AddItemToObject(dst, kv->string, c);
+    } else if (cJSON_IsObject(kv)) {
+      if (cJSON_IsObject(dv)) rc = values__coalesce_tables(dv, kv, merge);
+      /* else: "cannot overwrite table with non table" (a warning in Helm) */
+    }
+  }
+  free(nonnil);
+  return rc;
+}
+
+int values_coalesce_tables(cJSON *dst, cJSON *src, bool merge) { return values__coalesce_tables(dst, src, merge); }
+
+static int values__child_is_dep(const chart_t *c, const char *key) {
+  for (size_t i = 0; i < c->ndeps; i++)
+    if (c->deps[i]->meta.name && !strcmp(c->deps[i]->meta.name, key)) return 1;
+  return 0;
+}
+
+static int values__coalesce_values(const chart_t *c, cJSON *v, bool merge) {
+  cJSON *vc = cJSON_Duplicate(c->values, 1);
+  if (!vc) return VALUES_ENOMEM;
+  int rc = 0;
+  while (vc->child && !rc) {
+    cJSON *val = cJSON_DetachItemViaPointer(vc, vc->child);
+    cJSON *value = cJSON_GetObjectItemCaseSensitive(v, val->string);
+    if (value) {
+      if (cJSON_IsNull(value) && !merge) {
+        cJSON_Delete(cJSON_DetachItemViaPointer(v, value));
+      } else if (cJSON_IsObject(value)) {
+        if (cJSON_IsObject(val)) {
+          bool m2 = merge || values__child_is_dep(c, val->string);
+          if (!m2) values__clean_nil(val);
+          rc = values__coalesce_tables(value, val, m2);
+        }
+      }
+      cJSON_Delete(val);
+    } else {
+      if (!merge) {
+        if (cJSON_IsNull(val)) {
+          cJSON_Delete(val);
+          continue;
+        }
+        if (cJSON_IsObject(val)) values__clean_nil(val);
+      }
+      cJSON_AddItemToObject(v, val->string, val); /* cJSON copies the key; val keeps its own string */
+    }
+  }
+  cJSON_Delete(vc);
+  return rc;
+}
+
+static int values__coalesce_globals(cJSON *dest, const cJSON *src) {
+  cJSON *dg = cJSON_GetObjectItemCaseSensitive(dest, "global");
+  const cJSON *sg = cJSON_GetObjectItemCaseSensitive(src, "global");
+  if (dg && !cJSON_IsObject(dg)) return 0;
+  if (sg && !cJSON_IsObject(sg)) return 0;
+  if (!dg) {
+    if (!(dg = cJSON_CreateObject())) return VALUES_ENOMEM;
+    cJSON_AddItemToObject(dest, "global", dg);
+  }
+  if (!sg) return 0;
+  for (const cJSON *kv = sg->child; kv; kv = kv->next) {
+    cJSON *dv = cJSON_GetObjectItemCaseSensitive(dg, kv->string);
+    if (cJSON_IsObject(kv)) {
+      cJSON *vv = cJSON_Duplicate(kv, 1);
+      if (!vv) return VALUES_ENOMEM;
+      if (!dv) {
+        cJSON_AddItemToObject(dg, kv->string, vv);
+      } else if (!cJSON_IsObject(dv)) {
+        cJSON_Delete(vv); /* "cannot merge map onto non-map": skipped */
+      } else {
+        if (values__coalesce_tables(vv, dv, true)) {
+          cJSON_Delete(vv);
+          return VALUES_ENOMEM;
+        }
+        values__set(dg, kv->string, vv);
+      }
+    } else if (dv && cJSON_IsObject(dv)) {
+      /* "key is table. Skipping" */
+    } else {
+      cJSON *c = cJSON_Duplicate(kv, 1);
+      if (!c) return VALUES_ENOMEM;
+      values__set(dg, kv->string, c);
+    }
+  }
+  return 0;
+}
+
+static void values__type_mismatch(char *err, size_t errlen, const char *name, const cJSON *c) {
+  /* Go's %t of a non-bool: %!t(type=value) */
+  if (cJSON_IsString(c))
+    values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(string=%s)", name, c->valuestring);
+  else if (cJSON_IsNumber(c))
+    values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(float64=%g)", name, c->valuedouble);
+  else if (cJSON_IsBool(c))
+    values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %s", name, cJSON_IsTrue(c) ? "true" : "false");
+  else
+    values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(%s)", name,
+                 cJSON_IsArray(c) ? "[]interface {}=[...]" : "<nil>");
+}
+
+static int values__coalesce(const chart_t *c, cJSON *dest, bool merge, char *err, size_t errlen) {
+  int rc = values__coalesce_values(c, dest, merge);
+  if (rc) return rc;
+  for (size_t i = 0; i < c->ndeps; i++) {
+    const chart_t *sub = c->deps[i];
+    const char *name = sub->meta.name ? sub->meta.name : "";
+    cJSON *cur = cJSON_GetObjectItemCaseSensitive(dest, name);
+    if (!cur) {
+      if (!(cur = cJSON_CreateObject())) return VALUES_ENOMEM;
+      cJSON_AddItemToObject(dest, name, cur);
+    } else if (!cJSON_IsObject(cur)) {
+      values__type_mismatch(err, errlen, name, cur);
+      return VALUES_EINVAL;
+    }
+    if ((rc = values__coalesce_globals(cur, dest))) return rc;
+    if ((rc = values__coalesce(sub, cur, merge, err, errlen))) return rc;
+  }
+  return 0;
+}
+
+static int values__run(const chart_t *c, const cJSON *user, bool merge, cJSON **out, char *err, size_t errlen) {
+  cJSON *v = cJSON_IsObject(user) ? cJSON_Duplicate(user, 1) : cJSON_CreateObject();
+  if (!v) return VALUES_ENOMEM;
+  int rc = values__coalesce(c, v, merge, err, errlen);
+  if (rc) {
+    if (rc == VALUES_ENOMEM) values__fail(err, errlen, rc, "out of memory");
+    cJSON_Delete(v);
+    *out = NULL;
+    return rc;
+  }
+  *out = v;
+  return 0;
+}
+
+int values_coalesce(const chart_t *c, const cJSON *user, cJSON **out, char *err, size_t errlen) {
+  return values__run(c, user, false, out, err, errlen);
+}
+
+int values_merge(const chart_t *c, const cJSON *user, cJSON **out, char *err, size_t errlen) {
+  return values__run(c, user, true, out, err, errlen);
+}
+
+/* JSON Schema validation is not implemented yet. Rendering a chart that carries a schema
+ * without checking it could accept values Helm rejects, so such charts are refused. */
+static const chart_t *values__find_schema(const chart_t *c) {
+  if (c->schema) return c;
+  for (size_t i = 0; i < c->ndeps; i++) {
+    const chart_t *s = values__find_schema(c->deps[i]);
+    if (s) return s;
+  }
+  return NULL;
+}
+
+int values_validate_schema(const chart_t *c, const cJSON *values, char *err, size_t errlen) {
+  (void)values;
+  const chart_t *s = values__find_schema(c);
+  if (!s) return 0;
+  snprintf(err, errlen, "chart \"%s\" has a values.schema.json; this rudder version cannot validate values against it yet",
+           s->meta.name ? s->meta.name : "?");
+  return VALUES_ENOTSUP;
+}
+
+void values_yaml_error(const struct yaml_error_s *ye, char *out, size_t outlen) {
+  static const char *const parser_problems[] = {"did not find expected key", "did not find expected node content",
+                                                "did not find expected '-' indicator", "did not find expected ',' or ']'",
+                                                "did not find expected ',' or '}'", "did not find expected <document start>",
+                                                "found undefined tag handle", "found duplicate %YAML directive",
+                                                "found incompatible YAML document", "found duplicate %TAG directive"};
+  int parser = 0;
+  for (size_t i = 0; i < sizeof parser_problems / sizeof *parser_problems; i++)
+    if (!strcmp(ye->problem, parser_problems[i])) parser = 1;
+  int pl0 = ye->line - 1, cl0 = ye->context[0] ? ye->context_line - 1 : 0, line = 0;
+  if (pl0 > 0) line = pl0 + (parser ? 0 : 1);
+  else if (cl0 > 0) line = cl0;
+  if (line) snprintf(out, outlen, "yaml: line %d: %s", line, ye->problem);
+  else snprintf(out, outlen, "yaml: %s", ye->problem);
+}

@@ -1,0 +1,57 @@
+/* Helm values: values.yaml parsing (sigs.k8s.io/yaml: numbers are float64, YAML 1.1 booleans,
+ * documents split and merged as loader.LoadValues does), coalescing of chart defaults, parent
+ * and user values with globals (pkg/chart/common/util/coalesce.go), and the strvals syntax of
+ * --set, --set-string, --set-json, --set-file and --set-literal. Values are cJSON trees; a Go
+ * int64 (what --set gives for integers) is a cJSON_Raw node holding its decimal text. No I/O. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#include "helm/chart.h"
+
+#define VALUES_EINVAL (-22)
+#define VALUES_ENOMEM (-12)
+#define VALUES_ENOTSUP (-95)
+
+/* Parses a values file as loader.LoadValues does (every document merged). *out is an object
+ * (caller deletes). 0, VALUES_EINVAL (Helm's message in err) or VALUES_ENOMEM. */
+int values_parse_yaml(const char *text, size_t len, cJSON **out, char *err, size_t errlen);
+/* loader.MergeMaps(a, b) in place: b's keys override a's, tables merged recursively. 0 or VALUES_ENOMEM. */
+int values_merge_maps(cJSON *a, const cJSON *b);
+
+/* CoalesceValues(chart, user): user values over chart defaults, recursively into subcharts with
+ * globals; null deletes a key. *out is new (caller deletes). 0 or an error with err set. */
+int values_coalesce(const chart_t *c, const cJSON *user, cJSON **out, char *err, size_t errlen);
+/* MergeValues(chart, user): as values_coalesce but nulls are kept. */
+int values_merge(const chart_t *c, const cJSON *user, cJSON **out, char *err, size_t errlen);
+/* coalesceTablesFullKey(dst, src, "", merge): src's values fill in dst (src is modified as Go does;
+ * its items are copied). 0 or VALUES_ENOMEM. */
+int values_coalesce_tables(cJSON *dst, cJSON *src, bool merge);
+/* Follows a dotted path ("a.b.c") to a table (common.Values.Table); NULL when absent or not a table. */
+cJSON *values_table(const cJSON *v, const char *path);
+
+typedef enum {
+  VALUES_SET = 0,   /* --set: typed values (true/false/null/int64), {a,b} lists */
+  VALUES_SET_STRING, /* --set-string: every value a string */
+  VALUES_SET_JSON,   /* --set-json: values are JSON */
+  VALUES_SET_FILE,   /* --set-file: values are file names read through a callback */
+  VALUES_SET_LITERAL /* --set-literal: one key, the rest of the text literally */
+} values_set_kind_t;
+
+/* Reads the file named by a --set-file value; returns 0 and a malloc'd NUL-terminated *data, or
+ * non-zero with a message in err. */
+typedef int (*values_file_reader_t)(void *ud, const char *name, char **data, size_t *len, char *err, size_t errlen);
+
+/* Parses one --set* argument into dest (an object) with Helm's strvals rules. reader is used only
+ * by VALUES_SET_FILE. 0 or VALUES_EINVAL with err set to the message Helm prints after
+ * "failed parsing --set data: ". */
+int values_parse_set(const char *s, values_set_kind_t kind, cJSON *dest, values_file_reader_t reader, void *ud,
+                     char *err, size_t errlen);
+/* Checks values against the values.schema.json of the chart and its subcharts. Validation is not
+ * implemented yet: 0 when no chart has a schema, else VALUES_ENOTSUP with err saying which chart. */
+int values_validate_schema(const chart_t *c, const cJSON *values, char *err, size_t errlen);
+
+struct yaml_error_s;
+/* Formats a base/yaml error as go-yaml v2 (sigs.k8s.io/yaml) words it: "yaml: line N: problem". */
+void values_yaml_error(const struct yaml_error_s *ye, char *out, size_t outlen);

@@ -1,0 +1,381 @@
+#define _GNU_SOURCE
+#include "loop/template_cmd.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/buf.h"
+#include "base/yaml.h"
+#include "helm/chart.h"
+#include "helm/render.h"
+#include "helm/values.h"
+
+typedef struct strv_s {
+  const char **v;
+  size_t n;
+} strv_t;
+
+static int strv_push(strv_t *s, const char *x) {
+  const char **nv = realloc(s->v, (s->n + 1) * sizeof *nv);
+  if (!nv) return -1;
+  s->v = nv;
+  s->v[s->n++] = x;
+  return 0;
+}
+
+static int read_file(const char *path, char **data, size_t *len) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+  if (!f) return -errno;
+  buf_t b = BUF_INIT;
+  char tmp[65536];
+  size_t r;
+  while ((r = fread(tmp, 1, sizeof tmp, f)) > 0)
+    if (buf_append(&b, tmp, r)) {
+      if (f != stdin) fclose(f);
+      buf_free(&b);
+      return -ENOMEM;
+    }
+  if (f != stdin) fclose(f);
+  if (buf_reserve(&b, 0)) return -ENOMEM;
+  *len = b.len;
+  *data = buf_steal(&b);
+  return 0;
+}
+
+static int set_file_reader(void *ud, const char *name, char **data, size_t *len, char *err, size_t errlen) {
+  int r = read_file(name, data, len);
+  if (r) snprintf(err, errlen, "open %s: %s", name, strerror(-r));
+  return r;
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("Error: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return 1;
+}
+
+static int mkdirs(const char *path) {
+  char *p = strdup(path);
+  if (!p) return -1;
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/') continue;
+    *s = 0;
+    mkdir(p, 0755);
+    *s = '/';
+  }
+  free(p);
+  return 0;
+}
+
+/* writeToFile: "---\n# Source: name\ndata\n", appending when the file was written before in this run. */
+static int write_out(const char *dir, const char *name, const char *data, strv_t *written) {
+  char *path = NULL;
+  if (asprintf(&path, "%s/%s", dir, name) < 0) return -1;
+  int append = 0;
+  for (size_t i = 0; i < written->n; i++)
+    if (!strcmp(written->v[i], path)) append = 1;
+  mkdirs(path);
+  FILE *f = fopen(path, append ? "a" : "w");
+  if (!f) {
+    fail("open %s: %s", path, strerror(errno));
+    free(path);
+    return -1;
+  }
+  fprintf(f, "---\n# Source: %s\n%s\n", name, data);
+  fclose(f);
+  printf("wrote %s\n", path);
+  if (!append) strv_push(written, path);
+  else free(path);
+  return 0;
+}
+
+static const char *flag_value(int argc, char **argv, int *i, const char *name, const char *shortn) {
+  const char *a = argv[*i];
+  size_t nl = strlen(name);
+  if (!strncmp(a, name, nl) && a[nl] == '=') return a + nl + 1;
+  if (!strcmp(a, name) || (shortn && !strcmp(a, shortn))) {
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+  }
+  if (shortn && !strncmp(a, shortn, strlen(shortn)) && a[strlen(shortn)]) return a + strlen(shortn);
+  return NULL;
+}
+
+static const char template_cmd__usage[] =
+  "Render chart templates locally and print the result, as `helm template` does.\n"
+  "\n"
+  "Usage:\n"
+  "  rudder template [NAME] CHART [flags]\n"
+  "\n"
+  "CHART is a chart directory or a packaged chart (.tgz). Flags (with Helm's meanings):\n"
+  "  -f, --values FILE       values file (repeatable, comma-separated)\n"
+  "      --set K=V           set values (also --set-string, --set-json, --set-file, --set-literal)\n"
+  "  -n, --namespace NS      release namespace (default \"default\")\n"
+  "      --kube-version V    Kubernetes version for Capabilities.KubeVersion\n"
+  "  -a, --api-versions V    extra API versions for Capabilities.APIVersions (repeatable)\n"
+  "      --include-crds      include CRDs in the output\n"
+  "      --skip-crds         leave CRDs out\n"
+  "  -s, --show-only PATH    only the manifests rendered from these templates (repeatable)\n"
+  "      --is-upgrade        set .Release.IsUpgrade instead of .Release.IsInstall\n"
+  "      --no-hooks          leave hooks out\n"
+  "      --skip-tests        leave test hooks out\n"
+  "      --release-name      use the release name in --output-dir paths\n"
+  "      --output-dir DIR    write each template to a file under DIR instead of standard output\n";
+
+int template_cmd_main(int argc, char **argv) {
+  for (int i = 0; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(template_cmd__usage, stdout);
+      return 0;
+    }
+  strv_t pos = {0}, files = {0}, sets = {0}, set_strings = {0}, set_jsons = {0}, set_files = {0}, set_literals = {0},
+         apis = {0}, show = {0}, written = {0};
+  const char *ns = "default", *kube_version = NULL, *output_dir = NULL;
+  int include_crds = 0, skip_crds = 0, skip_tests = 0, no_hooks = 0, is_upgrade = 0, use_release_name = 0;
+  int rc = 1;
+  char *api_buf = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i], *v;
+    if (a[0] != '-' || !strcmp(a, "-")) {
+      strv_push(&pos, a);
+      continue;
+    }
+#define VAL(name, shortn) ((v = flag_value(argc, argv, &i, name, shortn)) != NULL)
+    if (VAL("--values", "-f")) {
+      /* a comma-separated list is allowed (StringSlice) */
+      char *copy = strdup(v), *save = NULL;
+      for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) strv_push(&files, strdup(t));
+      free(copy);
+    } else if (VAL("--set-string", NULL)) strv_push(&set_strings, v);
+    else if (VAL("--set-json", NULL)) strv_push(&set_jsons, v);
+    else if (VAL("--set-file", NULL)) strv_push(&set_files, v);
+    else if (VAL("--set-literal", NULL)) strv_push(&set_literals, v);
+    else if (VAL("--set", NULL)) strv_push(&sets, v);
+    else if (VAL("--namespace", "-n")) ns = v;
+    else if (VAL("--kube-version", NULL)) kube_version = v;
+    else if (VAL("--api-versions", "-a")) {
+      char *copy = strdup(v), *save = NULL;
+      for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) strv_push(&apis, strdup(t));
+      free(copy);
+    } else if (VAL("--show-only", "-s")) strv_push(&show, v);
+    else if (VAL("--output-dir", NULL)) output_dir = v;
+    else if (!strcmp(a, "--include-crds")) include_crds = 1;
+    else if (!strcmp(a, "--skip-crds")) skip_crds = 1;
+    else if (!strcmp(a, "--skip-tests")) skip_tests = 1;
+    else if (!strcmp(a, "--no-hooks")) no_hooks = 1;
+    else if (!strcmp(a, "--is-upgrade")) is_upgrade = 1;
+    else if (!strcmp(a, "--release-name")) use_release_name = 1;
+    else if (!strcmp(a, "--dry-run") || !strncmp(a, "--dry-run=", 10) || !strcmp(a, "--debug")) {
+    } else {
+      fail("unknown flag: %s", a);
+      goto out;
+    }
+#undef VAL
+  }
+  (void)skip_crds;
+  (void)api_buf;
+  if (pos.n < 1) {
+    fail("\"helm template\" requires at least 1 argument\n\nUsage:  helm template [NAME] [CHART] [flags]");
+    goto out;
+  }
+  if (pos.n > 2) {
+    fail("expected at most two arguments, unexpected arguments: %s", pos.v[2]);
+    goto out;
+  }
+  const char *name = pos.n == 2 ? pos.v[0] : "release-name";
+  const char *chart_path = pos.n == 2 ? pos.v[1] : pos.v[0];
+  if (kube_version) {
+    /* validated by the render options below; Helm checks it first */
+    render_opts_t probe = {.kube_version = kube_version};
+    (void)probe;
+  }
+  /* values: -f, --set-json, --set, --set-string, --set-file, --set-literal */
+  cJSON *vals = cJSON_CreateObject();
+  char msg[1024];
+  for (size_t i = 0; i < files.n; i++) {
+    char *data;
+    size_t len;
+    int r = read_file(files.v[i], &data, &len);
+    if (r) {
+      fail("open %s: %s", files.v[i], strerror(-r));
+      cJSON_Delete(vals);
+      goto out;
+    }
+    cJSON *cur = NULL;
+    r = values_parse_yaml(data, len, &cur, msg, sizeof msg);
+    free(data);
+    if (r) {
+      fail("failed to parse %s: %s", files.v[i], msg);
+      cJSON_Delete(vals);
+      goto out;
+    }
+    values_merge_maps(vals, cur);
+    cJSON_Delete(cur);
+  }
+  for (size_t i = 0; i < set_jsons.n; i++) {
+    const char *v = set_jsons.v[i];
+    while (*v == ' ' || *v == '\t' || *v == '\n') v++;
+    if (*v == '{') {
+      cJSON *j = cJSON_Parse(v);
+      if (!j || !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        fail("failed parsing --set-json data JSON: %s", set_jsons.v[i]);
+        cJSON_Delete(vals);
+        goto out;
+      }
+      values_merge_maps(vals, j);
+      cJSON_Delete(j);
+    } else if (values_parse_set(set_jsons.v[i], VALUES_SET_JSON, vals, NULL, NULL, msg, sizeof msg)) {
+      fail("failed parsing --set-json data %s", set_jsons.v[i]);
+      cJSON_Delete(vals);
+      goto out;
+    }
+  }
+  struct {
+    strv_t *l;
+    values_set_kind_t k;
+    const char *what;
+  } groups[] = {{&sets, VALUES_SET, "--set"},
+                {&set_strings, VALUES_SET_STRING, "--set-string"},
+                {&set_files, VALUES_SET_FILE, "--set-file"},
+                {&set_literals, VALUES_SET_LITERAL, "--set-literal"}};
+  for (size_t g = 0; g < 4; g++)
+    for (size_t i = 0; i < groups[g].l->n; i++)
+      if (values_parse_set(groups[g].l->v[i], groups[g].k, vals, set_file_reader, NULL, msg, sizeof msg)) {
+        fail("failed parsing %s data: %s", groups[g].what, msg);
+        cJSON_Delete(vals);
+        goto out;
+      }
+  chart_t *c = NULL;
+  chart_error_t cerr;
+  if (chart_load_path(chart_path, NULL, &c, &cerr)) {
+    fail("%s", cerr.message);
+    cJSON_Delete(vals);
+    goto out;
+  }
+  render_opts_t ro = {.release_name = name, .namespace = ns, .is_upgrade = is_upgrade, .kube_version = kube_version,
+                      .api_versions = apis.v, .napi_versions = apis.n};
+  render_output_t o;
+  buf_t err = BUF_INIT;
+  int r = render_template(c, vals, &ro, &o, &err);
+  cJSON_Delete(vals);
+  chart_free(c);
+  if (r) {
+    fail("%s", err.data ? err.data : "");
+    buf_free(&err);
+    goto out;
+  }
+  buf_free(&err);
+  /* rel.Manifest: CRDs (--include-crds) then manifests; written to files with --output-dir */
+  buf_t man = BUF_INIT;
+  const char *outdir = output_dir;
+  char *reldir = NULL;
+  if (output_dir && use_release_name && asprintf(&reldir, "%s/%s", output_dir, name) >= 0) outdir = reldir;
+  if (include_crds)
+    for (size_t i = 0; i < o.ncrds; i++) {
+      if (output_dir) write_out(output_dir, o.crds[i].path, o.crds[i].content, &written);
+      else buf_printf(&man, "---\n# Source: %s\n%s\n", o.crds[i].path, o.crds[i].content);
+    }
+  for (size_t i = 0; i < o.nmanifests; i++) {
+    if (output_dir) write_out(outdir, o.manifests[i].path, o.manifests[i].content, &written);
+    else buf_printf(&man, "---\n# Source: %s\n%s\n", o.manifests[i].path, o.manifests[i].content);
+  }
+  /* fmt.Fprintln(&manifests, strings.TrimSpace(rel.Manifest)) */
+  buf_t all = BUF_INIT;
+  {
+    const char *p = man.data ? man.data : "";
+    size_t n = man.len;
+    while (n) {
+      size_t sz;
+      if (!yaml_utf8_is_space(p, n, &sz)) break;
+      p += sz, n -= sz;
+    }
+    while (n && (p[n - 1] == ' ' || p[n - 1] == '\n' || p[n - 1] == '\t' || p[n - 1] == '\r' || p[n - 1] == '\v' ||
+                 p[n - 1] == '\f'))
+      n--;
+    buf_append(&all, p, n);
+    buf_putc(&all, '\n');
+  }
+  buf_free(&man);
+  if (!no_hooks)
+    for (size_t i = 0; i < o.nhooks; i++) {
+      if (skip_tests && o.hooks[i].is_test) continue;
+      if (output_dir) write_out(outdir, o.hooks[i].path, o.hooks[i].content, &written);
+      else buf_printf(&all, "---\n# Source: %s\n%s\n", o.hooks[i].path, o.hooks[i].content);
+    }
+  free(reldir);
+  if (show.n) {
+    /* SplitManifests of the whole output, then "# Source: <chart>/(path)" matched with filepath.Match */
+    yaml_span_t *spans = NULL;
+    size_t nspans = 0;
+    yaml_split_manifests(all.data, all.len, &spans, &nspans);
+    buf_t sel = BUF_INIT;
+    int missing_any = 0;
+    const char *missing = NULL;
+    for (size_t s = 0; s < show.n && !missing_any; s++) {
+      int missing_this = 1;
+      for (size_t k = 0; k < nspans; k++) {
+        const char *d = all.data + spans[k].offset;
+        size_t dl = spans[k].len;
+        const char *src = memmem(d, dl, "# Source: ", 10);
+        if (!src) continue;
+        const char *p = src + 10, *e = d + dl;
+        const char *slash = p;
+        while (slash < e && *slash != '/' && *slash != '\n') slash++;
+        if (slash >= e || *slash != '/' || slash == p) continue;
+        const char *le = slash + 1;
+        while (le < e && *le != '\n') le++;
+        char *path = strndup(slash + 1, (size_t)(le - slash - 1));
+        if (!path) continue;
+        int m = fnmatch(show.v[s], path, FNM_PATHNAME) == 0;
+        free(path);
+        if (!m) continue;
+        buf_printf(&sel, "---\n%.*s\n", (int)dl, d);
+        missing_this = 0;
+      }
+      if (missing_this) {
+        missing_any = 1;
+        missing = show.v[s];
+      }
+    }
+    free(spans);
+    if (missing_any) {
+      fail("could not find template %s in chart", missing);
+      buf_free(&sel);
+      buf_free(&all);
+      render_output_free(&o);
+      goto out;
+    }
+    fwrite(sel.data ? sel.data : "", 1, sel.len, stdout);
+    buf_free(&sel);
+  } else {
+    fwrite(all.data, 1, all.len, stdout);
+  }
+  buf_free(&all);
+  render_output_free(&o);
+  rc = 0;
+out:
+  for (size_t i = 0; i < files.n; i++) free((char *)files.v[i]);
+  for (size_t i = 0; i < apis.n; i++) free((char *)apis.v[i]);
+  for (size_t i = 0; i < written.n; i++) free((char *)written.v[i]);
+  free(pos.v);
+  free(files.v);
+  free(sets.v);
+  free(set_strings.v);
+  free(set_jsons.v);
+  free(set_files.v);
+  free(set_literals.v);
+  free(apis.v);
+  free(show.v);
+  free(written.v);
+  return rc;
+}

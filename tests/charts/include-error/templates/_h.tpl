@@ -1,0 +1,1 @@
+{{- define "inner" }}{{ .x.y.z }}{{ end }}

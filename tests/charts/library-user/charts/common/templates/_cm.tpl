@@ -1,0 +1,6 @@
+{{- define "common.cm" -}}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-{{ .Chart.Name }}
+{{- end }}
