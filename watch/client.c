@@ -8,13 +8,16 @@
 #include <mbedtls/error.h>
 #include <assert.h>
 #include <netinet/in.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#define KUBE__TOKEN_REFRESH_MS 60000   /* as client-go: re-read rotating token files once a minute */
+#define KUBE__MAX_EXEC_OUTPUT (1u << 20) /* an exec credential plugin's stdout */
+#define KUBE__MIN_CRED_MS 1000           /* an exec credential is used for at least this long */
 #define KUBE__MAX_ERROR_BODY (1u << 20) /* a failed watch's Status body */
 
 typedef struct kube__link_s {
@@ -69,6 +72,13 @@ struct kube_conn_s {
 
 struct kube_req_s {
   kube_client_t *c;
+  uint64_t deadline;  /* uv_now() by which the request must have finished, retries included */
+  buf_t payload;      /* the request body (req->out holds the head, without Authorization) */
+  unsigned cred_gen;  /* the credentials' generation it was sent with */
+  int retries;
+  int retry_wait;     /* the timer is the wait before a retry */
+  int auth_retried;
+  int retry_mode;
   kube__link_t queue; /* in c->pending while waiting for a connection */
   kube__link_t all;   /* in c->reqs until finished */
   kube_conn_t *conn;
@@ -86,7 +96,6 @@ struct kube_req_s {
   int retried;
   int no_body;        /* HEAD */
   int deferred_err;   /* an error to deliver from the timer, never from inside kube_request */
-  int open_watch;     /* the timer's first run opens this watch's connection */
   char *deferred_msg;
 };
 
@@ -117,6 +126,15 @@ struct kube_client_s {
   void *close_data;
   char *token;
   uint64_t token_read_ms;
+  int token_force;    /* re-read the token file before the next send */
+  kube__link_t pending_watch; /* watches waiting for credentials or a token */
+  double tokens;      /* client-side token bucket */
+  uint64_t tb_ns;
+  unsigned cred_gen;  /* bumped whenever the bearer token changes */
+  struct kube__exec_run_s *exec_run; /* the exec credential plugin running now */
+  char *exec_token;
+  uint64_t exec_expiry; /* uv_now() when exec_token expires; 0: until a 401 */
+  kube_client_stats_t stats;
   char rbuf[65536];   /* reads are consumed synchronously, so one buffer serves every connection */
 };
 
@@ -124,6 +142,12 @@ static void kube__dispatch(kube_client_t *c);
 static void kube__conn_close(kube_conn_t *conn);
 static void kube__conn_send(kube_conn_t *conn);
 static void kube__finish(kube_req_t *req, int err, const char *msg);
+static void kube__exec_abort(kube_client_t *c);
+static int kube__creds_ready(kube_client_t *c);
+static int kube__maybe_retry(kube_req_t *req, int status);
+static void kube__timer_cb(uv_timer_t *t);
+static int kube__bad_text(const char *s);
+static const char *kube__current_token(kube_client_t *c);
 
 /* ---- client lifetime ---- */
 
@@ -136,6 +160,7 @@ static void kube__object_gone(kube_client_t *c) {
   kube_config_free(&c->cfg);
   free(c->hostport);
   free(c->token);
+  free(c->exec_token);
   free(c);
   if (cb) cb(data);
 }
@@ -164,6 +189,7 @@ static int kube__copy_config(kube_config_t *d, const kube_config_t *s) {
                  &d->tls_server_name, &d->source, &d->context};
   for (size_t i = 0; i < sizeof to / sizeof to[0]; i++)
     if (*from[i] && !(*to[i] = strdup(*from[i]))) return UV_ENOMEM;
+  if (s->exec && !(d->exec = kube_exec_copy(s->exec))) return UV_ENOMEM;
   if (kube__copy_blob(&d->ca_pem, &d->ca_pem_len, s->ca_pem, s->ca_pem_len) ||
       kube__copy_blob(&d->cert_pem, &d->cert_pem_len, s->cert_pem, s->cert_pem_len) ||
       kube__copy_blob(&d->key_pem, &d->key_pem_len, s->key_pem, s->key_pem_len))
@@ -205,9 +231,14 @@ int kube_client_new(uv_loop_t *loop, const kube_config_t *cfg, kube_client_t **o
   link__init(&c->idle);
   link__init(&c->pending);
   link__init(&c->reqs);
+  link__init(&c->pending_watch);
   c->lim = (kube_client_limits_t){.max_idle = 8, .max_conns = 32, .max_body = 64u << 20, .max_watch_line = 16u << 20,
                                   .default_timeout_ms = 60000, .idle_timeout_ms = 90000,
-                                  .watch_connect_timeout_ms = 30000};
+                                  .watch_connect_timeout_ms = 30000, .qps = 50, .burst = 100, .max_retries = 5,
+                                  .retry_base_ms = 200, .retry_max_ms = 30000, .token_refresh_ms = 60000,
+                                  .exec_timeout_ms = 60000};
+  c->tokens = c->lim.burst;
+  c->tb_ns = uv_hrtime();
   int r = kube__copy_config(&c->cfg, cfg);
   buf_t hp = BUF_INIT;
   if (!r) r = strchr(cfg->host, ':') ? buf_printf(&hp, "[%s]:%d", cfg->host, cfg->port)
@@ -252,6 +283,16 @@ void kube_client_set_limits(kube_client_t *c, const kube_client_limits_t *l) {
   if (l->max_watch_line) c->lim.max_watch_line = l->max_watch_line;
   if (l->default_timeout_ms) c->lim.default_timeout_ms = l->default_timeout_ms;
   if (l->watch_connect_timeout_ms) c->lim.watch_connect_timeout_ms = l->watch_connect_timeout_ms;
+  if (l->qps) c->lim.qps = l->qps;
+  if (l->burst) {
+    c->lim.burst = l->burst;
+    if (c->tokens > l->burst) c->tokens = l->burst;
+  }
+  if (l->max_retries) c->lim.max_retries = l->max_retries;
+  if (l->retry_base_ms) c->lim.retry_base_ms = l->retry_base_ms;
+  if (l->retry_max_ms) c->lim.retry_max_ms = l->retry_max_ms;
+  if (l->token_refresh_ms) c->lim.token_refresh_ms = l->token_refresh_ms;
+  if (l->exec_timeout_ms) c->lim.exec_timeout_ms = l->exec_timeout_ms;
   if (l->idle_timeout_ms) {
     c->lim.idle_timeout_ms = l->idle_timeout_ms;
     uint64_t every = l->idle_timeout_ms < 30000 ? l->idle_timeout_ms : 30000;
@@ -260,6 +301,8 @@ void kube_client_set_limits(kube_client_t *c, const kube_client_limits_t *l) {
 }
 
 kube_client_limits_t kube_client_get_limits(const kube_client_t *c) { return c->lim; }
+
+kube_client_stats_t kube_client_get_stats(const kube_client_t *c) { return c->stats; }
 
 bool kube_client_is_closing(const kube_client_t *c) { return c->closing; }
 
@@ -278,6 +321,7 @@ void kube_client_close(kube_client_t *c, void (*cb)(void *), void *data) {
     kube__finish(req, UV_ECANCELED, "the client was closed");
   }
   while (!link__empty(&c->conns)) kube__conn_close(WATCH__CONTAINER_OF(c->conns.next, kube_conn_t, all));
+  kube__exec_abort(c);
   uv_close((uv_handle_t *)&c->kick, kube__timer_closed);
   uv_close((uv_handle_t *)&c->sweep, kube__timer_closed);
 }
@@ -289,6 +333,10 @@ const char *kube_response_header(const kube_response_t *res, const char *name) {
 }
 
 bool kube_response_ok(const kube_response_t *res) { return res->err == 0 && res->status >= 200 && res->status < 300; }
+
+bool kube_response_is_conflict(const kube_response_t *res) { return res->err == 0 && res->status == 409; }
+
+bool kube_response_is_not_found(const kube_response_t *res) { return res->err == 0 && res->status == 404; }
 
 /* Builds "HTTP 404 Not Found: <Status message>" from an error response. */
 static void kube__http_error(kube_req_t *req, int status, const char *reason_phrase, buf_t *msg, buf_t *reason) {
@@ -322,6 +370,7 @@ static void kube__req_closed(uv_handle_t *h) {
     free(req->watch);
   }
   buf_free(&req->out);
+  buf_free(&req->payload);
   buf_free(&req->body);
   buf_free(&req->headers);
   free(req->what);
@@ -519,6 +568,7 @@ static void kube__conn_complete(kube_conn_t *conn, int reusable) {
   conn->http.headers = tmp;
   buf_reset(&conn->http.headers);
   char st[16];
+  int conn_status = conn->http.status;
   snprintf(st, sizeof st, "%d", conn->http.status);
   /* Status and reason ride along as pseudo-headers. */
   buf_puts(&req->headers, ":status");
@@ -537,6 +587,7 @@ static void kube__conn_complete(kube_conn_t *conn, int reusable) {
   } else {
     kube__conn_close(conn);
   }
+  if (kube__maybe_retry(req, conn_status)) return;
   kube__finish(req, 0, NULL);
 }
 
@@ -676,13 +727,25 @@ static void kube__conn_send(kube_conn_t *conn) {
   if (!req) return;
   watch_http_reset(&conn->http);
   conn->http.no_body = req->no_body;
-  int r;
-  if (conn->is_tls) {
-    r = watch_tls_write(&conn->tls, req->out.data, req->out.len);
+  kube_client_t *c = conn->c;
+  /* Credentials go in at send time, so that a retry carries a refreshed token. */
+  const char *token = kube__current_token(c);
+  req->cred_gen = c->cred_gen;
+  buf_t wire = BUF_INIT;
+  int r = buf_append(&wire, req->out.data, req->out.len);
+  if (token && *token && !kube__bad_text(token)) r |= buf_printf(&wire, "Authorization: Bearer %s\r\n", token);
+  r |= buf_puts(&wire, "\r\n");
+  if (req->payload.len) r |= buf_append(&wire, req->payload.data, req->payload.len);
+  if (r) r = UV_ENOMEM;
+  c->stats.requests++;
+  if (r) {
+  } else if (conn->is_tls) {
+    r = watch_tls_write(&conn->tls, wire.data, wire.len);
     if (!r) r = kube__tls_flush(conn);
   } else {
-    r = kube__write(conn, req->out.data, req->out.len);
+    r = kube__write(conn, wire.data, wire.len);
   }
+  buf_free(&wire);
   if (r) kube__conn_fail(conn, r, "sending %s to %s failed: %s", req->what, conn->c->hostport, watch__strerror(r));
 }
 
@@ -806,9 +869,39 @@ static kube_conn_t *kube__conn_open(kube_client_t *c, kube_req_t *req, int poole
 
 /* Gives queued requests to idle connections or new ones, within the limits. Runs only from loop
  * callbacks, so a failure here never reaches a callback inside kube_request. */
+/* Takes a token from the client-side bucket; when there is none, arms the kick timer for when
+ * one will be there and returns 0. */
+static int kube__take_token(kube_client_t *c) {
+  if (c->lim.qps <= 0) return 1;
+  uint64_t now = uv_hrtime();
+  c->tokens += (double)(now - c->tb_ns) / 1e9 * c->lim.qps;
+  c->tb_ns = now;
+  if (c->tokens > c->lim.burst) c->tokens = c->lim.burst;
+  if (c->tokens >= 1) {
+    c->tokens -= 1;
+    return 1;
+  }
+  c->stats.throttled++;
+  uint64_t wait = (uint64_t)ceil((1 - c->tokens) / c->lim.qps * 1000);
+  uv_timer_start(&c->kick, kube__kick_cb, wait ? wait : 1, 0);
+  return 0;
+}
+
 static void kube__dispatch(kube_client_t *c) {
+  if (c->closing) return;
+  /* Every request waits while an exec credential plugin runs. */
+  if ((!link__empty(&c->pending) || !link__empty(&c->pending_watch)) && !kube__creds_ready(c)) return;
+  /* Watches have their own connections; they wait only for credentials and the token bucket. */
+  while (!c->closing && !link__empty(&c->pending_watch)) {
+    if (!kube__take_token(c)) return;
+    kube_req_t *req = WATCH__CONTAINER_OF(c->pending_watch.next, kube_req_t, queue);
+    link__remove(&req->queue);
+    kube__conn_open(c, req, 0);
+  }
   while (!c->closing && !link__empty(&c->pending)) {
     kube_req_t *req = WATCH__CONTAINER_OF(c->pending.next, kube_req_t, queue);
+    if (link__empty(&c->idle) && c->n_conns >= c->lim.max_conns) break;
+    if (!kube__take_token(c)) break;
     if (!link__empty(&c->idle)) {
       kube_conn_t *conn = WATCH__CONTAINER_OF(c->idle.next, kube_conn_t, idle);
       link__remove(&conn->idle);
@@ -837,10 +930,12 @@ static void kube__timer_cb(uv_timer_t *t) {
     kube__finish(req, req->deferred_err, req->deferred_msg);
     return;
   }
-  if (req->open_watch) {
-    req->open_watch = 0;
-    uv_timer_start(&req->timer, kube__timer_cb, req->timeout_ms, 0);
-    kube__conn_open(c, req, 0);
+  if (req->retry_wait) {
+    req->retry_wait = 0;
+    uint64_t now = uv_now(c->loop);
+    uv_timer_start(&req->timer, kube__timer_cb, req->deadline > now ? req->deadline - now : 1, 0);
+    link__push_back(&c->pending, &req->queue);
+    kube__kick(c);
     return;
   }
   buf_t m = BUF_INIT;
@@ -858,7 +953,9 @@ static void kube__timer_cb(uv_timer_t *t) {
 static int kube__bad_text(const char *s) { return s && strpbrk(s, "\r\n") != NULL; }
 
 static int kube__refresh_token(kube_client_t *c) {
-  if (!c->cfg.token_file || uv_now(c->loop) - c->token_read_ms < KUBE__TOKEN_REFRESH_MS) return 0;
+  if (!c->cfg.token_file) return 0;
+  if (!c->token_force && uv_now(c->loop) - c->token_read_ms < c->lim.token_refresh_ms) return 0;
+  c->token_force = 0;
   c->token_read_ms = uv_now(c->loop);
   char *t;
   size_t n;
@@ -870,9 +967,16 @@ static int kube__refresh_token(kube_client_t *c) {
     return 0;
   }
   while (n && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' ')) t[--n] = 0;
+  if (!c->token || strcmp(c->token, t)) c->cred_gen++;
   free(c->token);
   c->token = t;
   return 0;
+}
+
+static const char *kube__current_token(kube_client_t *c) {
+  if (c->cfg.exec) return c->exec_token;
+  kube__refresh_token(c);
+  return c->token;
 }
 
 static kube_req_t *kube__req_new(kube_client_t *c, const kube_req_opts_t *o, kube_response_cb cb, void *data) {
@@ -890,6 +994,8 @@ static kube_req_t *kube__req_new(kube_client_t *c, const kube_req_opts_t *o, kub
                     !strcmp(method, "DELETE") || !strcmp(method, "OPTIONS");
   req->no_body = !strcmp(method, "HEAD");
   req->timeout_ms = o->timeout_ms ? o->timeout_ms : c->lim.default_timeout_ms;
+  req->deadline = uv_now(c->loop) + req->timeout_ms;
+  req->retry_mode = o->retry;
   buf_t w = BUF_INIT;
   int bad = kube__bad_text(method) || kube__bad_text(path) || kube__bad_text(o->content_type) ||
             kube__bad_text(o->accept) || strchr(method, ' ') || strchr(path, ' ') || path[0] != '/';
@@ -898,21 +1004,20 @@ static kube_req_t *kube__req_new(kube_client_t *c, const kube_req_opts_t *o, kub
            kube__bad_text(o->headers[i].value) || strchr(o->headers[i].name, ':');
   int r = buf_printf(&w, "%s %s", method, path);
   if (r || !(req->what = buf_steal(&w))) { free(req); buf_free(&w); return NULL; }
-  kube__refresh_token(c);
   buf_t *b = &req->out;
   r |= buf_printf(b, "%s %s%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: rudder\r\nAccept: %s\r\n", method, c->cfg.base_path,
                   path, c->hostport, o->accept ? o->accept : "application/json");
-  if (c->token && !kube__bad_text(c->token)) r |= buf_printf(b, "Authorization: Bearer %s\r\n", c->token);
   if (o->body || !strcmp(method, "POST") || !strcmp(method, "PUT") || !strcmp(method, "PATCH")) {
     if (o->body) r |= buf_printf(b, "Content-Type: %s\r\n", o->content_type ? o->content_type : "application/json");
     r |= buf_printf(b, "Content-Length: %zu\r\n", o->body ? o->body_len : 0);
   }
   for (size_t i = 0; !bad && i < o->n_headers; i++)
     r |= buf_printf(b, "%s: %s\r\n", o->headers[i].name, o->headers[i].value);
-  r |= buf_puts(b, "\r\n");
-  if (o->body) r |= buf_append(b, o->body, o->body_len);
+  /* The blank line and the body are added at send time, after the Authorization header. */
+  if (o->body) r |= buf_append(&req->payload, o->body, o->body_len);
   if (r) {
     buf_free(b);
+    buf_free(&req->payload);
     free(req->what);
     free(req);
     return NULL;
@@ -955,11 +1060,16 @@ kube_req_t *kube_get(kube_client_t *c, const char *path, kube_response_cb cb, vo
   return kube_request(c, &o, cb, data);
 }
 
+static kube_req_t *kube__send_json_mode(kube_client_t *c, const char *method, const char *path, const char *ctype,
+                                        const char *json, int retry, kube_response_cb cb, void *data) {
+  kube_req_opts_t o = {.method = method, .path = path, .content_type = ctype, .body = json,
+                       .body_len = json ? strlen(json) : 0, .retry = retry};
+  return kube_request(c, &o, cb, data);
+}
+
 static kube_req_t *kube__send_json(kube_client_t *c, const char *method, const char *path, const char *ctype,
                                    const char *json, kube_response_cb cb, void *data) {
-  kube_req_opts_t o = {.method = method, .path = path, .content_type = ctype, .body = json,
-                       .body_len = json ? strlen(json) : 0};
-  return kube_request(c, &o, cb, data);
+  return kube__send_json_mode(c, method, path, ctype, json, KUBE_RETRY_AUTO, cb, data);
 }
 
 kube_req_t *kube_apply(kube_client_t *c, const char *path, const char *json, const char *field_manager, bool force,
@@ -968,7 +1078,9 @@ kube_req_t *kube_apply(kube_client_t *c, const char *path, const char *json, con
   int r = buf_puts(&p, path);
   r |= kube_query_add(&p, "fieldManager", field_manager ? field_manager : "rudder");
   if (force) r |= kube_query_add(&p, "force", "true");
-  kube_req_t *req = r ? NULL : kube__send_json(c, "PATCH", p.data, "application/apply-patch+yaml", json, cb, data);
+  /* Applying the same configuration twice is harmless: server errors are retried like a PUT's. */
+  kube_req_t *req = r ? NULL : kube__send_json_mode(c, "PATCH", p.data, "application/apply-patch+yaml", json,
+                                                    KUBE_RETRY_ALWAYS, cb, data);
   buf_free(&p);
   return req;
 }
@@ -986,17 +1098,374 @@ kube_req_t *kube_update(kube_client_t *c, const char *path, const char *json, ku
 }
 
 kube_req_t *kube_delete(kube_client_t *c, const char *path, const char *propagation, kube_response_cb cb, void *data) {
-  if (!propagation) return kube__send_json(c, "DELETE", path, NULL, NULL, cb, data);
-  cJSON *o = cJSON_CreateObject();
+  kube_delete_opts_t o = {.propagation = propagation, .grace_period_seconds = -1};
+  return kube_delete_ex(c, path, &o, cb, data);
+}
+
+kube_req_t *kube_delete_ex(kube_client_t *c, const char *path, const kube_delete_opts_t *d, kube_response_cb cb,
+                           void *data) {
+  if (!d || (!d->propagation && !d->precondition_uid && !d->precondition_rv && d->grace_period_seconds < 0 &&
+             !d->dry_run))
+    return kube__send_json(c, "DELETE", path, NULL, NULL, cb, data);
+  cJSON *o = cJSON_CreateObject(), *pre = NULL;
   char *json = NULL;
-  if (o && cJSON_AddStringToObject(o, "kind", "DeleteOptions") && cJSON_AddStringToObject(o, "apiVersion", "v1") &&
-      cJSON_AddStringToObject(o, "propagationPolicy", propagation))
-    json = cJSON_PrintUnformatted(o);
+  int ok = o && cJSON_AddStringToObject(o, "kind", "DeleteOptions") && cJSON_AddStringToObject(o, "apiVersion", "v1");
+  if (ok && d->propagation) ok = cJSON_AddStringToObject(o, "propagationPolicy", d->propagation) != NULL;
+  if (ok && d->grace_period_seconds >= 0)
+    ok = cJSON_AddNumberToObject(o, "gracePeriodSeconds", (double)d->grace_period_seconds) != NULL;
+  if (ok && d->dry_run) {
+    cJSON *dr = cJSON_AddArrayToObject(o, "dryRun");
+    ok = dr && cJSON_AddItemToArray(dr, cJSON_CreateString("All"));
+  }
+  if (ok && (d->precondition_uid || d->precondition_rv)) {
+    ok = (pre = cJSON_AddObjectToObject(o, "preconditions")) != NULL;
+    if (ok && d->precondition_uid) ok = cJSON_AddStringToObject(pre, "uid", d->precondition_uid) != NULL;
+    if (ok && d->precondition_rv) ok = cJSON_AddStringToObject(pre, "resourceVersion", d->precondition_rv) != NULL;
+  }
+  if (ok) json = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   if (!json) return NULL;
   kube_req_t *req = kube__send_json(c, "DELETE", path, "application/json", json, cb, data);
   free(json);
   return req;
+}
+
+kube_req_t *kube_json_patch(kube_client_t *c, const char *path, const char *json, kube_response_cb cb, void *data) {
+  return kube__send_json(c, "PATCH", path, "application/json-patch+json", json, cb, data);
+}
+
+int kube_status_path(buf_t *b, const char *path) {
+  size_t n = strcspn(path, "?");
+  int r = buf_append(b, path, n);
+  r |= buf_puts(b, "/status");
+  r |= buf_puts(b, path + n);
+  return r ? UV_ENOMEM : 0;
+}
+
+kube_req_t *kube_update_status(kube_client_t *c, const char *path, const char *json, kube_response_cb cb, void *data) {
+  buf_t p = BUF_INIT;
+  kube_req_t *req = kube_status_path(&p, path) ? NULL : kube_update(c, p.data, json, cb, data);
+  buf_free(&p);
+  return req;
+}
+
+kube_req_t *kube_merge_patch_status(kube_client_t *c, const char *path, const char *json, kube_response_cb cb,
+                                    void *data) {
+  buf_t p = BUF_INIT;
+  kube_req_t *req = kube_status_path(&p, path) ? NULL : kube_merge_patch(c, p.data, json, cb, data);
+  buf_free(&p);
+  return req;
+}
+
+kube_req_t *kube_apply_status(kube_client_t *c, const char *path, const char *json, const char *field_manager,
+                              bool force, kube_response_cb cb, void *data) {
+  buf_t p = BUF_INIT;
+  kube_req_t *req = kube_status_path(&p, path) ? NULL : kube_apply(c, p.data, json, field_manager, force, cb, data);
+  buf_free(&p);
+  return req;
+}
+
+/* ---- retries ---- */
+
+/* Retry-After in seconds (the only form the API server sends); -1 when absent or unparsable. */
+static long kube__retry_after(const kube_req_t *req) {
+  const char *v = watch_http_header(&req->headers, "retry-after");
+  if (!v) return -1;
+  char *end;
+  long n = strtol(v, &end, 10);
+  while (*end == ' ') end++;
+  return end == v || *end || n < 0 ? -1 : n;
+}
+
+/* Decides whether a complete response is retried instead of delivered: a 401 once with fresh
+ * credentials, and 429/5xx with backoff (or Retry-After) while the deadline allows. */
+static int kube__maybe_retry(kube_req_t *req, int status) {
+  kube_client_t *c = req->c;
+  if (req->watch || c->closing) return 0;
+  if (status == 401 && !req->auth_retried && (c->cfg.exec || c->cfg.token_file)) {
+    req->auth_retried = 1;
+    /* Only the first 401 for a token throws it away; requests still in flight with it must not
+     * throw away its successor. */
+    if (req->cred_gen == c->cred_gen) {
+      if (c->cfg.exec) {
+        free(c->exec_token);
+        c->exec_token = NULL;
+      } else {
+        c->token_force = 1;
+      }
+    }
+    c->stats.auth_retries++;
+    LOG_I("401 Unauthorized; retrying with refreshed credentials", "request", req->what);
+    buf_reset(&req->body);
+    link__push_back(&c->pending, &req->queue);
+    kube__kick(c);
+    return 1;
+  }
+  if (req->retry_mode == KUBE_RETRY_NEVER || c->lim.max_retries < 0 || req->retries >= c->lim.max_retries) return 0;
+  int server_error = status == 500 || status == 502 || status == 503 || status == 504;
+  if (!(status == 429 || (server_error && (req->retry_mode == KUBE_RETRY_ALWAYS || req->idempotent)))) return 0;
+  uint64_t delay;
+  long ra = kube__retry_after(req);
+  if (ra >= 0) {
+    delay = (uint64_t)ra * 1000;
+  } else {
+    delay = c->lim.retry_base_ms << (req->retries < 20 ? req->retries : 20);
+    if (delay > c->lim.retry_max_ms) delay = c->lim.retry_max_ms;
+    delay = delay / 2 + (uint64_t)rand() % (delay / 2 + 1); /* jitter: 50-100% */
+  }
+  if (delay > c->lim.retry_max_ms) delay = c->lim.retry_max_ms;
+  uint64_t now = uv_now(c->loop);
+  if (now + delay >= req->deadline) return 0; /* no time left: the caller gets this response */
+  req->retries++;
+  c->stats.retries++;
+  char st[16], ms[32];
+  snprintf(st, sizeof st, "%d", status);
+  snprintf(ms, sizeof ms, "%llu", (unsigned long long)delay);
+  LOG_D("retrying a request", "request", req->what, "status", st, "delay_ms", ms);
+  buf_reset(&req->body);
+  req->retry_wait = 1;
+  uv_timer_start(&req->timer, kube__timer_cb, delay, 0);
+  return 1;
+}
+
+/* ---- exec credential plugins ---- */
+
+typedef struct kube__exec_run_s {
+  kube_client_t *c;   /* NULL once the client gave up on it */
+  uv_process_t proc;
+  uv_pipe_t out, err;
+  uv_timer_t timer;
+  buf_t obuf, ebuf;
+  int refs;           /* handles not yet closed */
+  int exited, out_eof, err_eof, closing, timed_out, spawn_err;
+  int64_t exit_status;
+  int term_signal;
+} kube__exec_run_t;
+
+/* Fails every request waiting to be sent (used when credentials cannot be had). */
+static void kube__fail_waiting(kube_client_t *c, int err, const char *msg) {
+  kube__link_t *lists[] = {&c->pending_watch, &c->pending};
+  for (int i = 0; i < 2; i++)
+    while (!link__empty(lists[i])) kube__finish(WATCH__CONTAINER_OF(lists[i]->next, kube_req_t, queue), err, msg);
+}
+
+/* Parses an RFC 3339 time ("2006-01-02T15:04:05Z", fractions and offsets allowed); -1 when invalid. */
+static int64_t kube__parse_time(const char *s) {
+  struct tm tm = {0};
+  int n = 0;
+  if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+             &tm.tm_sec, &n) != 6)
+    return -1;
+  const char *p = s + n;
+  if (*p == '.') for (p++; *p >= '0' && *p <= '9'; p++) {}
+  long off = 0;
+  if (*p == 'Z' || *p == 'z') p++;
+  else if (*p == '+' || *p == '-') {
+    int oh, om;
+    if (sscanf(p + 1, "%2d:%2d", &oh, &om) != 2) return -1;
+    off = (oh * 3600L + om * 60L) * (*p == '-' ? -1 : 1);
+    p += 6;
+  } else return -1;
+  if (*p) return -1;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return (int64_t)timegm(&tm) - off;
+}
+
+static void kube__exec_result(kube_client_t *c, kube__exec_run_t *run) {
+  const kube_exec_t *e = c->cfg.exec;
+  buf_t m = BUF_INIT;
+  if (run->spawn_err) {
+    buf_printf(&m, "exec credential plugin \"%s\" could not be run: %s", e->command, uv_strerror(run->spawn_err));
+    if (e->install_hint) buf_printf(&m, " (%s)", e->install_hint);
+  } else if (run->timed_out) {
+    buf_printf(&m, "exec credential plugin \"%s\" did not finish within %llu ms and was killed", e->command,
+               (unsigned long long)c->lim.exec_timeout_ms);
+  } else if (run->exit_status || run->term_signal) {
+    if (run->term_signal) buf_printf(&m, "exec credential plugin \"%s\" was killed by signal %d", e->command, run->term_signal);
+    else buf_printf(&m, "exec credential plugin \"%s\" exited with status %lld", e->command, (long long)run->exit_status);
+    if (run->ebuf.len) {
+      while (run->ebuf.len && (run->ebuf.data[run->ebuf.len - 1] == '\n' || run->ebuf.data[run->ebuf.len - 1] == ' '))
+        run->ebuf.data[--run->ebuf.len] = 0;
+      buf_printf(&m, ": %.*s", (int)(run->ebuf.len < 500 ? run->ebuf.len : 500), run->ebuf.data);
+    }
+  } else {
+    cJSON *j = run->obuf.len ? cJSON_ParseWithLength(run->obuf.data, run->obuf.len) : NULL;
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "kind"));
+    const char *api = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "apiVersion"));
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
+    const char *tok = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "token"));
+    const char *exp = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "expirationTimestamp"));
+    int64_t expt = exp ? kube__parse_time(exp) : 0;
+    if (!j) buf_printf(&m, "exec credential plugin \"%s\" printed no valid JSON", e->command);
+    else if (!kind || strcmp(kind, "ExecCredential"))
+      buf_printf(&m, "exec credential plugin \"%s\" printed kind \"%s\", not ExecCredential", e->command, kind ? kind : "");
+    else if (!api || strcmp(api, e->api_version))
+      buf_printf(&m, "exec credential plugin \"%s\" printed apiVersion \"%s\", want \"%s\"", e->command, api ? api : "",
+                 e->api_version);
+    else if (!tok && cJSON_GetObjectItemCaseSensitive(st, "clientCertificateData"))
+      buf_printf(&m, "exec credential plugin \"%s\" returned a client certificate; only tokens are supported", e->command);
+    else if (!tok || !*tok || kube__bad_text(tok))
+      buf_printf(&m, "exec credential plugin \"%s\" returned no usable status.token", e->command);
+    else if (expt < 0)
+      buf_printf(&m, "exec credential plugin \"%s\" returned an invalid status.expirationTimestamp \"%s\"", e->command, exp);
+    else {
+      char *t = strdup(tok);
+      if (!t) buf_puts(&m, "out of memory");
+      else {
+        free(c->exec_token);
+        c->exec_token = t;
+        c->cred_gen++;
+        c->exec_expiry = 0;
+        if (exp) {
+          int64_t left = (expt - (int64_t)time(NULL)) * 1000;
+          c->exec_expiry = uv_now(c->loop) + (uint64_t)(left > KUBE__MIN_CRED_MS ? left : KUBE__MIN_CRED_MS);
+        }
+      }
+    }
+    cJSON_Delete(j);
+  }
+  if (m.len) {
+    LOG_W("exec credential plugin failed", "error", m.data);
+    kube__fail_waiting(c, UV_EACCES, m.data);
+  }
+  buf_free(&m);
+  kube__kick(c);
+}
+
+static void kube__exec_closed(uv_handle_t *h) {
+  kube__exec_run_t *run = h->data;
+  if (--run->refs) return;
+  kube_client_t *c = run->c;
+  if (c) {
+    c->exec_run = NULL;
+    if (!c->closing) kube__exec_result(c, run);
+  }
+  buf_free(&run->obuf);
+  buf_free(&run->ebuf);
+  free(run);
+  /* The client counted the run as one of its objects whether or not it still cares. */
+  if (c) kube__object_gone(c);
+}
+
+static void kube__exec_close(kube__exec_run_t *run) {
+  if (run->closing) return;
+  run->closing = 1;
+  uv_close((uv_handle_t *)&run->proc, kube__exec_closed);
+  uv_close((uv_handle_t *)&run->out, kube__exec_closed);
+  uv_close((uv_handle_t *)&run->err, kube__exec_closed);
+  uv_close((uv_handle_t *)&run->timer, kube__exec_closed);
+}
+
+static void kube__exec_maybe_done(kube__exec_run_t *run) {
+  if (run->exited && run->out_eof && run->err_eof) kube__exec_close(run);
+}
+
+static void kube__exec_exit_cb(uv_process_t *p, int64_t status, int sig) {
+  kube__exec_run_t *run = p->data;
+  run->exited = 1;
+  run->exit_status = status;
+  run->term_signal = sig;
+  kube__exec_maybe_done(run);
+}
+
+static void kube__exec_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b) {
+  static char tmp[16384]; /* consumed synchronously in the read callback */
+  *b = uv_buf_init(tmp, sizeof tmp);
+}
+
+static void kube__exec_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
+  kube__exec_run_t *run = s->data;
+  int is_out = s == (uv_stream_t *)&run->out;
+  buf_t *dst = is_out ? &run->obuf : &run->ebuf;
+  if (n > 0) {
+    size_t max = is_out ? KUBE__MAX_EXEC_OUTPUT : 65536;
+    if (dst->len + (size_t)n <= max) buf_append(dst, b->base, (size_t)n);
+    return;
+  }
+  if (n == 0) return;
+  uv_read_stop(s);
+  if (is_out) run->out_eof = 1;
+  else run->err_eof = 1;
+  kube__exec_maybe_done(run);
+}
+
+static void kube__exec_timeout(uv_timer_t *t) {
+  kube__exec_run_t *run = t->data;
+  run->timed_out = 1;
+  if (!run->exited) uv_process_kill(&run->proc, SIGKILL);
+  kube__exec_close(run);
+}
+
+extern char **environ;
+
+/* Starts the plugin; requests wait in the queues until it has answered. */
+static void kube__exec_start(kube_client_t *c) {
+  const kube_exec_t *e = c->cfg.exec;
+  kube__exec_run_t *run = calloc(1, sizeof *run);
+  size_t nenv = 0;
+  while (environ[nenv]) nenv++;
+  char **args = calloc(e->n_args + 2, sizeof *args);
+  char **env = calloc(nenv + e->n_env + 2, sizeof *env);
+  buf_t info = BUF_INIT;
+  if (!run || !args || !env ||
+      buf_printf(&info, "KUBERNETES_EXEC_INFO={\"kind\":\"ExecCredential\",\"apiVersion\":\"%s\",\"spec\":{\"interactive\":false}}",
+                 e->api_version)) {
+    free(run); free(args); free(env); buf_free(&info);
+    kube__fail_waiting(c, UV_ENOMEM, "out of memory starting the exec credential plugin");
+    return;
+  }
+  args[0] = e->command;
+  for (size_t i = 0; i < e->n_args; i++) args[i + 1] = e->args[i];
+  size_t k = 0;
+  for (size_t i = 0; i < nenv; i++) env[k++] = environ[i];
+  for (size_t i = 0; i < e->n_env; i++) env[k++] = e->env[i];
+  env[k++] = info.data;
+  run->c = c;
+  c->exec_run = run;
+  c->objects++;
+  c->stats.exec_runs++;
+  uv_pipe_init(c->loop, &run->out, 0);
+  uv_pipe_init(c->loop, &run->err, 0);
+  uv_timer_init(c->loop, &run->timer);
+  run->proc.data = run->out.data = run->err.data = run->timer.data = run;
+  run->refs = 4;
+  uv_stdio_container_t stdio[3] = {
+      {.flags = UV_IGNORE},
+      {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&run->out},
+      {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&run->err},
+  };
+  uv_process_options_t po = {.exit_cb = kube__exec_exit_cb, .file = e->command, .args = args, .env = env,
+                             .stdio_count = 3, .stdio = stdio};
+  int r = uv_spawn(c->loop, &run->proc, &po);
+  free(args);
+  free(env);
+  buf_free(&info);
+  if (r) {
+    run->spawn_err = r;
+    kube__exec_close(run);
+    return;
+  }
+  uv_read_start((uv_stream_t *)&run->out, kube__exec_alloc, kube__exec_read);
+  uv_read_start((uv_stream_t *)&run->err, kube__exec_alloc, kube__exec_read);
+  uv_timer_start(&run->timer, kube__exec_timeout, c->lim.exec_timeout_ms, 0);
+}
+
+/* True when requests can be sent now; otherwise starts the plugin (once) and returns 0. */
+static int kube__creds_ready(kube_client_t *c) {
+  if (!c->cfg.exec) return 1;
+  if (c->exec_run) return 0;
+  if (c->exec_token && (!c->exec_expiry || uv_now(c->loop) < c->exec_expiry)) return 1;
+  kube__exec_start(c);
+  return 0;
+}
+
+/* The client is closing: kill a running plugin and forget it. */
+static void kube__exec_abort(kube_client_t *c) {
+  kube__exec_run_t *run = c->exec_run;
+  if (!run) return;
+  if (!run->exited && !run->closing && !run->spawn_err) uv_process_kill(&run->proc, SIGKILL);
+  kube__exec_close(run);
 }
 
 /* ---- watches ---- */
@@ -1017,8 +1486,8 @@ kube_watch_t *kube_watch_start(kube_client_t *c, const char *path, kube_watch_ev
   req->idempotent = 0; /* a watch that broke is the informer's to restart, from its resourceVersion */
   if (!req->deferred_err) {
     /* A dedicated connection outside the pool, opened from the loop rather than from inside this call. */
-    req->open_watch = 1;
-    uv_timer_start(&req->timer, kube__timer_cb, 0, 0);
+    link__push_back(&c->pending_watch, &req->queue);
+    kube__kick(c);
   }
   return w;
 }

@@ -21,6 +21,13 @@ typedef struct kube_header_s {
   const char *value;
 } kube_header_t;
 
+/* Which failed responses a request retries (kube_req_opts_t.retry). */
+enum {
+  KUBE_RETRY_AUTO = 0, /* 429 always (the server did not process it); 500/502/503/504 when idempotent (not POST/PATCH) */
+  KUBE_RETRY_NEVER,    /* deliver every response as it comes */
+  KUBE_RETRY_ALWAYS,   /* 429 and 500/502/503/504 for any method (for requests known to be idempotent) */
+};
+
 typedef struct kube_req_opts_s {
   const char *method;       /* default "GET" */
   const char *path;         /* URL path with query, e.g. "/api/v1/namespaces?limit=500" */
@@ -31,6 +38,7 @@ typedef struct kube_req_opts_s {
   uint64_t timeout_ms;      /* whole request incl. queueing and connecting; 0: the client default */
   const kube_header_t *headers; /* extra request headers */
   size_t n_headers;
+  int retry;                /* KUBE_RETRY_*; retries wait with backoff or Retry-After, within timeout_ms */
 } kube_req_opts_t;
 
 typedef struct kube_response_s {
@@ -58,7 +66,24 @@ typedef struct kube_client_limits_s {
   uint64_t default_timeout_ms; /* for requests without their own (default 60 s) */
   uint64_t idle_timeout_ms;    /* idle connections are closed after this (default 90 s) */
   uint64_t watch_connect_timeout_ms; /* a watch must get its response headers within this (default 30 s) */
+  double qps;                  /* client-side token bucket: requests and watch opens per second (default 50);
+                                  < 0 disables it (the --qps flag) */
+  unsigned burst;              /* token bucket size (default 100; the --burst flag) */
+  int max_retries;             /* retries of a 429/5xx response (default 5); < 0 disables retries */
+  uint64_t retry_base_ms;      /* first retry delay without Retry-After, doubling, jittered (default 200 ms) */
+  uint64_t retry_max_ms;       /* cap on any one retry delay, Retry-After included (default 30 s) */
+  uint64_t token_refresh_ms;   /* how often a token file is re-read (default 60 s, as client-go); also on a 401 */
+  uint64_t exec_timeout_ms;    /* an exec credential plugin is killed after this (default 60 s) */
 } kube_client_limits_t;
+
+/* Counters for tests and metrics. */
+typedef struct kube_client_stats_s {
+  uint64_t requests;    /* requests sent on a connection (retries and watch opens included) */
+  uint64_t retries;     /* 429/5xx responses retried */
+  uint64_t throttled;   /* times the token bucket made a request wait */
+  uint64_t exec_runs;   /* exec credential plugin runs */
+  uint64_t auth_retries; /* 401 responses retried with refreshed credentials */
+} kube_client_stats_t;
 
 /* Creates a client for cfg (which is copied); 0 or a negative code with *errmsg (malloc'd).
  * Sets SIGPIPE to ignored if it was at its default, so broken connections fail instead of killing. */
@@ -67,6 +92,8 @@ int kube_client_new(uv_loop_t *loop, const kube_config_t *cfg, kube_client_t **o
 void kube_client_set_limits(kube_client_t *c, const kube_client_limits_t *l);
 /* Returns the current limits. */
 kube_client_limits_t kube_client_get_limits(const kube_client_t *c);
+/* Returns the client's counters. */
+kube_client_stats_t kube_client_get_stats(const kube_client_t *c);
 /* True once kube_client_close has been called (new requests then return NULL). */
 bool kube_client_is_closing(const kube_client_t *c);
 /* The loop the client runs on. */
@@ -86,6 +113,10 @@ void kube_request_cancel(kube_req_t *req);
 const char *kube_response_header(const kube_response_t *res, const char *name);
 /* True when the request got a 2xx response. */
 bool kube_response_ok(const kube_response_t *res);
+/* True for a 409 Conflict (a stale resourceVersion on update, or AlreadyExists on create): re-read and retry. */
+bool kube_response_is_conflict(const kube_response_t *res);
+/* True for a 404 Not Found. */
+bool kube_response_is_not_found(const kube_response_t *res);
 
 /* GET path. */
 kube_req_t *kube_get(kube_client_t *c, const char *path, kube_response_cb cb, void *data);
@@ -100,6 +131,31 @@ kube_req_t *kube_create(kube_client_t *c, const char *path, const char *json, ku
 kube_req_t *kube_update(kube_client_t *c, const char *path, const char *json, kube_response_cb cb, void *data);
 /* DELETE with DeleteOptions.propagationPolicy (Foreground, Background, Orphan) unless NULL. */
 kube_req_t *kube_delete(kube_client_t *c, const char *path, const char *propagation, kube_response_cb cb, void *data);
+
+/* JSON patch (application/json-patch+json), e.g. [{"op":"test",...},{"op":"replace",...}]. */
+kube_req_t *kube_json_patch(kube_client_t *c, const char *path, const char *json, kube_response_cb cb, void *data);
+
+typedef struct kube_delete_opts_s {
+  const char *propagation;      /* Foreground, Background, Orphan, or NULL for the server's default */
+  const char *precondition_uid; /* fail with 409 unless the object still has this uid */
+  const char *precondition_rv;  /* fail with 409 unless the object is still at this resourceVersion */
+  long grace_period_seconds;    /* < 0: the object's default */
+  bool dry_run;
+} kube_delete_opts_t;
+/* DELETE with DeleteOptions (propagation, preconditions, grace period, dry run). */
+kube_req_t *kube_delete_ex(kube_client_t *c, const char *path, const kube_delete_opts_t *o, kube_response_cb cb,
+                           void *data);
+
+/* The status subresource of an object path (which may carry a query): PUT json to .../status. */
+kube_req_t *kube_update_status(kube_client_t *c, const char *path, const char *json, kube_response_cb cb, void *data);
+/* JSON merge patch of .../status. */
+kube_req_t *kube_merge_patch_status(kube_client_t *c, const char *path, const char *json, kube_response_cb cb,
+                                    void *data);
+/* Server-side apply of .../status. */
+kube_req_t *kube_apply_status(kube_client_t *c, const char *path, const char *json, const char *field_manager,
+                              bool force, kube_response_cb cb, void *data);
+/* Appends path with "/status" inserted before any query; 0 or UV_ENOMEM. */
+int kube_status_path(buf_t *b, const char *path);
 
 /* Appends /api/v1/... (empty or NULL group) or /apis/group/version/... with optional namespace,
  * name and subresource, each URL-escaped; 0 or UV_ENOMEM/UV_EINVAL. */

@@ -28,12 +28,81 @@ struct informer_s {
   bool stopping;
   unsigned lists, watches;
   uint64_t rng;
+  char **keep;         /* the projection (NULL-terminated copy), or NULL */
+  void (*transform)(cJSON *obj, void *data);
+  void *transform_data;
   void (*stop_cb)(void *);
   void *stop_data;
 };
 
 static void informer__list(informer_t *inf);
 static void informer__watch(informer_t *inf);
+
+static const char *const informer__always[] = {
+    "apiVersion", "kind", "metadata.name", "metadata.namespace", "metadata.uid", "metadata.resourceVersion",
+    "metadata.generation", "metadata.deletionTimestamp", "metadata.finalizers", NULL};
+
+/* Moves src's children into dst where dst lacks them (for overlapping keep paths). */
+static void informer__merge(cJSON *dst, cJSON *src) {
+  cJSON *ch;
+  while ((ch = src->child)) {
+    cJSON_DetachItemViaPointer(src, ch);
+    cJSON *have = cJSON_GetObjectItemCaseSensitive(dst, ch->string);
+    if (!have) cJSON_AddItemToObject(dst, ch->string, ch);
+    else {
+      if (cJSON_IsObject(have) && cJSON_IsObject(ch)) informer__merge(have, ch);
+      cJSON_Delete(ch);
+    }
+  }
+}
+
+/* Moves the item at dotted path from src to the same place in dst; 0 or UV_ENOMEM. */
+static int informer__move(cJSON *dst, cJSON *src, const char *path) {
+  char seg[256];
+  for (;;) {
+    size_t n = strcspn(path, ".");
+    if (n >= sizeof seg) return 0;
+    memcpy(seg, path, n);
+    seg[n] = 0;
+    cJSON *s = cJSON_GetObjectItemCaseSensitive(src, seg);
+    if (!s) return 0;
+    cJSON *d = cJSON_GetObjectItemCaseSensitive(dst, seg);
+    if (!path[n]) {
+      cJSON_DetachItemViaPointer(src, s);
+      if (!d) {
+        if (!cJSON_AddItemToObject(dst, seg, s)) { cJSON_Delete(s); return UV_ENOMEM; }
+      } else {
+        if (cJSON_IsObject(d) && cJSON_IsObject(s)) informer__merge(d, s);
+        cJSON_Delete(s);
+      }
+      return 0;
+    }
+    if (!cJSON_IsObject(s)) return 0;
+    if (!d && !(d = cJSON_AddObjectToObject(dst, seg))) return UV_ENOMEM;
+    if (!cJSON_IsObject(d)) return 0;
+    src = s;
+    dst = d;
+    path += n + 1;
+  }
+}
+
+cJSON *informer_project(cJSON *obj, const char *const *keep) {
+  if (!obj || !keep) return obj;
+  cJSON *p = cJSON_CreateObject();
+  int r = p ? 0 : UV_ENOMEM;
+  for (size_t i = 0; !r && informer__always[i]; i++) r = informer__move(p, obj, informer__always[i]);
+  for (size_t i = 0; !r && keep[i]; i++) r = informer__move(p, obj, keep[i]);
+  cJSON_Delete(obj);
+  if (r) { cJSON_Delete(p); return NULL; }
+  return p;
+}
+
+/* Projects and transforms an object for the cache (consumes it); NULL when out of memory. */
+static cJSON *informer__trim(informer_t *inf, cJSON *obj) {
+  if (inf->keep) obj = informer_project(obj, (const char *const *)inf->keep);
+  if (obj && inf->transform) inf->transform(obj, inf->transform_data);
+  return obj;
+}
 
 static const char *informer__str(const cJSON *o, const char *a, const char *b) {
   const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
@@ -174,6 +243,8 @@ static void informer__list_cb(const kube_response_t *res, void *data) {
   cJSON *item;
   while (cJSON_IsArray(items) && (item = cJSON_DetachItemFromArray(items, 0))) {
     void *old;
+    /* Trimmed at once: a page of whole objects is the most the informer ever holds. */
+    if (!(item = informer__trim(inf, item))) continue;
     if (informer_key(item, &key) || watch_map_put(&inf->fresh, key.data, item, &old)) {
       cJSON_Delete(item);
       continue;
@@ -256,10 +327,13 @@ static void informer__event(kube_watch_t *w, const char *type, cJSON *object, vo
   if (!strcmp(type, "DELETED")) {
     cJSON *old = watch_map_del(&inf->cache, key.data);
     informer__set_rv(inf, rv);
-    if (inf->h.on_delete) inf->h.on_delete(inf, key.data, object, inf->h.data);
+    /* Handlers see the projection, as for adds and updates. */
+    cJSON *last = inf->keep || inf->transform ? informer__trim(inf, kube_watch_take_object(w)) : NULL;
+    if (inf->h.on_delete) inf->h.on_delete(inf, key.data, last ? last : object, inf->h.data);
+    cJSON_Delete(last);
     cJSON_Delete(old);
   } else if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
-    cJSON *obj = kube_watch_take_object(w), *old = NULL;
+    cJSON *obj = informer__trim(inf, kube_watch_take_object(w)), *old = NULL;
     if (!obj || watch_map_put(&inf->cache, key.data, obj, (void **)&old)) {
       cJSON_Delete(obj);
       LOG_E("informer out of memory; relisting", "path", inf->path);
@@ -326,6 +400,12 @@ static void informer__watch(informer_t *inf) {
   else informer__retry(inf, 0, "cannot start the watch (out of memory or client closed)");
 }
 
+static void informer__free_keep(informer_t *inf) {
+  for (size_t i = 0; inf->keep && inf->keep[i]; i++) free(inf->keep[i]);
+  free(inf->keep);
+  inf->keep = NULL;
+}
+
 int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_handlers_t *h, informer_t **out) {
   *out = NULL;
   if (!o->path || o->path[0] != '/' || strchr(o->path, '?')) return UV_EINVAL;
@@ -346,6 +426,15 @@ int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_ha
   inf->backoff_max_ms = o->backoff_max_ms ? o->backoff_max_ms : 30000;
   if (inf->backoff_max_ms < inf->backoff_base_ms) inf->backoff_max_ms = inf->backoff_base_ms;
   inf->h = *h;
+  inf->transform = o->transform;
+  inf->transform_data = o->transform_data;
+  if (o->keep) {
+    size_t n = 0;
+    while (o->keep[n]) n++;
+    if (!(inf->keep = calloc(n + 1, sizeof *inf->keep))) goto nomem;
+    for (size_t i = 0; i < n; i++)
+      if (!(inf->keep[i] = strdup(o->keep[i]))) goto nomem;
+  }
   inf->rng = uv_hrtime() | 1;
   inf->cache = (watch_map_t)WATCH_MAP_INIT;
   inf->fresh = (watch_map_t)WATCH_MAP_INIT;
@@ -356,6 +445,10 @@ int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_ha
   uv_timer_start(&inf->timer, informer__timer_cb, 0, 0);
   *out = inf;
   return 0;
+nomem:
+  informer__free_keep(inf);
+  free(inf->path); free(inf->label_selector); free(inf->field_selector); free(inf);
+  return UV_ENOMEM;
 }
 
 bool informer_has_synced(const informer_t *inf) { return inf->synced; }
@@ -379,6 +472,7 @@ void informer_stats(const informer_t *inf, unsigned *lists, unsigned *watches) {
 }
 
 static void informer__closed(uv_handle_t *h) {
+  informer__free_keep(h->data);
   informer_t *inf = h->data;
   void (*cb)(void *) = inf->stop_cb;
   void *data = inf->stop_data;

@@ -1,5 +1,5 @@
-/* A list+watch informer for one resource collection, with a cache of whole objects keyed
- * "namespace/name" (or "name" for cluster-scoped objects). */
+/* A list+watch informer for one resource collection, with a cache keyed "namespace/name" (or
+ * "name" for cluster-scoped objects) of whole objects or of a projection chosen per informer. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,6 +29,15 @@ typedef struct informer_opts_s {
   unsigned watch_timeout_s;    /* server-side watch timeout (default: random 5-10 min) */
   uint64_t backoff_base_ms;    /* first retry delay (default 500 ms) */
   uint64_t backoff_max_ms;     /* retry delay cap (default 30 s) */
+  /* The projection the cache keeps, so that memory per object is small and known: dotted field
+   * paths (e.g. "spec", "status.conditions", "metadata.labels"), NULL-terminated. apiVersion, kind,
+   * metadata.name, namespace, uid, resourceVersion, generation, deletionTimestamp and finalizers are
+   * always kept. NULL keeps whole objects. Handlers see the projected objects. */
+  const char *const *keep;
+  /* Optional: trims or rewrites each object in place after keep (e.g. drops managedFields); it must
+   * leave metadata.name, namespace and resourceVersion alone. */
+  void (*transform)(cJSON *obj, void *data);
+  void *transform_data;
 } informer_opts_t;
 
 /* Starts listing and watching; 0 or UV_ENOMEM/UV_EINVAL. */
@@ -43,6 +52,9 @@ size_t informer_count(const informer_t *inf);
 bool informer_next(const informer_t *inf, size_t *it, const char **key, const cJSON **obj);
 /* The last resourceVersion seen (list, event or bookmark); "" before the first list. */
 const char *informer_resource_version(const informer_t *inf);
+/* Applies a keep list (as in informer_opts_t) to obj, returning the projection (obj is consumed);
+ * NULL when out of memory. */
+cJSON *informer_project(cJSON *obj, const char *const *keep);
 /* Counters for tests and metrics: lists completed, watches started. */
 void informer_stats(const informer_t *inf, unsigned *lists, unsigned *watches);
 /* Stops everything, frees the cache and the informer, then calls cb (may be NULL). */

@@ -20,7 +20,50 @@ typedef struct kc__ctx_s {
   char **errmsg;
 } kc__ctx_t;
 
+void kube_exec_free(kube_exec_t *e) {
+  if (!e) return;
+  free(e->command);
+  for (size_t i = 0; i < e->n_args; i++) free(e->args[i]);
+  for (size_t i = 0; i < e->n_env; i++) free(e->env[i]);
+  free(e->args);
+  free(e->env);
+  free(e->api_version);
+  free(e->install_hint);
+  free(e);
+}
+
+static char **kc__copy_list(char *const *l, size_t n) {
+  char **o = calloc(n + 1, sizeof *o);
+  if (!o) return NULL;
+  for (size_t i = 0; i < n; i++)
+    if (!(o[i] = strdup(l[i]))) {
+      while (i--) free(o[i]);
+      free(o);
+      return NULL;
+    }
+  return o;
+}
+
+kube_exec_t *kube_exec_copy(const kube_exec_t *e) {
+  if (!e) return NULL;
+  kube_exec_t *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  d->command = watch__strdup(e->command);
+  d->api_version = watch__strdup(e->api_version);
+  d->install_hint = watch__strdup(e->install_hint);
+  d->args = kc__copy_list(e->args, e->n_args);
+  if (d->args) d->n_args = e->n_args;
+  d->env = kc__copy_list(e->env, e->n_env);
+  if (d->env) d->n_env = e->n_env;
+  if (!d->command || !d->api_version || !d->args || !d->env || (e->install_hint && !d->install_hint)) {
+    kube_exec_free(d);
+    return NULL;
+  }
+  return d;
+}
+
 void kube_config_free(kube_config_t *cfg) {
+  kube_exec_free(cfg->exec);
   free(cfg->server);
   free(cfg->scheme);
   free(cfg->host);
@@ -188,6 +231,68 @@ static int kc__dup(kc__ctx_t *x, char **dst, const char *v) {
   return *dst ? 0 : UV_ENOMEM;
 }
 
+/* users[].user.exec: command, args, env [{name, value}], apiVersion, installHint. */
+static int kc__exec(kc__ctx_t *x, yaml_node_t *ex, const char *where, kube_exec_t **out) {
+  char w[700];
+  snprintf(w, sizeof w, "%s.exec", where);
+  const char *cmd, *api, *hint;
+  int r;
+  if ((r = kc__str(x, ex, "command", w, &cmd)) || (r = kc__str(x, ex, "apiVersion", w, &api)) ||
+      (r = kc__str(x, ex, "installHint", w, &hint)))
+    return r;
+  if (!cmd) {
+    watch__errf(x->errmsg, "kubeconfig %s: %s.command is not set", x->path, w);
+    return UV_EINVAL;
+  }
+  if (!api) api = "client.authentication.k8s.io/v1";
+  if (strcmp(api, "client.authentication.k8s.io/v1") && strcmp(api, "client.authentication.k8s.io/v1beta1")) {
+    watch__errf(x->errmsg, "kubeconfig %s: %s.apiVersion \"%s\" is not supported (use client.authentication.k8s.io/v1)",
+                x->path, w, api);
+    return UV_EINVAL;
+  }
+  kube_exec_t *e = calloc(1, sizeof *e);
+  if (!e) return UV_ENOMEM;
+  yaml_node_t *args = kc__get(x, ex, "args"), *env = kc__get(x, ex, "env");
+  size_t na = args && args->type == YAML_SEQUENCE_NODE ? (size_t)(args->data.sequence.items.top - args->data.sequence.items.start) : 0;
+  size_t ne = env && env->type == YAML_SEQUENCE_NODE ? (size_t)(env->data.sequence.items.top - env->data.sequence.items.start) : 0;
+  e->args = calloc(na + 1, sizeof *e->args);
+  e->env = calloc(ne + 1, sizeof *e->env);
+  /* client-go: a relative command with a slash is relative to the kubeconfig's directory. */
+  e->command = strchr(cmd, '/') ? kc__resolve_path(x, cmd) : strdup(cmd);
+  e->api_version = strdup(api);
+  e->install_hint = watch__strdup(hint);
+  if (!e->args || !e->env || !e->command || !e->api_version || (hint && !e->install_hint)) { r = UV_ENOMEM; goto fail; }
+  for (size_t i = 0; i < na; i++) {
+    yaml_node_t *a = yaml_document_get_node(&x->doc, args->data.sequence.items.start[i]);
+    if (!a || a->type != YAML_SCALAR_NODE) {
+      watch__errf(x->errmsg, "kubeconfig %s: %s.args[%zu] must be a string", x->path, w, i);
+      r = UV_EINVAL;
+      goto fail;
+    }
+    if (!(e->args[e->n_args++] = strdup((const char *)a->data.scalar.value))) { r = UV_ENOMEM; goto fail; }
+  }
+  for (size_t i = 0; i < ne; i++) {
+    yaml_node_t *ev = yaml_document_get_node(&x->doc, env->data.sequence.items.start[i]);
+    const char *n, *v;
+    char ew[760];
+    snprintf(ew, sizeof ew, "%s.env[%zu]", w, i);
+    if ((r = kc__str(x, ev, "name", ew, &n)) || (r = kc__str(x, ev, "value", ew, &v))) goto fail;
+    if (!n || strchr(n, '=')) {
+      watch__errf(x->errmsg, "kubeconfig %s: %s.name is missing or invalid", x->path, ew);
+      r = UV_EINVAL;
+      goto fail;
+    }
+    buf_t b = BUF_INIT;
+    if (buf_printf(&b, "%s=%s", n, v ? v : "")) { buf_free(&b); r = UV_ENOMEM; goto fail; }
+    e->env[e->n_env++] = buf_steal(&b);
+  }
+  *out = e;
+  return 0;
+fail:
+  kube_exec_free(e);
+  return r;
+}
+
 static int kc__parse(kc__ctx_t *x, const char *text, size_t len) {
   yaml_parser_t p;
   if (!yaml_parser_initialize(&p)) return UV_ENOMEM;
@@ -291,9 +396,11 @@ static int kc__load(kc__ctx_t *x, const char *context_override, kube_config_t *o
       while (n && (out->token[n - 1] == '\n' || out->token[n - 1] == '\r' || out->token[n - 1] == ' '))
         out->token[--n] = 0;
     }
-    if (!out->token && !out->cert_pem && (kc__get(x, u, "exec") || kc__get(x, u, "auth-provider"))) {
-      watch__errf(x->errmsg, "kubeconfig %s: %s uses an exec or auth-provider credential plugin, which is not "
-                  "supported; give a token, tokenFile or client certificate", x->path, where);
+    yaml_node_t *ex = kc__get(x, u, "exec");
+    if (ex && !out->token && (r = kc__exec(x, ex, where, &out->exec))) return r;
+    if (!out->token && !out->cert_pem && !out->exec && kc__get(x, u, "auth-provider")) {
+      watch__errf(x->errmsg, "kubeconfig %s: %s uses an auth-provider credential plugin, which is not "
+                  "supported; give a token, tokenFile, client certificate or exec plugin", x->path, where);
       return UV_ENOTSUP;
     }
   }

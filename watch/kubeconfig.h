@@ -3,6 +3,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* A client.authentication.k8s.io exec credential plugin (kubeconfig users[].user.exec). */
+typedef struct kube_exec_s {
+  char *command;        /* resolved against the kubeconfig's directory when relative with a '/' */
+  char **args;          /* n_args strings */
+  size_t n_args;
+  char **env;           /* "NAME=value" strings added to the environment */
+  size_t n_env;
+  char *api_version;    /* e.g. client.authentication.k8s.io/v1 */
+  char *install_hint;   /* shown when the command cannot be run; NULL when none */
+} kube_exec_t;
+
 typedef struct kube_config_s {
   char *server;          /* the server URL as written, e.g. "https://127.0.0.1:6443" */
   char *scheme;          /* "https" or "http" */
@@ -22,6 +33,7 @@ typedef struct kube_config_s {
   bool insecure_skip_tls_verify;
   char *source;          /* the file it came from, or "in-cluster" */
   char *context;         /* the context used (NULL for in-cluster) */
+  kube_exec_t *exec;     /* exec credential plugin; NULL when none */
 } kube_config_t;
 
 /* Loads path (or, when NULL: $KUBECONFIG's first entry, else in-cluster, else ~/.kube/config) using
@@ -32,5 +44,9 @@ int kube_config_load(const char *path, const char *context_override, kube_config
 int kube_config_in_cluster(const char *dir, kube_config_t *out, char **errmsg);
 /* Parses a server URL into cfg's scheme, host, port and base_path; 0 or UV_EINVAL with *errmsg. */
 int kube_config_set_server(kube_config_t *cfg, const char *url, char **errmsg);
+/* Deep-copies an exec plugin configuration; NULL when out of memory. */
+kube_exec_t *kube_exec_copy(const kube_exec_t *e);
+/* Frees an exec plugin configuration (NULL is fine). */
+void kube_exec_free(kube_exec_t *e);
 /* Frees everything the config holds and zeroes it. */
 void kube_config_free(kube_config_t *cfg);

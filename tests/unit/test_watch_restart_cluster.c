@@ -71,7 +71,7 @@ static int restart_apiserver(const char *extra) {
   if (extra) argv[argc++] = (char *)extra;
   argv[argc] = NULL;
   kill(pid, SIGTERM);
-  for (int i = 0; i < 300 && kill(pid, 0) == 0; i++) usleep(100000);
+  for (int i = 0; i < 50 && kill(pid, 0) == 0; i++) usleep(100000); /* 5 s of grace, then a crash */
   if (kill(pid, 0) == 0) kill(pid, SIGKILL);
   usleep(200000);
   /* Double fork: the new server belongs to init, in its own session, logging where the old one did. */
