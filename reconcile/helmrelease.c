@@ -25,6 +25,7 @@ struct hr_reconciler_s {
   informer_t *inf;
   queue_t q;
   char *ns;
+  char *kube_version; /* the server's gitVersion, once known */
   int stopping;
   void (*stop_cb)(void *);
   void *stop_data;
@@ -60,7 +61,7 @@ struct rc_s {
 };
 
 static void rc__finish(rc_t *x, int outcome);
-static void rc__render(rc_t *x);
+static void rc__server_version(rc_t *x);
 static void rc__list_records(rc_t *x, rc_step_t then);
 static void rc__decide(rc_t *x);
 static void rc__write_pending(rc_t *x);
@@ -229,7 +230,7 @@ static void rc__finalizer_added(const kube_response_t *res, void *data) {
     return;
   }
   if (rc__check(x, res, "FinalizerFailed", "adding the finalizer")) return;
-  rc__render(x);
+  rc__server_version(x);
 }
 
 static void rc__begin(rc_t *x) {
@@ -268,16 +269,28 @@ static void rc__begin(rc_t *x) {
     free(body);
     return;
   }
-  rc__render(x);
+  rc__server_version(x);
 }
 
-static void rc__render(rc_t *x) {
-  buf_reset(&x->err);
-  if (hr_render(&x->s, &x->want, &x->err)) {
-    rc__fail(x, "RenderFailed");
+/* The server's version becomes .Capabilities.KubeVersion (fetched once, then cached). */
+static void rc__server_version_done(int err, const char *errmsg, const discovery_version_t *v, void *data) {
+  rc_t *x = data;
+  if (err) {
+    buf_reset(&x->err);
+    buf_printf(&x->err, "reading the server version: %s", errmsg ? errmsg : uv_strerror(err));
+    rc__fail(x, "ArtifactFailed");
     return;
   }
+  if (!x->r->kube_version && v && v->git_version) x->r->kube_version = strdup(v->git_version);
   rc__list_records(x, rc__decide);
+}
+
+static void rc__server_version(rc_t *x) {
+  if (x->r->kube_version) {
+    rc__list_records(x, rc__decide);
+    return;
+  }
+  if (discovery_server_version(x->r->d, rc__server_version_done, x)) rc__finish(x, RC_RETRY);
 }
 
 /* ---- release records ---- */
@@ -376,7 +389,7 @@ static void rc__old_mapped(rc_t *x);
 
 static void rc__decide(rc_t *x) {
   hr_rec_t *latest = rc__latest(x);
-  if (latest && !strcmp(latest->status, "deployed") && hr_rec_matches(latest, &x->s, x->want.manifest)) {
+  if (latest && !strcmp(latest->status, "deployed") && hr_rec_matches(latest, &x->s)) {
     /* Nothing to do; report success if the status does not say so yet. */
     x->version = latest->version;
     x->upgrade = latest->version > 1;
@@ -391,14 +404,21 @@ static void rc__decide(rc_t *x) {
     rc__status_success(x);
     return;
   }
-  if (latest && !strncmp(latest->status, "pending-", 8)) {
-    /* A write that was interrupted (ours, or a crashed helm): take it over at the same revision. */
+  if (latest && (!strncmp(latest->status, "pending-", 8) ||
+                 (!strcmp(latest->status, "failed") && hr_rec_matches(latest, &x->s)))) {
+    /* A write that was interrupted (ours, or a crashed helm), or a retry of the same inputs that
+     * failed: take it over at the same revision rather than add a record per attempt. */
     x->resume = 1;
     x->version = latest->version;
   } else {
     x->version = latest ? latest->version + 1 : 1;
   }
   x->upgrade = x->nrecs > (size_t)(x->resume ? 1 : 0);
+  buf_reset(&x->err);
+  if (hr_render(&x->s, x->version, x->upgrade, x->r->kube_version, &x->want, &x->err)) {
+    rc__fail(x, "RenderFailed");
+    return;
+  }
   rc__map(x, &x->want, rc__decide_mapped);
 }
 
@@ -740,7 +760,9 @@ static void hr__on_add(informer_t *inf, const char *key, const cJSON *obj, void 
 static int hr__meta_changed(const cJSON *a, const cJSON *b, const char *field) {
   const cJSON *ma = cJSON_GetObjectItemCaseSensitive(a, "metadata");
   const cJSON *mb = cJSON_GetObjectItemCaseSensitive(b, "metadata");
-  return !cJSON_Compare(cJSON_GetObjectItemCaseSensitive(ma, field), cJSON_GetObjectItemCaseSensitive(mb, field), 1);
+  const cJSON *fa = cJSON_GetObjectItemCaseSensitive(ma, field), *fb = cJSON_GetObjectItemCaseSensitive(mb, field);
+  if (!fa || !fb) return fa != fb; /* cJSON_Compare calls two missing fields different */
+  return !cJSON_Compare(fa, fb, 1);
 }
 
 static void hr__on_update(informer_t *inf, const char *key, const cJSON *old, const cJSON *obj, void *data) {
@@ -764,6 +786,7 @@ static void hr__queue_closed(queue_t *q) {
   void (*cb)(void *) = r->stop_cb;
   void *data = r->stop_data;
   free(r->ns);
+  free(r->kube_version);
   free(r);
   if (cb) cb(data);
 }

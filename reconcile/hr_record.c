@@ -1,5 +1,8 @@
 #include "reconcile/hr_record.h"
+#include "helm/chart.h"
 #include "helm/manifest.h"
+#include "helm/render.h"
+#include "helm/values.h"
 #include "helm/release.h"
 #include <stdlib.h>
 #include <string.h>
@@ -133,14 +136,27 @@ static int hr__values_equal(const cJSON *a, const cJSON *b) {
 
 static int hr__str_eq(const char *a, const char *b) { return !strcmp(a ? a : "", b ? b : ""); }
 
-int hr_rec_matches(const hr_rec_t *r, const hr_spec_t *s, const char *manifest) {
+int hr_rec_matches(const hr_rec_t *r, const hr_spec_t *s) {
   const release_t *rel = r->rel;
   if (!rel || !rel->chart || !rel->chart->metadata) return 0;
-  const release_metadata_t *m = rel->chart->metadata;
-  return hr__str_eq(rel->manifest, manifest) && hr__str_eq(m->name, s->chart_name) &&
-         hr__str_eq(m->version, s->chart_version) && hr__str_eq(m->app_version, s->app_version) &&
-         hr__values_equal(rel->config, s->values) && hr__values_equal(rel->chart->values, s->chart_values) &&
-         hr__str_eq(rel->namespace, s->target_ns);
+  const release_chart_t *ch = rel->chart;
+  const release_metadata_t *m = ch->metadata;
+  if (!hr__str_eq(m->name, s->chart_name) || !hr__str_eq(m->version, s->chart_version) ||
+      !hr__str_eq(m->app_version, s->app_version) || !hr__values_equal(rel->config, s->values) ||
+      !hr__values_equal(ch->values, s->chart_values) || !hr__str_eq(rel->namespace, s->target_ns) ||
+      ch->ntemplates != (size_t)cJSON_GetArraySize(s->templates))
+    return 0;
+  const cJSON *t;
+  cJSON_ArrayForEach(t, s->templates) {
+    size_t len = strlen(t->valuestring), i;
+    for (i = 0; i < ch->ntemplates; i++) {
+      const release_file_t *f = &ch->templates[i];
+      if (!strncmp(f->name, "templates/", 10) && !strcmp(f->name + 10, t->string)) break;
+    }
+    if (i == ch->ntemplates) return 0;
+    if (ch->templates[i].len != len || memcmp(ch->templates[i].data, t->valuestring, len)) return 0;
+  }
+  return 1;
 }
 
 char *hr_rec_secret_json(const hr_rec_t *r, const char *ns, int creating) {
@@ -217,40 +233,97 @@ static int hr__docs_from_set(const manifest_set_t *set, hr_docs_t *out) {
   return 0;
 }
 
-int hr_render(const hr_spec_t *s, hr_docs_t *out, buf_t *err) {
-  memset(out, 0, sizeof *out);
-  int n = cJSON_GetArraySize(s->templates);
-  manifest_file_t *files = calloc((size_t)(n ? n : 1), sizeof *files);
-  char **names = calloc((size_t)(n ? n : 1), sizeof *names);
-  if (!files || !names) {
-    free(files);
-    free(names);
-    buf_puts(err, "out of memory");
-    return -12;
+/* Loads the inline chart as Helm would load the equivalent directory: Chart.yaml, values.yaml
+ * and templates/ (JSON is YAML, so the parts taken from the object are written as JSON). */
+static int hr__load_chart(const hr_spec_t *s, chart_t **out, buf_t *err) {
+  size_t n = (size_t)cJSON_GetArraySize(s->templates) + 2, k = 0;
+  chart_file_t *files = calloc(n, sizeof *files);
+  cJSON *meta = cJSON_CreateObject();
+  int rc = -12;
+  if (!files || !meta) goto done;
+  cJSON_AddStringToObject(meta, "apiVersion", "v2");
+  cJSON_AddStringToObject(meta, "name", s->chart_name);
+  cJSON_AddStringToObject(meta, "version", s->chart_version);
+  if (s->app_version && *s->app_version) cJSON_AddStringToObject(meta, "appVersion", s->app_version);
+  files[k].name = strdup("Chart.yaml");
+  files[k].data = cJSON_PrintUnformatted(meta);
+  if (!files[k].name || !files[k].data) goto done;
+  files[k].len = strlen(files[k].data);
+  k++;
+  if (s->chart_values) {
+    files[k].name = strdup("values.yaml");
+    files[k].data = cJSON_PrintUnformatted(s->chart_values);
+    if (!files[k].name || !files[k].data) goto done;
+    files[k].len = strlen(files[k].data);
+    k++;
   }
-  int i = 0, rc = 0;
   const cJSON *t;
   cJSON_ArrayForEach(t, s->templates) {
-    buf_t b = BUF_INIT;
-    buf_printf(&b, "templates/%s", t->string);
-    names[i] = buf_steal(&b);
-    files[i] = (manifest_file_t){names[i], t->valuestring, strlen(t->valuestring)};
-    i++;
+    buf_t name = BUF_INIT;
+    buf_printf(&name, "templates/%s", t->string);
+    files[k].name = buf_steal(&name);
+    files[k].data = strdup(t->valuestring);
+    if (!files[k].name || !files[k].data) goto done;
+    files[k].len = strlen(t->valuestring);
+    k++;
   }
-  manifest_set_t set = {0};
-  manifest_error_t merr = {0};
-  rc = manifest_build(s->chart_name, files, (size_t)n, MANIFEST_INSTALL_ORDER, &set, &merr);
-  for (int k = 0; k < n; k++) free(names[k]);
-  free(names);
+  chart_error_t cerr = {{0}};
+  rc = chart_load_files(files, k, NULL, out, &cerr);
+  if (rc) buf_printf(err, "spec.chart.inline: %s", cerr.message);
+done:
+  if (rc == -12 && !err->len) buf_puts(err, "out of memory");
+  for (size_t i = 0; files && i < n; i++) {
+    free(files[i].name);
+    free(files[i].data);
+  }
   free(files);
-  if (rc) {
+  cJSON_Delete(meta);
+  return rc;
+}
+
+int hr_render(const hr_spec_t *s, long long revision, int upgrade, const char *kube_version, hr_docs_t *out,
+              buf_t *err) {
+  memset(out, 0, sizeof *out);
+  chart_t *c = NULL;
+  cJSON *vals = NULL;
+  render_file_t *rfiles = NULL;
+  size_t nrfiles = 0;
+  manifest_file_t *files = NULL;
+  manifest_set_t set = {0};
+  char msg[1024] = "";
+  int rc = hr__load_chart(s, &c, err);
+  if (rc) return rc;
+  chart_error_t cerr = {{0}};
+  if ((rc = chart_process_dependencies(c, s->values, &cerr))) {
+    buf_puts(err, cerr.message);
+    goto done;
+  }
+  if ((rc = values_coalesce(c, s->values, &vals, msg, sizeof msg)) ||
+      (rc = values_validate_schema(c, vals, msg, sizeof msg))) {
+    buf_puts(err, msg);
+    goto done;
+  }
+  render_opts_t ro = {.release_name = s->release_name, .namespace = s->target_ns, .revision = (int)revision,
+                      .is_upgrade = upgrade != 0, .kube_version = kube_version};
+  if ((rc = render_chart(c, vals, &ro, &rfiles, &nrfiles, err))) goto done;
+  /* The rendered files, named as inside the chart, go through Helm's split and sort. */
+  files = calloc(nrfiles ? nrfiles : 1, sizeof *files);
+  if (!files) { rc = -12; goto done; }
+  size_t cl = strlen(s->chart_name);
+  for (size_t i = 0; i < nrfiles; i++) {
+    const char *name = rfiles[i].name;
+    if (!strncmp(name, s->chart_name, cl) && name[cl] == '/') name += cl + 1;
+    files[i] = (manifest_file_t){name, rfiles[i].text, rfiles[i].len};
+  }
+  manifest_error_t merr = {0};
+  if ((rc = manifest_build(s->chart_name, files, nrfiles, MANIFEST_INSTALL_ORDER, &set, &merr))) {
     buf_puts(err, merr.message[0] ? merr.message : "cannot build the manifests");
-    return rc;
+    goto done;
   }
   if (set.nhooks) {
     buf_printf(err, "%s: Helm hooks (helm.sh/hook) are not supported by this rudder version yet", set.hooks[0].doc.source);
-    manifest_set_free(&set);
-    return -95;
+    rc = -95;
+    goto done;
   }
   rc = hr__docs_from_set(&set, out);
   for (size_t k = 0, j = 0; rc == 0 && k < set.ndocs; k++) {
@@ -258,11 +331,14 @@ int hr_render(const hr_spec_t *s, hr_docs_t *out, buf_t *err) {
     rc = manifest_object_json(&set.docs[k], s->release_name, s->target_ns, NULL, &out->v[j++].obj, &merr);
     if (rc) buf_puts(err, merr.message);
   }
+done:
+  if (rc && !err->len) buf_puts(err, rc == -12 ? "out of memory" : "cannot render the chart");
+  if (rc) hr_docs_free(out);
   manifest_set_free(&set);
-  if (rc) {
-    if (!err->len) buf_puts(err, "out of memory");
-    hr_docs_free(out);
-  }
+  free(files);
+  render_files_free(rfiles, nrfiles);
+  cJSON_Delete(vals);
+  chart_free(c);
   return rc;
 }
 

@@ -21,8 +21,9 @@ int hr_rec_new(const hr_spec_t *s, long long version, const hr_docs_t *docs, con
                const char *description, const hr_rec_t *first, hr_rec_t *out, buf_t *err);
 /* Changes a record's status and description (and its last-deployed time when deployed). */
 int hr_rec_set_status(hr_rec_t *r, const char *status, const char *description);
-/* True when r already holds what s renders to: same chart, values and manifest. */
-int hr_rec_matches(const hr_rec_t *r, const hr_spec_t *s, const char *manifest);
+/* True when r was made from the same inputs as s: chart metadata, templates, chart values, values
+ * and namespace. (Not the manifest: templates may print the revision.) */
+int hr_rec_matches(const hr_rec_t *r, const hr_spec_t *s);
 /* The Secret object (JSON text, malloc'd) that stores r in namespace ns, for a create or an update. */
 char *hr_rec_secret_json(const hr_rec_t *r, const char *ns, int creating);
 /* History entry for status.history. */
@@ -47,9 +48,12 @@ struct hr_docs_s {
   char *notes;          /* rendered NOTES.txt, "" when none */
 };
 
-/* Renders spec s into documents in install order and the release manifest; -22 with err naming
- * the template file and line when the input is malformed. */
-int hr_render(const hr_spec_t *s, hr_docs_t *out, buf_t *err);
+/* Renders spec s's chart with its values as revision `revision` (an install or an upgrade) for a
+ * server of kube_version (NULL: Helm's default) into documents in install order and the release
+ * manifest, as Helm does; an error (-22, or -95 for what rudder cannot do yet) names the template
+ * file and line. */
+int hr_render(const hr_spec_t *s, long long revision, int upgrade, const char *kube_version, hr_docs_t *out,
+              buf_t *err);
 /* Parses a stored release manifest into documents (in uninstall order when `uninstall`). */
 int hr_docs_from_manifest(const char *manifest, int uninstall, hr_docs_t *out, buf_t *err);
 /* Frees the documents. */
