@@ -1,9 +1,12 @@
 #include "loop/controller.h"
 #include "base/log.h"
 #include "buildinfo.h"
+#include "loop/leader.h"
 #include "reconcile/helmrelease.h"
+#include "reconcile/hr_spec.h"
 #include "watch/client.h"
 #include "watch/discovery.h"
+#include "watch/events.h"
 #include "watch/kubeconfig.h"
 #include <signal.h>
 #include <stdio.h>
@@ -16,9 +19,12 @@ typedef struct ctl_s {
   kube_config_t cfg;
   kube_client_t *client;
   discovery_t *disc;
+  events_t *events;
+  leader_t *leader;
   hr_reconciler_t *hr;
+  hr_options_t hr_opts;
   int stopping;
-  int closes;
+  int exit_code;
 } ctl_t;
 
 static void ctl__handle_closed(uv_handle_t *h) { (void)h; }
@@ -30,28 +36,75 @@ static void ctl__client_closed(void *data) {
   uv_close((uv_handle_t *)&c->sigint, ctl__handle_closed);
 }
 
-static void ctl__disc_closed(void *data) {
+static void ctl__events_closed(void *data) {
   ctl_t *c = data;
-  c->disc = NULL;
+  c->events = NULL;
   kube_client_close(c->client, ctl__client_closed, c);
 }
 
-static void ctl__hr_stopped(void *data) {
+static void ctl__disc_closed(void *data) {
   ctl_t *c = data;
-  c->hr = NULL;
+  c->disc = NULL;
+  if (c->events) events_close(c->events, ctl__events_closed, c);
+  else ctl__events_closed(c);
+}
+
+static void ctl__leader_released(void *data) {
+  ctl_t *c = data;
+  c->leader = NULL;
   discovery_close(c->disc, ctl__disc_closed, c);
 }
 
-/* Shutdown order is the reverse of start: reconcilers drain, then the mapper, then the client. */
+/* Shutdown order is the reverse of start: reconcilers drain, the lease is released, then the
+ * mapper, the event recorder and the client close. */
+static void ctl__hr_stopped(void *data) {
+  ctl_t *c = data;
+  c->hr = NULL;
+  if (!c->stopping) return; /* leadership lost: wait to lead again (or for a signal) */
+  if (c->leader) leader_stop(c->leader, ctl__leader_released, c);
+  else ctl__leader_released(c);
+}
+
+static void ctl__shutdown(ctl_t *c) {
+  if (c->stopping) return;
+  c->stopping = 1;
+  if (c->hr) hr_reconciler_stop(c->hr, ctl__hr_stopped, c);
+  else ctl__hr_stopped(c);
+}
+
 static void ctl__on_signal(uv_signal_t *s, int signum) {
   ctl_t *c = s->data;
   if (c->stopping) {
     LOG_W("second signal: exiting now", "signal", signum == SIGINT ? "SIGINT" : "SIGTERM");
     exit(1);
   }
-  c->stopping = 1;
   LOG_I("shutting down", "signal", signum == SIGINT ? "SIGINT" : "SIGTERM");
-  if (c->hr) hr_reconciler_stop(c->hr, ctl__hr_stopped, c);
+  ctl__shutdown(c);
+}
+
+static void ctl__start_reconcilers(ctl_t *c) {
+  int rc = hr_reconciler_start(&c->loop, c->client, c->disc, &c->hr_opts, &c->hr);
+  if (rc) {
+    LOG_E("cannot start the HelmRelease reconciler", "error", uv_strerror(rc));
+    c->exit_code = 1;
+    ctl__shutdown(c);
+  }
+}
+
+static void ctl__on_started_leading(leader_t *l, void *data) {
+  ctl_t *c = data;
+  LOG_I("became leader", "identity", leader_identity(l));
+  if (!c->stopping && !c->hr) ctl__start_reconcilers(c);
+}
+
+/* Losing the lease while running means another replica may already reconcile: stop at once and
+ * exit non-zero (as client-go controllers do) so that the process restarts as a candidate. */
+static void ctl__on_stopped_leading(leader_t *l, void *data) {
+  ctl_t *c = data;
+  if (c->stopping) return;
+  LOG_E("lost leadership; exiting", "identity", leader_identity(l), "holder", leader_holder(l));
+  c->exit_code = 1;
+  ctl__shutdown(c);
 }
 
 static const char ctl__usage[] =
@@ -60,11 +113,21 @@ static const char ctl__usage[] =
   "  --context NAME      kubeconfig context (default its current-context)\n"
   "  --namespace NS      watch HelmReleases in this namespace only (default all)\n"
   "  --concurrency N     reconciles in flight at once (default 4)\n"
+  "  --qps Q             client-side limit on API requests per second (default 50; negative: none)\n"
+  "  --burst N           burst allowed above --qps (default 100)\n"
+  "  --leader-elect      take a coordination.k8s.io Lease before reconciling (for several replicas)\n"
+  "  --leader-election-namespace NS   the Lease's namespace (default the kubeconfig's namespace)\n"
+  "  --leader-election-id NAME        the Lease's name (default rudder-controller)\n"
+  "  --leader-election-lease-duration D, --leader-election-renew-deadline D,\n"
+  "  --leader-election-retry-period D  lease timings (defaults 15s, 10s, 2s)\n"
   "  --log-level LEVEL   debug, info, warn or error (default info)\n";
 
 int controller_main(int argc, char **argv) {
-  const char *kubeconfig = NULL, *context = NULL, *ns = NULL;
-  unsigned concurrency = 4;
+  const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *le_ns = NULL, *le_id = "rudder-controller";
+  unsigned concurrency = 4, burst = 100;
+  double qps = 50;
+  int leader_elect = 0;
+  long le_lease = 15000, le_renew = 10000, le_retry = 2000;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     const char *v = NULL;
@@ -72,6 +135,8 @@ int controller_main(int argc, char **argv) {
     char flag[64];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(ctl__usage, stdout); return 0; }
     if (strncmp(a, "--", 2) != 0) { fprintf(stderr, "rudder controller: unexpected argument \"%s\"\n%s", a, ctl__usage); return 2; }
+    if (!strcmp(a, "--leader-elect") || !strcmp(a, "--leader-elect=true")) { leader_elect = 1; continue; }
+    if (!strcmp(a, "--leader-elect=false")) { leader_elect = 0; continue; }
     if (eq) {
       snprintf(flag, sizeof flag, "%.*s", (int)(eq - a), a);
       v = eq + 1;
@@ -88,6 +153,24 @@ int controller_main(int argc, char **argv) {
       long n = strtol(v, &end, 10);
       if (*end || n < 1 || n > 10000) { fprintf(stderr, "rudder controller: --concurrency: \"%s\" is not a number from 1 to 10000\n", v); return 2; }
       concurrency = (unsigned)n;
+    } else if (!strcmp(flag, "--qps")) {
+      char *end;
+      qps = strtod(v, &end);
+      if (*end || end == v) { fprintf(stderr, "rudder controller: --qps: \"%s\" is not a number\n", v); return 2; }
+    } else if (!strcmp(flag, "--burst")) {
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (*end || n < 1 || n > 1000000) { fprintf(stderr, "rudder controller: --burst: \"%s\" is not a number from 1 to 1000000\n", v); return 2; }
+      burst = (unsigned)n;
+    } else if (!strcmp(flag, "--leader-election-namespace")) le_ns = v;
+    else if (!strcmp(flag, "--leader-election-id")) le_id = v;
+    else if (!strcmp(flag, "--leader-election-lease-duration") || !strcmp(flag, "--leader-election-renew-deadline") ||
+             !strcmp(flag, "--leader-election-retry-period")) {
+      long ms = hr_duration_ms(v);
+      if (ms <= 0) { fprintf(stderr, "rudder controller: %s: \"%s\" is not a positive duration like 15s\n", flag, v); return 2; }
+      if (strstr(flag, "lease")) le_lease = ms;
+      else if (strstr(flag, "renew")) le_renew = ms;
+      else le_retry = ms;
     } else if (!strcmp(flag, "--log-level")) {
       int l = log_level_parse(v);
       if (l < 0) { fprintf(stderr, "rudder controller: --log-level: \"%s\" is not debug, info, warn or error\n", v); return 2; }
@@ -109,7 +192,11 @@ int controller_main(int argc, char **argv) {
   }
   uv_loop_init(&c->loop);
   rc = kube_client_new(&c->loop, &c->cfg, &c->client, &err);
-  if (rc == 0) rc = discovery_new(c->client, &c->disc);
+  if (rc == 0) {
+    kube_client_set_limits(c->client, &(kube_client_limits_t){.qps = qps, .burst = burst});
+    rc = discovery_new(c->client, &c->disc);
+  }
+  if (rc == 0 && !(c->events = events_new(c->client, "rudder"))) rc = UV_ENOMEM;
   if (rc) {
     fprintf(stderr, "rudder controller: %s\n", err ? err : uv_strerror(rc));
     free(err);
@@ -123,18 +210,25 @@ int controller_main(int argc, char **argv) {
 
   LOG_I("rudder controller starting", "version", RUDDER_VERSION, "commit", RUDDER_GIT_COMMIT,
         "server", c->cfg.server, "namespace", ns && *ns ? ns : "(all)");
-  hr_options_t o = {.namespace = ns, .concurrency = concurrency};
-  rc = hr_reconciler_start(&c->loop, c->client, c->disc, &o, &c->hr);
-  if (rc) {
-    LOG_E("cannot start the HelmRelease reconciler", "error", uv_strerror(rc));
-    c->stopping = 1;
-    ctl__hr_stopped(c);
+  c->hr_opts = (hr_options_t){.namespace = ns, .concurrency = concurrency, .events = c->events};
+  if (leader_elect) {
+    leader_opts_t lo = {.namespace = le_ns && *le_ns ? le_ns : c->cfg.namespace, .name = le_id,
+                        .lease_ms = (uint64_t)le_lease, .renew_ms = (uint64_t)le_renew, .retry_ms = (uint64_t)le_retry};
+    rc = leader_start(&c->loop, c->client, &lo, ctl__on_started_leading, ctl__on_stopped_leading, c, &c->leader);
+    if (rc) {
+      LOG_E("cannot start leader election", "error", uv_strerror(rc));
+      c->exit_code = 1;
+      ctl__shutdown(c);
+    }
+  } else {
+    ctl__start_reconcilers(c);
   }
   uv_run(&c->loop, UV_RUN_DEFAULT);
   int close_rc = uv_loop_close(&c->loop);
   if (close_rc) LOG_E("loop did not close cleanly", "error", uv_strerror(close_rc));
+  int c_exit = c->exit_code;
   kube_config_free(&c->cfg);
   free(c);
   LOG_I("rudder controller stopped");
-  return rc || close_rc ? 1 : 0;
+  return c_exit || close_rc ? 1 : 0;
 }

@@ -25,6 +25,7 @@ struct hr_reconciler_s {
   informer_t *inf;
   queue_t q;
   char *ns;
+  events_t *events;
   char *kube_version; /* the server's gitVersion, once known */
   int stopping;
   void (*stop_cb)(void *);
@@ -143,6 +144,12 @@ static void rc__status_done(const kube_response_t *res, void *data) {
 /* Writes status: Ready (and Released when `released` is not NULL) with reason/message. */
 static void rc__write_status(rc_t *x, const char *ready, const char *reason, const char *msg, const char *released,
                              long long applied) {
+  if (x->r->events) {
+    /* Same reason and message again is aggregated by the recorder, so retries do not flood. */
+    events_ref_t ref = {.api_version = "rudder.dev/v1alpha1", .kind = "HelmRelease", .namespace = x->s.ns,
+                        .name = x->s.name, .uid = x->s.uid, .resource_version = x->s.resource_version};
+    events_emit_ref(x->r->events, &ref, !strcmp(ready, "True") ? "Normal" : "Warning", reason, msg);
+  }
   char now[32];
   hr_now_rfc3339(now);
   cJSON *st = cJSON_CreateObject();
@@ -799,6 +806,7 @@ int hr_reconciler_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const
   r->c = c;
   r->d = d;
   r->ns = o && o->namespace && *o->namespace ? strdup(o->namespace) : NULL;
+  r->events = o ? o->events : NULL;
   queue_options_t qo;
   queue_options_init(&qo);
   qo.name = "helmrelease";

@@ -4,12 +4,14 @@
 #include <uv.h>
 #include "watch/client.h"
 #include "watch/discovery.h"
+#include "watch/events.h"
 
 typedef struct hr_reconciler_s hr_reconciler_t;
 
 typedef struct hr_options_s {
   const char *namespace;  /* watch only this namespace; NULL or "" for all */
   unsigned concurrency;   /* reconciles in flight (default 4) */
+  events_t *events;       /* Kubernetes Events are recorded here when not NULL (owned by the caller) */
 } hr_options_t;
 
 /* Creates the reconciler on loop using client c and mapper d (both owned by the caller and

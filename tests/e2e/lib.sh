@@ -14,6 +14,7 @@ NS="e2e-${TEST_NAME#test_}-$$"
 NS=${NS//_/-}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rudder-e2e.XXXXXX")
 CTRL_PID=
+EXTRA_PIDS=() # other processes a test started; killed on exit
 CTRL_LOG="$WORK/controller.log"
 checks=0
 
@@ -55,6 +56,7 @@ stop_controller() {
 cleanup() {
   local rc=$?
   stop_controller KILL
+  if ((${#EXTRA_PIDS[@]})); then kill -KILL "${EXTRA_PIDS[@]}" 2>/dev/null || true; fi
   if [ $rc != 0 ]; then
     echo "=== controller log (last 80 lines) ===" >&2
     tail -n 80 "$CTRL_LOG" >&2 2>/dev/null || true
