@@ -5,18 +5,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <ucontext.h>
-#include <unistd.h>
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/common_interface_defs.h>
-#define TPL__ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#include <sanitizer/common_interface_defs.h>
-#define TPL__ASAN 1
-#endif
-#endif
 
 #include "helm/template/tpl_internal.h"
 
@@ -38,10 +26,7 @@ typedef struct tpl__exec_s {
   size_t max_output;
   int max_depth;
   void *udata;
-  uintptr_t stack_limit; /* below this address the walk continues on a new stack segment */
-  struct tpl__seg_s *segs; /* stack segments (mmap'd), reused in LIFO order */
-  size_t nsegs, seg_depth;
-  size_t stack_total, max_stack;
+  tpl__stack_t stack; /* deep nesting continues on mmap'd segments */
   const char *root_name;
   tpl__var_t *vars;
   size_t nvars, vcap;
@@ -192,103 +177,17 @@ static int step(tpl__state_t *s) {
   return 0;
 }
 
-/* ---- deep recursion on mmap'd stack segments ----
- * Go lets {{template}} nest 100000 deep (and include chains go deeper). The
- * walk is recursive, so it runs on the caller's stack for the first
- * TPL__CALLER_STACK bytes and then continues on segments of TPL__SEG_SIZE
- * (address space reserved, pages touched only as used) switched to with
- * swapcontext, up to max_stack bytes in all: deep templates reach Go's own
- * errors, hostile ones get a clear limit error, and nothing overflows. */
-
-#define TPL__CALLER_STACK ((size_t)1 << 20)
-#define TPL__SEG_SIZE ((size_t)16 << 20)
-#define TPL__MAX_STACK ((size_t)512 << 20)
-#define TPL__STACK_MARGIN ((size_t)512 << 10)
-
-typedef struct tpl__seg_s {
-  char *mem; /* mapping: a guard page, then the usable stack */
-  size_t size;
-} tpl__seg_t;
-
-typedef struct tpl__jump_s {
-  int (*fn)(void *);
-  void *arg;
-  int rc;
-#ifdef TPL__ASAN
-  const void *from_bottom;
-  size_t from_size;
-#endif
-} tpl__jump_t;
-
-static void seg_trampoline(unsigned hi, unsigned lo) {
-  tpl__jump_t *j = (tpl__jump_t *)(((uintptr_t)hi << 32) | (uintptr_t)lo);
-#ifdef TPL__ASAN
-  __sanitizer_finish_switch_fiber(NULL, &j->from_bottom, &j->from_size);
-#endif
-  j->rc = j->fn(j->arg);
-#ifdef TPL__ASAN
-  /* This context ends here: no fake stack to keep. */
-  __sanitizer_start_switch_fiber(NULL, j->from_bottom, j->from_size);
-#endif
-}
-
-static bool stack_low(const tpl__exec_t *x) {
-  char here;
-  return (uintptr_t)&here < x->stack_limit;
-}
-
-static void segs_free(tpl__exec_t *x) {
-  for (size_t i = 0; i < x->nsegs; i++) munmap(x->segs[i].mem, x->segs[i].size);
-  free(x->segs);
-  x->segs = NULL;
-  x->nsegs = 0;
-}
-
-/* Runs fn(arg) on the next stack segment and returns its result. */
+/* Deep nesting continues on new stack segments (see tpl__stack_call). */
 static int on_new_stack(tpl__state_t *s, int (*fn)(void *), void *arg) {
-  tpl__exec_t *x = s->x;
-  if (x->seg_depth == x->nsegs) {
-    if (x->stack_total + TPL__SEG_SIZE > x->max_stack)
-      return s_limitf(s, "template nesting too deep (stack limit of %zu bytes exhausted)", x->max_stack);
-    tpl__seg_t *ns = realloc(x->segs, (x->nsegs + 1) * sizeof(*ns));
-    if (!ns) return s_nomem(s);
-    x->segs = ns;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t size = TPL__SEG_SIZE + page;
-    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (m == MAP_FAILED) return s_nomem(s);
-    mprotect(m, page, PROT_NONE); /* guard page: an overrun faults instead of corrupting memory */
-    x->segs[x->nsegs].mem = m;
-    x->segs[x->nsegs].size = size;
-    x->nsegs++;
-    x->stack_total += TPL__SEG_SIZE;
-  }
-  tpl__seg_t *seg = &x->segs[x->seg_depth];
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  tpl__jump_t j = {.fn = fn, .arg = arg, .rc = 0};
-  ucontext_t back, ctx;
-  if (getcontext(&ctx) != 0) return s_nomem(s);
-  ctx.uc_stack.ss_sp = seg->mem + page;
-  ctx.uc_stack.ss_size = seg->size - page;
-  ctx.uc_link = &back;
-  uintptr_t p = (uintptr_t)&j;
-  makecontext(&ctx, (void (*)(void))seg_trampoline, 2, (unsigned)(p >> 32), (unsigned)(p & 0xFFFFFFFFu));
-  uintptr_t saved_limit = x->stack_limit;
-  x->stack_limit = (uintptr_t)(seg->mem + page) + TPL__STACK_MARGIN;
-  x->seg_depth++;
-#ifdef TPL__ASAN
-  void *fake = NULL;
-  __sanitizer_start_switch_fiber(&fake, seg->mem + page, seg->size - page);
-#endif
-  int sw = swapcontext(&back, &ctx);
-#ifdef TPL__ASAN
-  __sanitizer_finish_switch_fiber(fake, NULL, NULL);
-#endif
-  x->seg_depth--;
-  x->stack_limit = saved_limit;
-  if (sw != 0) return s_nomem(s);
-  return j.rc;
+  int rc;
+  int r = tpl__stack_call(&s->x->stack, fn, arg, &rc);
+  if (r == TPL_ELIMIT)
+    return s_limitf(s, "template nesting too deep (stack limit of %zu bytes exhausted)", s->x->stack.max);
+  if (r) return s_nomem(s);
+  return rc;
 }
+
+static bool stack_low(const tpl__exec_t *x) { return tpl__stack_low(&x->stack); }
 
 typedef struct tpl__walk_args_s {
   tpl__state_t *s;
@@ -860,7 +759,13 @@ static int walk_range(tpl__state_t *s, tpl_value_t dot, const tpl_node_t *r) {
   default: rc = s_errorf(s, "range can't iterate over %s", value_str(s, &val, "%v"));
   }
   if (rc == TPL__BREAK) rc = 0;
-  if (!rc && !ran && r->else_list) rc = walk(s, dot, r->else_list);
+  if (!rc && !ran && r->else_list) {
+    rc = walk(s, dot, r->else_list);
+    /* Go recovers walkBreak in walkRange itself, so a {{break}} in the else
+     * list (which the parser lets refer to an outer range) ends only this
+     * range; a {{continue}} still reaches the outer iteration. */
+    if (rc == TPL__BREAK) rc = 0;
+  }
   s->x->nvars = outer;
   return rc;
 }
@@ -973,11 +878,9 @@ int tpl_set_execute(const tpl_set_t *set, const char *name, tpl_value_t data, tp
       .max_output = opts->max_output ? opts->max_output : (64u << 20),
       .max_depth = opts->max_depth ? opts->max_depth : 100000,
       .udata = opts->udata,
-      .max_stack = opts->max_stack ? opts->max_stack : TPL__MAX_STACK,
       .root_name = "gotpl",
   };
-  char base;
-  x.stack_limit = (uintptr_t)&base > TPL__CALLER_STACK ? (uintptr_t)&base - TPL__CALLER_STACK : 0;
+  tpl__stack_init(&x.stack, opts->max_stack);
   const tpl_tree_t *t = tpl__set_lookup(set, name, strlen(name));
   int rc;
   if (!t) {
@@ -993,7 +896,7 @@ int tpl_set_execute(const tpl_set_t *set, const char *name, tpl_value_t data, tp
     if (rc == TPL__BREAK || rc == TPL__CONTINUE) rc = 0;
   }
   free(x.vars);
-  segs_free(&x);
+  tpl__stack_fini(&x.stack);
   buf_free(&local);
   return rc;
 }
@@ -1330,7 +1233,7 @@ static int call_builtin(tpl__state_t *s, int id, tpl_value_t *args, size_t n, co
     tpl_list_t *nl = tpl_arena_alloc(s->x->a, sizeof(*nl));
     if (!nl) return s_nomem(s);
     /* Like Go, the result shares the items and keeps the capacity left. */
-    nl->items = item.u.list->items + idx[0];
+    nl->items = item.u.list->items ? item.u.list->items + idx[0] : NULL;
     nl->len = (size_t)(idx[1] - idx[0]);
     nl->cap = (size_t)((ni == 3 ? idx[2] : (int64_t)cap) - idx[0]);
     nl->elem = item.u.list->elem;

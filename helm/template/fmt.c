@@ -1,6 +1,7 @@
 /* Go's fmt package for the value model: Sprint, Sprintln, Sprintf with every
  * verb, flag, width and precision, and strconv's float formatting and quoting. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,15 +275,28 @@ static void float_digits_n(double f, int n, tpl__digits_t *g) {
 
 /* Shortest digits that read back as f. */
 static void float_digits_shortest(double f, tpl__digits_t *g) {
-  for (int n = 1; n <= 17; n++) {
-    char tmp[40];
-    snprintf(tmp, sizeof tmp, "%.*e", n - 1, fabs(f));
-    if (strtod(tmp, NULL) == fabs(f)) {
-      float_digits_n(f, n, g);
-      return;
-    }
+  double a = fabs(f);
+  if (a >= 1 && a < 9007199254740992.0 && a == (double)(uint64_t)a) {
+    /* An integer below 2^53: every other integer is another double, so its
+     * digits without trailing zeros are the shortest that read back. */
+    char tmp[24];
+    int k = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)a);
+    g->dp = k;
+    while (k > 1 && tmp[k - 1] == '0') k--;
+    memcpy(g->d, tmp, (size_t)k);
+    g->nd = k;
+    return;
   }
-  float_digits_n(f, 17, g);
+  /* Reading back is monotonic in the number of digits: binary search 1..17. */
+  int lo = 1, hi = 17;
+  while (lo < hi) {
+    int n = (lo + hi) / 2;
+    char tmp[40];
+    snprintf(tmp, sizeof tmp, "%.*e", n - 1, a);
+    if (strtod(tmp, NULL) == a) hi = n;
+    else lo = n + 1;
+  }
+  float_digits_n(f, lo, g);
 }
 
 static int fmt_e(buf_t *o, const tpl__digits_t *g, int prec, char fmtc) {

@@ -522,6 +522,7 @@ typedef struct parser_s {
   jmp_buf jb;
   buf_t *err;
   int rc;
+  tpl__stack_t stack; /* deep nesting continues on mmap'd segments */
 } parser_t;
 
 static void p_fail(parser_t *P, int rc) {
@@ -1054,6 +1055,7 @@ static tpl_node_t *new_number(parser_t *P, item_t tok) {
 /* ---- grammar ---- */
 
 static tpl_node_t *p_pipeline(parser_t *P, const char *context, item_type_t end);
+static tpl_node_t *p_item_list(parser_t *P, tpl_node_t **next);
 static tpl_node_t *p_text_or_action(parser_t *P);
 static tpl_node_t *p_if(parser_t *P);
 static tpl_node_t *p_with(parser_t *P);
@@ -1190,7 +1192,42 @@ static void check_pipeline(parser_t *P, tpl_node_t *pipe, const char *context) {
   }
 }
 
+/* Continues p_item_list or p_pipeline on a new stack segment. An error
+ * longjmps only within that segment, then again from the caller's side. */
+typedef struct p_jump_s {
+  parser_t *P;
+  bool pipeline, failed;
+  const char *context;
+  item_type_t end;
+  tpl_node_t **next;
+  tpl_node_t *result;
+} p_jump_t;
+
+static int p_jump_tramp(void *arg) {
+  p_jump_t *j = arg;
+  parser_t *P = j->P;
+  jmp_buf saved;
+  memcpy(saved, P->jb, sizeof saved);
+  if (setjmp(P->jb) == 0) j->result = j->pipeline ? p_pipeline(P, j->context, j->end) : p_item_list(P, j->next);
+  else j->failed = true;
+  memcpy(P->jb, saved, sizeof saved);
+  return 0;
+}
+
+static tpl_node_t *p_on_new_stack(parser_t *P, p_jump_t *j) {
+  int rc;
+  int r = tpl__stack_call(&P->stack, p_jump_tramp, j, &rc);
+  if (r == TPL_ELIMIT) p_errorf(P, "template nesting too deep (stack limit of %zu bytes exhausted)", P->stack.max);
+  if (r) p_fail(P, TPL_ENOMEM);
+  if (j->failed) longjmp(P->jb, 1);
+  return j->result;
+}
+
 static tpl_node_t *p_pipeline(parser_t *P, const char *context, item_type_t end) {
+  if (tpl__stack_low(&P->stack)) {
+    p_jump_t j = {.P = P, .pipeline = true, .context = context, .end = end};
+    return p_on_new_stack(P, &j);
+  }
   item_t tok = p_peek_nonspace(P);
   tpl_node_t *pipe = p_node(P, TPL_N_PIPE, tok.pos);
   bool is_range = strcmp(context, "range") == 0;
@@ -1239,6 +1276,10 @@ decls:;
 }
 
 static tpl_node_t *p_item_list(parser_t *P, tpl_node_t **next) {
+  if (tpl__stack_low(&P->stack)) {
+    p_jump_t j = {.P = P, .next = next};
+    return p_on_new_stack(P, &j);
+  }
   tpl_node_t *list = p_node(P, TPL_N_LIST, p_peek_nonspace(P).pos);
   while (p_peek_nonspace(P).typ != IT_EOF) {
     tpl_node_t *n = p_text_or_action(P);
@@ -1514,6 +1555,7 @@ int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len
   P->lex.break_ok = !has_function(P, "break", 5);
   P->lex.continue_ok = !has_function(P, "continue", 8);
   int rc = 0;
+  tpl__stack_init(&P->stack, 0);
   if (setjmp(P->jb) == 0) {
     tpl_tree_t *top = new_tree(P, name, strlen(name));
     top->parse_name = top->name;
@@ -1538,6 +1580,7 @@ int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len
       buf_printf(err, "template: %s: out of memory", name);
     }
   }
+  tpl__stack_fini(&P->stack);
   buf_free(&local);
   free(P);
   return rc;
@@ -1545,29 +1588,31 @@ int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len
 
 /* ---- node strings (Go's Node.String) ---- */
 
-int tpl__node_string(const tpl_node_t *n, buf_t *b) {
+static int node_string_d(const tpl_node_t *n, buf_t *b, int d) {
   int rc = 0;
+  /* Bounded recursion: absurdly deep trees print elided (Go prints them whole). */
+  if (d > 3000) return buf_puts(b, "...");
   switch (n->type) {
   case TPL_N_LIST:
-    for (size_t i = 0; i < n->kids.n; i++) rc |= tpl__node_string(n->kids.v[i], b);
+    for (size_t i = 0; i < n->kids.n; i++) rc |= node_string_d(n->kids.v[i], b, d + 1);
     break;
   case TPL_N_TEXT: rc |= buf_append(b, n->str, n->slen); break;
   case TPL_N_COMMENT: rc |= buf_puts(b, "{{/* */}}"); break;
   case TPL_N_ACTION:
     rc |= buf_puts(b, "{{");
-    rc |= tpl__node_string(n->pipe, b);
+    rc |= node_string_d(n->pipe, b, d + 1);
     rc |= buf_puts(b, "}}");
     break;
   case TPL_N_IF:
   case TPL_N_RANGE:
   case TPL_N_WITH:
     rc |= buf_puts(b, n->type == TPL_N_IF ? "{{if " : n->type == TPL_N_RANGE ? "{{range " : "{{with ");
-    rc |= tpl__node_string(n->pipe, b);
+    rc |= node_string_d(n->pipe, b, d + 1);
     rc |= buf_puts(b, "}}");
-    rc |= tpl__node_string(n->list, b);
+    rc |= node_string_d(n->list, b, d + 1);
     if (n->else_list) {
       rc |= buf_puts(b, "{{else}}");
-      rc |= tpl__node_string(n->else_list, b);
+      rc |= node_string_d(n->else_list, b, d + 1);
     }
     rc |= buf_puts(b, "{{end}}");
     break;
@@ -1576,7 +1621,7 @@ int tpl__node_string(const tpl_node_t *n, buf_t *b) {
     rc |= tpl_fmt_quote(b, n->str, n->slen);
     if (n->pipe) {
       rc |= buf_putc(b, ' ');
-      rc |= tpl__node_string(n->pipe, b);
+      rc |= node_string_d(n->pipe, b, d + 1);
     }
     rc |= buf_puts(b, "}}");
     break;
@@ -1585,12 +1630,12 @@ int tpl__node_string(const tpl_node_t *n, buf_t *b) {
   case TPL_N_PIPE:
     for (size_t i = 0; i < n->decl.n; i++) {
       if (i) rc |= buf_puts(b, ", ");
-      rc |= tpl__node_string(n->decl.v[i], b);
+      rc |= node_string_d(n->decl.v[i], b, d + 1);
     }
     if (n->decl.n) rc |= buf_puts(b, n->flag ? " = " : " := ");
     for (size_t i = 0; i < n->kids.n; i++) {
       if (i) rc |= buf_puts(b, " | ");
-      rc |= tpl__node_string(n->kids.v[i], b);
+      rc |= node_string_d(n->kids.v[i], b, d + 1);
     }
     break;
   case TPL_N_COMMAND:
@@ -1598,10 +1643,10 @@ int tpl__node_string(const tpl_node_t *n, buf_t *b) {
       if (i) rc |= buf_putc(b, ' ');
       if (n->kids.v[i]->type == TPL_N_PIPE) {
         rc |= buf_putc(b, '(');
-        rc |= tpl__node_string(n->kids.v[i], b);
+        rc |= node_string_d(n->kids.v[i], b, d + 1);
         rc |= buf_putc(b, ')');
       } else {
-        rc |= tpl__node_string(n->kids.v[i], b);
+        rc |= node_string_d(n->kids.v[i], b, d + 1);
       }
     }
     break;
@@ -1620,10 +1665,10 @@ int tpl__node_string(const tpl_node_t *n, buf_t *b) {
   case TPL_N_CHAIN:
     if (n->node->type == TPL_N_PIPE) {
       rc |= buf_putc(b, '(');
-      rc |= tpl__node_string(n->node, b);
+      rc |= node_string_d(n->node, b, d + 1);
       rc |= buf_putc(b, ')');
     } else {
-      rc |= tpl__node_string(n->node, b);
+      rc |= node_string_d(n->node, b, d + 1);
     }
     for (size_t i = 0; i < n->nidents; i++) {
       rc |= buf_putc(b, '.');
@@ -1641,3 +1686,5 @@ int tpl__node_string(const tpl_node_t *n, buf_t *b) {
   }
   return rc;
 }
+
+int tpl__node_string(const tpl_node_t *n, buf_t *b) { return node_string_d(n, b, 0); }

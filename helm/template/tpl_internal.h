@@ -3,6 +3,30 @@
 #include "helm/template/tpl.h"
 #include "helm/template/unicode.h"
 
+/* ---- deep recursion on mmap'd stack segments (value.c) ----
+ * The parser and the executor recurse. They run on the caller's stack for
+ * its first TPL__CALLER_STACK bytes, then continue on segments of 16 MiB
+ * (address space reserved, pages touched only as used) entered with
+ * swapcontext, up to max bytes in all: deep templates reach Go's own limits
+ * and errors, hostile ones get a clear error, nothing overflows. */
+#define TPL__CALLER_STACK ((size_t)1 << 20)
+typedef struct tpl__stack_s {
+  uintptr_t limit;          /* below this address, continue on the next segment */
+  struct tpl__seg_s *segs;  /* segments, reused in LIFO order */
+  size_t nsegs, depth, total, max;
+} tpl__stack_t;
+/* Starts tracking from the calling frame; max 0 means 512 MiB. */
+void tpl__stack_init(tpl__stack_t *st, size_t max);
+/* Unmaps the segments. */
+void tpl__stack_fini(tpl__stack_t *st);
+/* True when the current frame is below the limit (call tpl__stack_call). */
+static inline bool tpl__stack_low(const tpl__stack_t *st) {
+  return (uintptr_t)__builtin_frame_address(0) < st->limit;
+}
+/* Runs *rc = fn(arg) on the next segment: 0, TPL_ELIMIT (max reached) or TPL_ENOMEM.
+ * fn must return normally (no longjmp out of it). */
+int tpl__stack_call(tpl__stack_t *st, int (*fn)(void *), void *arg, int *rc);
+
 /* The zero value of a list/map element type (nil for interface {}). */
 tpl_value_t tpl__zero_of_elem(uint8_t elem);
 

@@ -2,6 +2,18 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define TPL__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/common_interface_defs.h>
+#define TPL__ASAN 1
+#endif
+#endif
 
 #include "helm/template/tpl.h"
 #include "helm/template/tpl_internal.h"
@@ -384,4 +396,94 @@ int tpl_value_from_json(tpl_arena_t *a, const char *json, size_t len, tpl_value_
   cJSON_Delete(j);
   if (rc == TPL_EINVAL && err) buf_puts(err, "JSON nested too deeply");
   return rc;
+}
+
+/* ---- stack segments ---- */
+
+#define TPL__SEG_SIZE ((size_t)16 << 20)
+#define TPL__STACK_MARGIN ((size_t)512 << 10)
+#define TPL__MAX_STACK ((size_t)512 << 20)
+
+typedef struct tpl__seg_s {
+  char *mem; /* mapping: a guard page, then the usable stack */
+  size_t size;
+} tpl__seg_t;
+
+typedef struct tpl__jump_s {
+  int (*fn)(void *);
+  void *arg;
+  int rc;
+#ifdef TPL__ASAN
+  const void *from_bottom;
+  size_t from_size;
+#endif
+} tpl__jump_t;
+
+static void tpl__seg_trampoline(unsigned hi, unsigned lo) {
+  tpl__jump_t *j = (tpl__jump_t *)(((uintptr_t)hi << 32) | (uintptr_t)lo);
+#ifdef TPL__ASAN
+  __sanitizer_finish_switch_fiber(NULL, &j->from_bottom, &j->from_size);
+#endif
+  j->rc = j->fn(j->arg);
+#ifdef TPL__ASAN
+  /* This context ends here (uc_link resumes the caller): no fake stack to keep. */
+  __sanitizer_start_switch_fiber(NULL, j->from_bottom, j->from_size);
+#endif
+}
+
+void tpl__stack_init(tpl__stack_t *st, size_t max) {
+  uintptr_t base = (uintptr_t)__builtin_frame_address(0);
+  memset(st, 0, sizeof *st);
+  st->max = max ? max : TPL__MAX_STACK;
+  st->limit = base > TPL__CALLER_STACK ? base - TPL__CALLER_STACK : 0;
+}
+
+void tpl__stack_fini(tpl__stack_t *st) {
+  for (size_t i = 0; i < st->nsegs; i++) munmap(st->segs[i].mem, st->segs[i].size);
+  free(st->segs);
+  st->segs = NULL;
+  st->nsegs = 0;
+}
+
+int tpl__stack_call(tpl__stack_t *st, int (*fn)(void *), void *arg, int *rc) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  if (st->depth == st->nsegs) {
+    if (st->total + TPL__SEG_SIZE > st->max) return TPL_ELIMIT;
+    tpl__seg_t *ns = realloc(st->segs, (st->nsegs + 1) * sizeof(*ns));
+    if (!ns) return TPL_ENOMEM;
+    st->segs = ns;
+    size_t size = TPL__SEG_SIZE + page;
+    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (m == MAP_FAILED) return TPL_ENOMEM;
+    mprotect(m, page, PROT_NONE); /* guard page: an overrun faults instead of corrupting memory */
+    st->segs[st->nsegs].mem = m;
+    st->segs[st->nsegs].size = size;
+    st->nsegs++;
+    st->total += TPL__SEG_SIZE;
+  }
+  tpl__seg_t *seg = &st->segs[st->depth];
+  tpl__jump_t j = {.fn = fn, .arg = arg, .rc = 0};
+  ucontext_t back, ctx;
+  if (getcontext(&ctx) != 0) return TPL_ENOMEM;
+  ctx.uc_stack.ss_sp = seg->mem + page;
+  ctx.uc_stack.ss_size = seg->size - page;
+  ctx.uc_link = &back;
+  uintptr_t p = (uintptr_t)&j;
+  makecontext(&ctx, (void (*)(void))tpl__seg_trampoline, 2, (unsigned)(p >> 32), (unsigned)(p & 0xFFFFFFFFu));
+  uintptr_t saved = st->limit;
+  st->limit = (uintptr_t)(seg->mem + page) + TPL__STACK_MARGIN;
+  st->depth++;
+#ifdef TPL__ASAN
+  void *fake = NULL;
+  __sanitizer_start_switch_fiber(&fake, seg->mem + page, seg->size - page);
+#endif
+  int sw = swapcontext(&back, &ctx);
+#ifdef TPL__ASAN
+  __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+  st->depth--;
+  st->limit = saved;
+  if (sw != 0) return TPL_ENOMEM;
+  *rc = j.rc;
+  return 0;
 }

@@ -21,11 +21,12 @@ static int b64val(int c) {
 }
 
 static void b64dec(const char *s, buf_t *out) {
-  int acc = 0, bits = 0;
+  unsigned acc = 0;
+  int bits = 0;
   for (; *s; s++) {
     int v = b64val((unsigned char)*s);
     if (v < 0) continue;
-    acc = (acc << 6) | v;
+    acc = ((acc << 6) | (unsigned)v) & 0xFFFFFFu;
     bits += 6;
     if (bits >= 8) {
       bits -= 8;

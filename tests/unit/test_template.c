@@ -4,6 +4,7 @@
 
 #include "helm/template/helm_funcs.h"
 #include "helm/template/tpl.h"
+#include "helm/template/unicode.h"
 #include "t.h"
 
 static char *render(const char *text, const char *json, tpl_missingkey_t mk, buf_t *err) {
@@ -95,7 +96,85 @@ static void test_limits(void) {
   buf_free(&err);
 }
 
+/* Deep nesting runs on mmap'd stack segments; a small stack cap gives a clear error, not a crash. */
+static void test_deep_stack(void) {
+  const char *text = "{{ define \"r\" }}{{ template \"r\" . }}{{ end }}{{ template \"r\" . }}";
+  tpl_set_t *s = tpl_set_new(NULL);
+  buf_t out = BUF_INIT, err = BUF_INIT;
+  CHECK_EQ_INT(tpl_set_parse(s, "t", text, strlen(text), &err), 0);
+  tpl_arena_t *a = tpl_arena_new(0);
+  tpl_exec_opts_t o = {.max_stack = 32u << 20};
+  CHECK_EQ_INT(tpl_set_execute(s, "t", tpl_value_nil(), a, &o, &out, &err), TPL_ELIMIT);
+  CHECK(err.data && strstr(err.data, "template nesting too deep (stack limit of 33554432 bytes exhausted)"));
+  tpl_exec_opts_t d = {0};
+  CHECK_EQ_INT(tpl_set_execute(s, "t", tpl_value_nil(), a, &d, &out, &err), TPL_EEXEC);
+  CHECK(err.data && strstr(err.data, "exceeded maximum template depth (100000)"));
+  tpl_arena_free(a);
+  tpl_set_free(s);
+  /* 100000 nested ifs parse and run (Go has no limit on control nesting). */
+  buf_t t = BUF_INIT;
+  for (int i = 0; i < 100000; i++) buf_puts(&t, "{{if 1}}");
+  buf_puts(&t, "x");
+  for (int i = 0; i < 100000; i++) buf_puts(&t, "{{end}}");
+  s = tpl_set_new(NULL);
+  a = tpl_arena_new(0);
+  buf_reset(&out);
+  CHECK_EQ_INT(tpl_set_parse(s, "t", t.data, t.len, &err), 0);
+  int rc = tpl_set_execute(s, "t", tpl_value_nil(), a, &d, &out, &err);
+  CHECK_EQ_INT(rc, 0);
+  if (rc) fprintf(stderr, "%.200s\n", err.data);
+  CHECK_EQ_STR(out.data, "x");
+  tpl_arena_free(a);
+  tpl_set_free(s);
+  buf_free(&t);
+  buf_free(&out);
+  buf_free(&err);
+}
+
+/* Capacities as Go's append gives them (values from Go 1.26 runs). */
+static void test_append_cap(void) {
+  tpl_arena_t *a = tpl_arena_new(0);
+  static const size_t want[] = {0, 1, 2, 4, 4, 8, 8, 8, 8, 16};
+  tpl_value_t l = tpl_value_list_new(a, TPL_ELEM_ANY, 0);
+  for (size_t i = 0; i < 10; i++) {
+    CHECK_EQ_INT(l.u.list->cap, want[i]);
+    tpl_list_push(a, l.u.list, tpl_value_nil());
+  }
+  for (size_t i = 10; i < 3000; i++) tpl_list_push(a, l.u.list, tpl_value_nil());
+  CHECK_EQ_INT(l.u.list->cap, 3584); /* cap(json-decoded [3000]any) */
+  CHECK_EQ_INT(l.u.list->items[3000].kind, TPL_NIL);
+  tpl_value_t f = tpl_value_list_new(a, TPL_ELEM_FLOAT64, 5);
+  for (int i = 0; i < 6; i++) tpl_list_push(a, f.u.list, tpl_value_float(i));
+  CHECK_EQ_INT(f.u.list->cap, 10);
+  CHECK_EQ_INT(f.u.list->items[9].kind, TPL_FLOAT64);
+  tpl_value_t b = tpl_value_list_new(a, TPL_ELEM_BOOL, 1);
+  tpl_list_push(a, b.u.list, tpl_value_bool(true));
+  tpl_list_push(a, b.u.list, tpl_value_bool(true));
+  CHECK_EQ_INT(b.u.list->cap, 8);
+  CHECK_EQ_INT(tpl_go_append_cap(256, 257, 16, false), 591);
+  CHECK_EQ_INT(tpl_go_append_cap(512, 513, 8, true), 848);
+  tpl_arena_free(a);
+}
+
+static void test_unicode(void) {
+  CHECK(tpl_unicode_is_print('a'));
+  CHECK(!tpl_unicode_is_print(0x378));
+  CHECK(!tpl_unicode_is_print(0xAD));
+  CHECK(tpl_unicode_is_print(0x1F600));
+  CHECK(!tpl_unicode_is_print(0x3000));
+  CHECK(tpl_unicode_is_letter(0x6F22));
+  CHECK(!tpl_unicode_is_letter(0xB2));
+  CHECK(tpl_unicode_is_digit(0x661));
+  CHECK(tpl_unicode_is_space(0x85));
+  CHECK_EQ_INT(tpl_unicode_to_upper(0xE9), 0xC9);
+  CHECK_EQ_INT(tpl_unicode_to_lower(0x130), 0x69);
+  CHECK_EQ_INT(tpl_unicode_to_title(0x1C6), 0x1C5);
+}
+
 int main(void) {
+  test_deep_stack();
+  test_append_cap();
+  test_unicode();
   test_float_format();
   test_sprintf();
   test_render();

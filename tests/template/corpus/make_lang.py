@@ -388,3 +388,15 @@ deep = [
     # (recursion through {{range}} is left out: Go re-panics through every level, quadratic at depth 100000)
 ]
 write("depth.tcase", deep)
+
+# --- regressions found by the generator (minimised) ---
+regress = [
+    # {{break}} in a range's else list ends that range only (Go recovers walkBreak in walkRange)
+    ('{{ range $i, $e := .nl }}{{ range $i, $e := $.lm }}{{ else }}{{ break -}}{{ end }}{{ and (len $.m.a) 10 -}}{{ end }}',
+     {"values": '{"lm": [], "nl": [2.5, 1.5e+300], "m": {"a": "xy"}}', "mode": "strict"}),
+    ('{{ range .nums }}[{{ range $.elist }}{{ else }}{{ break }}no{{ end }}{{ . }}]{{ end }}', {}),
+    ('{{ range .nums }}[{{ range $.elist }}{{ else }}{{ continue }}no{{ end }}{{ . }}]{{ end }}', {}),
+    ('{{ range .nums }}[{{ with $.nul }}{{ else }}{{ break }}{{ end }}{{ . }}]{{ end }}', {}),
+    ('{{ range .nums }}{{ range $.list }}{{ if eq . "b" }}{{ break }}{{ end }}{{ . }}{{ else }}{{ break }}{{ end }}|{{ end }}', {}),
+]
+write("regress.tcase", regress)
