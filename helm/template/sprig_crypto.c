@@ -1,5 +1,6 @@
 /* Sprig's key, certificate and AES functions on mbedTLS 2.28: genPrivateKey
- * (rsa 4096, ecdsa P-256), genCA/genSelfSignedCert/genSignedCert and their
+ * (rsa 4096, ecdsa P-256, dsa L2048N256 as Go generates its parameters,
+ * ed25519 as PKCS#8 of a random seed), genCA/genSelfSignedCert/genSignedCert and their
  * WithKey forms (RSA 2048 keys, 128-bit random serials, the extensions Go's
  * x509.CreateCertificate writes for Sprig's template), buildCustomCert, and
  * encryptAES/decryptAES in Sprig's wire format (base64(IV || AES-256-CBC with
@@ -11,10 +12,12 @@
 #include <time.h>
 
 #include <mbedtls/aes.h>
+#include <mbedtls/asn1write.h>
 #include <mbedtls/bignum.h>
 #include <mbedtls/ecp.h>
 #include <mbedtls/oid.h>
 #include <mbedtls/pk.h>
+#include <mbedtls/platform_util.h>
 #include <mbedtls/rsa.h>
 #include <mbedtls/x509_crt.h>
 
@@ -207,6 +210,109 @@ static int key_pem(mbedtls_pk_context *pk, buf_t *out) {
   return rc;
 }
 
+/* pem.EncodeToMemory: base64 in 64-column lines. */
+static int pem_encode(buf_t *out, const char *type, const unsigned char *der, size_t n) {
+  static const char tb[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  int rc = buf_printf(out, "-----BEGIN %s-----\n", type);
+  size_t col = 0;
+  for (size_t i = 0; i < n && !rc; i += 3) {
+    uint32_t v = (uint32_t)der[i] << 16;
+    if (i + 1 < n) v |= (uint32_t)der[i + 1] << 8;
+    if (i + 2 < n) v |= der[i + 2];
+    char q[4] = {tb[v >> 18], tb[(v >> 12) & 63], i + 1 < n ? tb[(v >> 6) & 63] : '=', i + 2 < n ? tb[v & 63] : '='};
+    rc |= buf_append(out, q, 4);
+    col += 4;
+    if (col == 64) {
+      rc |= buf_putc(out, '\n');
+      col = 0;
+    }
+  }
+  if (col) rc |= buf_putc(out, '\n');
+  rc |= buf_printf(out, "-----END %s-----\n", type);
+  return rc ? TPL_ENOMEM : 0;
+}
+
+/* ed25519.GenerateKey + x509.MarshalPKCS8PrivateKey: the PKCS#8 encoding holds
+ * only the 32-byte seed (RFC 8410), so no curve arithmetic is needed here. */
+static int gen_ed25519(buf_t *out) {
+  unsigned char der[48] = {0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20};
+  if (os_rng(NULL, der + 16, 32)) return -1;
+  int rc = pem_encode(out, "PRIVATE KEY", der, sizeof der);
+  mbedtls_platform_zeroize(der, sizeof der);
+  return rc;
+}
+
+/* dsa.GenerateParameters(L2048N256) and dsa.GenerateKey as Go does them, then
+ * Sprig's DSAKeyFormat (SEQUENCE of version 0, P, Q, G, Y, X). 0, -1 or TPL_ENOMEM. */
+static int gen_dsa(buf_t *out) {
+  enum { L = 2048, N = 256 };
+  mbedtls_mpi p, q, g, x, y, rem, h, e, pm1;
+  mbedtls_mpi *all[] = {&p, &q, &g, &x, &y, &rem, &h, &e, &pm1};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) mbedtls_mpi_init(all[i]);
+  unsigned char qb[N / 8], pb[L / 8];
+  int rc = 0;
+  for (bool found = false; !found && !rc;) {
+    if ((rc = os_rng(NULL, qb, sizeof qb))) break;
+    qb[sizeof qb - 1] |= 1;
+    qb[0] |= 0x80;
+    if ((rc = mbedtls_mpi_read_binary(&q, qb, sizeof qb))) break;
+    int pr = mbedtls_mpi_is_prime_ext(&q, 64, os_rng, NULL);
+    if (pr == MBEDTLS_ERR_MPI_NOT_ACCEPTABLE) continue;
+    if ((rc = pr)) break;
+    for (int i = 0; i < 4 * L && !rc; i++) {
+      if ((rc = os_rng(NULL, pb, sizeof pb))) break;
+      pb[sizeof pb - 1] |= 1;
+      pb[0] |= 0x80;
+      rc = mbedtls_mpi_read_binary(&p, pb, sizeof pb);
+      if (!rc) rc = mbedtls_mpi_mod_mpi(&rem, &p, &q);
+      if (!rc) rc = mbedtls_mpi_sub_int(&rem, &rem, 1);
+      if (!rc) rc = mbedtls_mpi_sub_mpi(&p, &p, &rem);
+      if (rc) break;
+      if (mbedtls_mpi_bitlen(&p) < L) continue;
+      pr = mbedtls_mpi_is_prime_ext(&p, 64, os_rng, NULL);
+      if (pr == MBEDTLS_ERR_MPI_NOT_ACCEPTABLE) continue;
+      if ((rc = pr)) break;
+      found = true;
+      break;
+    }
+  }
+  /* g = h^((p-1)/q) mod p for the first h >= 2 that does not give 1. */
+  if (!rc) rc = mbedtls_mpi_lset(&h, 2);
+  if (!rc) rc = mbedtls_mpi_sub_int(&pm1, &p, 1);
+  if (!rc) rc = mbedtls_mpi_div_mpi(&e, NULL, &pm1, &q);
+  while (!rc) {
+    if ((rc = mbedtls_mpi_exp_mod(&g, &h, &e, &p, NULL))) break;
+    if (mbedtls_mpi_cmp_int(&g, 1) != 0) break;
+    rc = mbedtls_mpi_add_int(&h, &h, 1);
+  }
+  /* x: Q.BitLen()/8 random bytes until 0 < x < q; y = g^x mod p. */
+  while (!rc) {
+    if ((rc = os_rng(NULL, qb, sizeof qb))) break;
+    if ((rc = mbedtls_mpi_read_binary(&x, qb, sizeof qb))) break;
+    if (mbedtls_mpi_cmp_int(&x, 0) != 0 && mbedtls_mpi_cmp_mpi(&x, &q) < 0) break;
+  }
+  if (!rc) rc = mbedtls_mpi_exp_mod(&y, &g, &x, &p, NULL);
+  unsigned char der[2048];
+  unsigned char *c = der + sizeof der;
+  size_t len = 0;
+  if (!rc) {
+    mbedtls_mpi *seq[] = {&x, &y, &g, &q, &p};
+    int k = 0;
+    for (size_t i = 0; i < 5 && k >= 0; i++) {
+      k = mbedtls_asn1_write_mpi(&c, der, seq[i]);
+      len += (size_t)k;
+    }
+    if (k >= 0) len += (size_t)(k = mbedtls_asn1_write_int(&c, der, 0));
+    if (k >= 0) len += (size_t)(k = mbedtls_asn1_write_len(&c, der, len));
+    if (k >= 0) len += (size_t)(k = mbedtls_asn1_write_tag(&c, der, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE));
+    rc = k < 0 ? k : 0;
+  }
+  if (!rc) rc = pem_encode(out, "DSA PRIVATE KEY", c, len);
+  mbedtls_platform_zeroize(der, sizeof der);
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) mbedtls_mpi_free(all[i]);
+  return rc;
+}
+
 SPRIG_FN(f_gen_private_key) {
   (void)n;
   const char *t = args[0].u.s.p;
@@ -222,7 +328,13 @@ SPRIG_FN(f_gen_private_key) {
     if (!rc) rc = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(pk), os_rng, NULL);
   } else if ((tn == 3 && !memcmp(t, "dsa", 3)) || (tn == 7 && !memcmp(t, "ed25519", 7))) {
     mbedtls_pk_free(&pk);
-    return tpl_call_errorf(c, "genPrivateKey: %.*s keys are not implemented", (int)tn, t);
+    rc = tn == 3 ? gen_dsa(&o) : gen_ed25519(&o);
+    if (rc == TPL_ENOMEM) return buf_free(&o), rc;
+    if (rc) {
+      buf_reset(&o);
+      buf_printf(&o, "failed to generate %s: mbedtls error -0x%04x", tn == 3 ? "dsa params" : "private key", (unsigned)-rc);
+    }
+    return sprig__ret_buf(c, &o, out);
   } else {
     mbedtls_pk_free(&pk);
     buf_puts(&o, "Unknown type ");

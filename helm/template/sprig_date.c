@@ -2002,3 +2002,45 @@ const tpl_func_t sprig__date_fns[] = {
     {"durationTruncateTo", "aa", f_dur_truncate_to, NULL, "func(interface {}, interface {}) time.Duration"},
 };
 const size_t sprig__date_nfns = sizeof sprig__date_fns / sizeof sprig__date_fns[0];
+
+/* ---- TOML datetimes (for fromToml, sprig_toml.c) ------------------------------------ */
+
+/* BurntSushi/toml v1.6.0 valueDatetime: "z"/"t"/" " replaced by Z/T/T, then
+ * the first of its layouts that time.ParseInLocation accepts, refusing values
+ * with a missing leading zero. Local date-times get the library's fixed zones
+ * ("datetime-local", "date-local", "time-local") at the current Local offset.
+ * 1 (out set), 0 (invalid datetime) or TPL_ENOMEM. */
+int sprig__toml_datetime(tpl_call_t *c, const char *s, size_t n, tpl_value_t *out) {
+  static const struct {
+    const char *fmt;
+    int zone; /* 0 Local, 1 datetime-local, 2 date-local, 3 time-local */
+  } dt[] = {{"2006-01-02T15:04:05.999999999Z07:00", 0}, {"2006-01-02T15:04:05.999999999", 1}, {"2006-01-02", 2},
+            {"15:04:05.999999999", 3}, {"2006-01-02T15:04Z07:00", 0}, {"2006-01-02T15:04", 1}, {"15:04", 3}};
+  static const char *const names[] = {NULL, "datetime-local", "date-local", "time-local"};
+  tpl_arena_t *a = tpl_call_arena(c);
+  char *v = tpl_arena_alloc(a, n + 1);
+  if (!v) return TPL_ENOMEM;
+  for (size_t i = 0; i < n; i++) v[i] = s[i] == 'z' ? 'Z' : s[i] == 't' || s[i] == ' ' ? 'T' : s[i];
+  gtime_t now = time_now();
+  char nb[64];
+  int32_t off = loc_lookup(now.loc, now.sec, nb, sizeof nb).off;
+  for (size_t k = 0; k < sizeof dt / sizeof dt[0]; k++) {
+    const tz_loc_t *loc = dt[k].zone ? fixed_zone(a, names[dt[k].zone], strlen(names[dt[k].zone]), off) : local_loc();
+    if (!loc) return TPL_ENOMEM;
+    gtime_t t;
+    buf_t err = BUF_INIT;
+    sv_t lay = {dt[k].fmt, strlen(dt[k].fmt)}, val = {v, n};
+    int rc = time_parse(a, lay, val, loc, &t, &err);
+    buf_free(&err);
+    if (rc == TPL_ENOMEM) return rc;
+    if (rc) continue;
+    /* missingLeadingZero */
+    for (size_t i = 0; dt[k].fmt[i]; i++) {
+      char ch = dt[k].fmt[i];
+      if (ch == '.' || ch == 'Z') break;
+      if ((ch < '0' || ch > '9') && (i >= n || v[i] != ch)) return 0;
+    }
+    return ret_time(c, &t, out) ? TPL_ENOMEM : 1;
+  }
+  return 0;
+}

@@ -26,6 +26,19 @@ SPRIG_FN(f_toyaml) {
   return trim_nl_ret(c, &b, out);
 }
 
+/* Helm's toYAMLPretty: yaml.v3 Encoder with SetIndent(2); errors give "". */
+SPRIG_FN(f_toyamlpretty) {
+  buf_t b = BUF_INIT;
+  tpl_value_t v = sprig__arg(&args[0]);
+  int rc = sprig_yaml_encode_v3(&b, &v, NULL);
+  if (rc == TPL_ENOMEM) {
+    buf_free(&b);
+    return rc;
+  }
+  if (rc) buf_reset(&b);
+  return trim_nl_ret(c, &b, out);
+}
+
 SPRIG_FN(f_musttoyaml) {
   buf_t b = BUF_INIT, err = BUF_INIT;
   tpl_value_t v = sprig__arg(&args[0]);
@@ -299,6 +312,7 @@ SPRIG_FN(f_gethostbyname) {
 const tpl_func_t sprig__enc_fns[] = {
     {"toYaml", "a", f_toyaml, NULL, "func(interface {}) string"},
     {"mustToYaml", "a", f_musttoyaml, NULL, "func(interface {}) string"},
+    {"toYamlPretty", "a", f_toyamlpretty, NULL, "func(interface {}) string"},
     {"toJson", "a", f_tojson, NULL, "func(interface {}) string"},
     {"mustToJson", "a", f_musttojson, NULL, "func(interface {}) string"},
     {"toPrettyJson", "a", f_toprettyjson, NULL, "func(interface {}) string"},

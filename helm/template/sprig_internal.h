@@ -53,6 +53,12 @@ int sprig__deep_copy(tpl_arena_t *a, const tpl_value_t *in, tpl_value_t *out);
  * clears it (a JSON string's content). False when v is no such object. */
 bool sprig__object_marshal(const tpl_value_t *v, buf_t *out, bool *number);
 
+/* yaml.v3 Encoder with SetIndent(2) (Helm's toYamlPretty), without the final newline trimmed. */
+int sprig_yaml_encode_v3(buf_t *out, const tpl_value_t *v, buf_t *err);
+
+/* A TOML datetime as BurntSushi/toml v1.6.0 decodes it (sprig_date.c): 1 (out set), 0 invalid, TPL_ENOMEM. */
+int sprig__toml_datetime(tpl_call_t *c, const char *s, size_t n, tpl_value_t *out);
+
 /* Panic with Go's nil-dereference text (reflect.TypeOf(nil).Kind()). */
 #define SPRIG_NIL_DEREF "runtime error: invalid memory address or nil pointer dereference"
 
@@ -79,5 +85,13 @@ extern const tpl_func_t sprig__crypto_fns[];
 extern const size_t sprig__crypto_nfns;
 extern const tpl_func_t sprig__url_fns[];
 extern const size_t sprig__url_nfns;
+extern const tpl_func_t sprig__toml_fns[];
+extern const size_t sprig__toml_nfns;
+extern const tpl_func_t sprig__bcrypt_fns[];
+extern const size_t sprig__bcrypt_nfns;
+extern const tpl_func_t sprig__scrypt_fns[];
+extern const size_t sprig__scrypt_nfns;
+extern const tpl_func_t sprig__toml_dec_fns[];
+extern const size_t sprig__toml_dec_nfns;
 extern const tpl_func_t sprig__rand_fns[];
 extern const size_t sprig__rand_nfns;

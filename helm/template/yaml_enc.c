@@ -31,6 +31,7 @@ typedef struct {
   size_t n;
   bool multiline, flow_plain, block_plain, single_ok, block_ok;
   int style;
+  bool v3; /* yaml.v3's Encoder (toYamlPretty): no JSON step, no folding, indented sequences, tabs quoted */
 } ye_t;
 
 static unsigned char at(const ye_t *e, size_t i) { return i < e->n ? e->v[i] : 0; }
@@ -66,6 +67,7 @@ static void put(ye_t *e, char c) {
 static void put_break(ye_t *e) {
   if (!e->rc && buf_putc(e->out, '\n')) e->rc = TPL_ENOMEM;
   e->column = 0;
+  if (e->v3) e->indention = true;
 }
 static void write1(ye_t *e, size_t *i) {
   int w = width_of(at(e, *i));
@@ -81,6 +83,7 @@ static void write_break(ye_t *e, size_t *i) {
   } else {
     write1(e, i);
     e->column = 0;
+    if (e->v3) e->indention = true;
   }
 }
 static void write_all(ye_t *e, const char *s) {
@@ -133,7 +136,7 @@ static void analyze(ye_t *e, const char *s, size_t n) {
   e->n = n;
   bool block_ind = false, flow_ind = false, line_breaks = false, special = false;
   bool leading_space = false, leading_break = false, trailing_space = false, trailing_break = false;
-  bool break_space = false, space_break = false, prev_space = false, prev_break = false;
+  bool break_space = false, space_break = false, prev_space = false, prev_break = false, tabs = false;
   if (n == 0) {
     e->multiline = false;
     e->flow_plain = false;
@@ -184,7 +187,8 @@ static void analyze(ye_t *e, const char *s, size_t n) {
         break;
       }
     }
-    if (!is_printable(e, i)) special = true;
+    if (e->v3 && ch == '\t') tabs = true;
+    else if (!is_printable(e, i)) special = true;
     if (is_space(e, i)) {
       if (i == 0) leading_space = true;
       if (i + w == n) trailing_space = true;
@@ -209,7 +213,8 @@ static void analyze(ye_t *e, const char *s, size_t n) {
   if (leading_space || leading_break || trailing_space || trailing_break) e->flow_plain = e->block_plain = false;
   if (trailing_space) e->block_ok = false;
   if (break_space) e->flow_plain = e->block_plain = e->single_ok = false;
-  if (space_break || special) e->flow_plain = e->block_plain = e->single_ok = e->block_ok = false;
+  if (space_break || tabs || special) e->flow_plain = e->block_plain = e->single_ok = false;
+  if (space_break || special) e->block_ok = false;
   if (line_breaks) e->flow_plain = e->block_plain = false;
   if (flow_ind) e->flow_plain = false;
   if (block_ind) e->block_plain = false;
@@ -227,7 +232,7 @@ static void select_style(ye_t *e, int style) {
 }
 
 static void write_plain(ye_t *e, bool allow_breaks) {
-  if (!e->whitespace) put(e, ' ');
+  if ((e->n > 0 || !e->v3) && !e->whitespace) put(e, ' ');
   bool spaces = false, breaks = false;
   for (size_t i = 0; i < e->n && !e->rc;) {
     if (is_space(e, i)) {
@@ -251,7 +256,7 @@ static void write_plain(ye_t *e, bool allow_breaks) {
       breaks = false;
     }
   }
-  e->whitespace = false;
+  if (e->n > 0 || !e->v3) e->whitespace = false;
   e->indention = false;
   if (e->root_ctx) e->open_ended = true;
 }
@@ -769,7 +774,57 @@ static int json_yaml_roundtrip(const char *s, size_t n, buf_t *out) {
   return 1;
 }
 
+/* yaml.v3's encoder.stringv: invalid UTF-8 as !!binary base64 (70-column
+ * lines), multi-line as literal, plain when resolve() says !!str and it is no
+ * base 60 float or YAML 1.1 bool (the plain check is yaml.v2's, which agrees
+ * with v3's for these), else double-quoted. */
+static void emit_str_v3(ye_t *e, const char *s, size_t n) {
+  buf_t b64 = BUF_INIT;
+  bool binary = !valid_utf8(s, n);
+  if (binary) {
+    static const char tb[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    buf_t enc = BUF_INIT;
+    for (size_t i = 0; i < n; i += 3) {
+      uint32_t v = (uint32_t)(unsigned char)s[i] << 16;
+      if (i + 1 < n) v |= (uint32_t)(unsigned char)s[i + 1] << 8;
+      if (i + 2 < n) v |= (unsigned char)s[i + 2];
+      char q[4] = {tb[v >> 18], tb[(v >> 12) & 63], i + 1 < n ? tb[(v >> 6) & 63] : '=', i + 2 < n ? tb[v & 63] : '='};
+      buf_append(&enc, q, 4);
+    }
+    bool lines = enc.len / 70 + 1 > 1;
+    for (size_t i = 0; i < enc.len; i += 70) {
+      buf_append(&b64, enc.data + i, enc.len - i < 70 ? enc.len - i : 70);
+      if (lines) buf_putc(&b64, '\n');
+    }
+    buf_free(&enc);
+    if (!b64.data) buf_puts(&b64, "");
+    s = b64.data;
+    n = b64.len;
+  }
+  bool plain_ok = binary || (sprig__yaml_plain_is_str(s, n) && !(n == 1 && strchr("yYnN", s[0])));
+  int style = memchr(s, '\n', n) ? ST_LITERAL : plain_ok ? ST_PLAIN : ST_DOUBLE;
+  analyze(e, s, n);
+  if (binary) {
+    /* process_tag: the "!!" handle and "binary" suffix, then the scalar. */
+    select_style(e, style);
+    write_indicator(e, "!!binary", true, false, false);
+    increase_indent(e, true, false);
+    if (e->style == ST_LITERAL) write_literal(e);
+    else if (e->style == ST_DOUBLE) write_double(e, !e->simple_key_ctx);
+    else if (e->style == ST_SINGLE) write_single(e, !e->simple_key_ctx);
+    else write_plain(e, !e->simple_key_ctx);
+    pop_indent(e);
+  } else {
+    emit_scalar(e, style);
+  }
+  buf_free(&b64);
+}
+
 static void emit_str(ye_t *e, const char *s, size_t n) {
+  if (e->v3) {
+    emit_str_v3(e, s, n);
+    return;
+  }
   buf_t tmp = BUF_INIT, rt = BUF_INIT;
   if (!valid_utf8(s, n)) {
     if (sanitize(&tmp, s, n)) {
@@ -840,7 +895,7 @@ static void emit_seq(ye_t *e, const tpl_list_t *l, int depth) {
     write_indicator(e, "]", false, false, false);
     return;
   }
-  increase_indent(e, false, e->map_ctx && !e->indention);
+  increase_indent(e, false, !e->v3 && e->map_ctx && !e->indention);
   for (size_t i = 0; i < l->len && !e->rc; i++) {
     write_indent(e);
     write_indicator(e, "-", true, false, true);
@@ -931,6 +986,14 @@ static void emit_map(ye_t *e, const tpl_map_t *m, int depth) {
   buf_free(&store);
 }
 
+static bool is_time_obj(const tpl_value_t *v) {
+  buf_t t = BUF_INIT;
+  tpl_value_type_name(v, &t);
+  bool r = t.len == 9 && memcmp(t.data, "time.Time", 9) == 0;
+  buf_free(&t);
+  return r;
+}
+
 static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool map, bool simple, int depth) {
   if (e->rc) return;
   set_ctx(e, root, seq, map, simple);
@@ -954,6 +1017,15 @@ static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool m
     emit_plain_text(e, buf, strlen(buf));
     return;
   case TPL_FLOAT64: {
+    if (e->v3) { /* strconv.FormatFloat(f, 'g', -1, 64) with .inf/-.inf/.nan */
+      buf_t f = BUF_INIT;
+      if (isnan(v->u.f)) buf_puts(&f, ".nan");
+      else if (isinf(v->u.f)) buf_puts(&f, v->u.f > 0 ? ".inf" : "-.inf");
+      else tpl_fmt_float(&f, v->u.f, 'g', -1);
+      emit_plain_text(e, f.data, f.len);
+      buf_free(&f);
+      return;
+    }
     buf_t j = BUF_INIT;
     if (sprig__json_float(&j, v->u.f)) {
       buf_puts(e->err, "error marshaling into JSON: json: unsupported value: ");
@@ -979,7 +1051,13 @@ static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool m
     buf_t t = BUF_INIT;
     bool num = false;
     if (sprig__object_marshal(v, &t, &num)) {
-      if (num) emit_plain_text(e, t.data ? t.data : "", t.len);
+      if (e->v3 && num) { /* time.Duration: its String() as a string */
+        buf_reset(&t);
+        tpl_fmt_value(&t, v);
+        emit_str(e, t.data ? t.data : "", t.len);
+      } else if (e->v3 && is_time_obj(v)) { /* time.Time: RFC 3339 nano, plain */
+        emit_plain_text(e, t.data, t.len);
+      } else if (num) emit_plain_text(e, t.data ? t.data : "", t.len);
       else emit_str(e, t.data ? t.data : "", t.len);
       buf_free(&t);
       return;
@@ -994,6 +1072,27 @@ static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool m
     e->rc = -1;
     return;
   }
+}
+
+int sprig_yaml_encode_v3(buf_t *out, const tpl_value_t *v, buf_t *err) {
+  buf_t scratch = BUF_INIT;
+  ye_t e = {0};
+  e.out = out;
+  e.err = err ? err : &scratch;
+  e.best_width = INT32_MAX;
+  e.best_indent = 2;
+  e.indent = -1;
+  e.whitespace = true;
+  e.indention = true;
+  e.v3 = true;
+  emit_node(&e, v, true, false, false, false, 0);
+  if (!e.rc) {
+    e.indent = -1;
+    write_indent(&e);
+  }
+  free(e.indents);
+  buf_free(&scratch);
+  return e.rc;
 }
 
 int sprig_yaml_encode(buf_t *out, const tpl_value_t *v, buf_t *err) {

@@ -157,6 +157,49 @@ int main(void) {
     free(o);
     free(rk);
   }
+  /* genPrivateKey ed25519: PKCS#8 "PRIVATE KEY" holding a seed; OpenSSL derives and checks the key. */
+  char *ek = render("{{ genPrivateKey \"ed25519\" }}");
+  char *ek2 = render("{{ genPrivateKey \"ed25519\" }}");
+  CHECK(ek && ek2 && strcmp(ek, ek2) != 0);
+  if (ek) {
+    CHECK(strncmp(ek, "-----BEGIN PRIVATE KEY-----\n", 28) == 0);
+    CHECK(strlen(ek) == 119); /* 48-byte DER: one 64-column line of base64 */
+    put("ed.key", ek, strlen(ek));
+    o = sh("openssl pkey -in ed.key -check -noout && openssl pkey -in ed.key -noout -text | head -1 && "
+           "openssl pkey -in ed.key -pubout | openssl pkey -pubin -noout -text | head -1");
+    CHECK(contains(o, "Key is valid"));
+    CHECK(contains(o, "ED25519 Private-Key"));
+    CHECK(contains(o, "ED25519 Public-Key"));
+    free(o);
+  }
+  free(ek);
+  free(ek2);
+  /* genPrivateKey dsa: "DSA PRIVATE KEY" (version, p, q, g, y, x) with L=2048, N=256; OpenSSL checks it. */
+  char *dk = render("{{ genPrivateKey \"dsa\" }}");
+  CHECK(dk != NULL);
+  if (dk) {
+    CHECK(strncmp(dk, "-----BEGIN DSA PRIVATE KEY-----\n", 32) == 0);
+    put("dsa.key", dk, strlen(dk));
+    o = sh("openssl pkey -in dsa.key -check -noout && openssl dsa -in dsa.key -noout -text 2>/dev/null | head -1 && "
+           "openssl pkey -in dsa.key -pubcheck -noout && openssl asn1parse -in dsa.key | grep -c INTEGER && "
+           "openssl dsa -in dsa.key -noout -text 2>/dev/null | awk '/^Q:/{f=1;next} /^G:/{f=0} f' | tr -d ' :\n' | wc -c");
+    CHECK(contains(o, "Key is valid"));
+    CHECK(contains(o, "Private-Key: (2048 bit)"));
+    CHECK(contains(o, "\n6\n")); /* six INTEGERs: version, p, q, g, y, x */
+    CHECK(contains(o, "\n66\n") || contains(o, "\n64\n")); /* q: 256 bits in hex (with a leading 00 when the top bit is set) */
+    if (!contains(o, "Key is valid")) fprintf(stderr, "%s\n", o ? o : "");
+    free(o);
+    /* Sign and verify with the key: p, q, g, x and y are consistent. */
+    o = sh("echo hello > msg && openssl pkey -in dsa.key -pubout > dsa.pub && openssl dgst -sha256 -sign dsa.key -out msg.sig msg && "
+           "openssl dgst -sha256 -verify dsa.pub -signature msg.sig msg");
+    CHECK(contains(o, "Verified OK"));
+    free(o);
+    o = sh("openssl pkey -in ed.key -pubout > ed.pub && openssl pkeyutl -sign -inkey ed.key -rawin -in msg -out ed.sig && "
+           "openssl pkeyutl -verify -pubin -inkey ed.pub -rawin -in msg -sigfile ed.sig");
+    CHECK(contains(o, "Signature Verified Successfully"));
+    free(o);
+    free(dk);
+  }
   /* serials differ between certificates */
   o = sh("[ \"$(openssl x509 -in ca.crt -noout -serial)\" != \"$(openssl x509 -in leaf.crt -noout -serial)\" ] && echo differ");
   CHECK(contains(o, "differ"));

@@ -5,6 +5,8 @@
 //
 // Usage: template-oracle FILE.tcase...   (JSON lines on stdout)
 //
+//	template-oracle -bench N FILE.tcase...   (render benchmark, see bench.go)
+//
 // Case file format (shared with the C runner through this program's output):
 //
 //	=== NAME                 starts a case
@@ -24,6 +26,7 @@ package main
 import (
 	"bufio"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +37,7 @@ import (
 	_ "unsafe" // for go:linkname
 
 	"github.com/Masterminds/sprig/v3"
+	"golang.org/x/crypto/bcrypt"
 	_ "helm.sh/helm/v4/pkg/engine"
 	"sigs.k8s.io/yaml"
 )
@@ -261,7 +265,45 @@ func parseFile(path string) ([]*tcase, error) {
 	return cases, nil
 }
 
+// bcryptVerify reads "HEXPASSWORD HASH" lines and checks each hash with
+// golang.org/x/crypto/bcrypt (for rudder's property tests of bcrypt and
+// htpasswd, whose salts are random). Prints one "ok"/"FAIL ..." line each and
+// exits 1 when any hash does not verify.
+func bcryptVerify() {
+	sc := bufio.NewScanner(os.Stdin)
+	bad := false
+	for sc.Scan() {
+		pw, hash, _ := strings.Cut(sc.Text(), " ")
+		p, err := hex.DecodeString(pw)
+		if err == nil {
+			err = bcrypt.CompareHashAndPassword([]byte(hash), p)
+		}
+		if err == nil {
+			if c, cerr := bcrypt.Cost([]byte(hash)); cerr != nil || c != bcrypt.DefaultCost {
+				err = fmt.Errorf("cost %d (%v)", c, cerr)
+			}
+		}
+		if err != nil {
+			bad = true
+			fmt.Printf("FAIL %s: %v\n", hash, err)
+		} else {
+			fmt.Println("ok")
+		}
+	}
+	if bad {
+		os.Exit(1)
+	}
+}
+
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == "-bench" {
+		benchMain(os.Args[2], os.Args[3:])
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "-bcrypt-verify" {
+		bcryptVerify()
+		return
+	}
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
 	enc := json.NewEncoder(w)
