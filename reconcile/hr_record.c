@@ -251,9 +251,12 @@ static int hr__load_chart(const hr_spec_t *s, chart_t **out, buf_t *err) {
   files[k].len = strlen(files[k].data);
   k++;
   if (s->chart_values) {
+    /* Go's encoding: exact for every double (cJSON_Print rounds some to 15 digits). */
+    buf_t vals = BUF_INIT;
     files[k].name = strdup("values.yaml");
-    files[k].data = cJSON_PrintUnformatted(s->chart_values);
-    if (!files[k].name || !files[k].data) goto done;
+    if (!files[k].name || release_go_json_append(&vals, s->chart_values)) { buf_free(&vals); goto done; }
+    files[k].data = buf_steal(&vals);
+    if (!files[k].data) goto done;
     files[k].len = strlen(files[k].data);
     k++;
   }

@@ -301,6 +301,7 @@ const char *sprig__kind_name(const tpl_value_t *v) {
   case TPL_INT64: return "int64";
   case TPL_UINT64: return v->elem == 1 ? "uint8" : "uint64";
   case TPL_FLOAT64: return "float64";
+  case TPL_COMPLEX128: return "complex128";
   case TPL_STRING: return "string";
   case TPL_LIST: return "slice";
   case TPL_MAP: return "map";

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "helm/release.h"
 #include "helm/template/helm_funcs.h"
 #include "helm/template/sprig.h"
 #include "helm/template/tpl.h"
@@ -78,10 +79,12 @@ static int run_case(cJSON *c, int verbose, tpl_funcs_t *funcs) {
   tpl_set_t *set = tpl_set_new(strcmp(mode, "go") ? funcs : NULL);
   buf_t out = BUF_INIT, err = BUF_INIT;
   int rc = 0;
-  char *vj = cJSON_PrintUnformatted(cJSON_GetObjectItem(c, "values"));
+  /* Re-encoded exactly (cJSON_Print rounds some doubles, e.g. 2^53, to 15 digits). */
+  buf_t vj = BUF_INIT;
   tpl_value_t data;
-  rc = tpl_value_from_json(a, vj, strlen(vj), &data, &err);
-  free(vj);
+  rc = release_go_json_append(&vj, cJSON_GetObjectItem(c, "values"));
+  if (!rc) rc = tpl_value_from_json(a, vj.data, vj.len, &data, &err);
+  buf_free(&vj);
   if (!rc) {
     cJSON *t;
     cJSON_ArrayForEach(t, tpls) {
