@@ -11,6 +11,7 @@
 #include "base/gz.h"
 #include "base/yaml.h"
 #include "helm/tar.h"
+#include "helm/template/semver.h"
 #include "helm/values.h"
 
 static int chart__fail(chart_error_t *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -473,7 +474,7 @@ static int chart__validate(chart_meta_t *m, chart_error_t *err) {
     return chart__fail(err, CHART_EINVAL, "validation: chart.metadata.name \"%s\" is not allowed", m->name);
   if (strchr(m->name, '/')) return chart__fail(err, CHART_EINVAL, "validation: chart.metadata.name \"%s\" is invalid", m->name);
   if (!m->version || !*m->version) return chart__fail(err, CHART_EINVAL, "validation: chart.metadata.version is required");
-  if (!chart_semver_valid(m->version))
+  if (!semver_valid(m->version, strlen(m->version)))
     return chart__fail(err, CHART_EINVAL, "validation: chart.metadata.version \"%s\" is invalid", m->version);
   if (m->type && *m->type && strcmp(m->type, "application") && strcmp(m->type, "library"))
     return chart__fail(err, CHART_EINVAL, "validation: chart.metadata.type must be application or library");
@@ -827,11 +828,17 @@ int chart_is_library(const chart_t *c) { return c->meta.type && !strcasecmp(c->m
 
 /* ---- dependencies ----------------------------------------------------------------------- */
 
+/* IsCompatibleRange(constraint, version): false when either does not parse. */
+static int chart__compatible(const char *constraint, const char *version) {
+  if (!constraint || !version) return 0;
+  return semver_check(constraint, strlen(constraint), version, strlen(version)) == 1;
+}
+
 static chart_t *chart__alias_dep(chart_t *c, const chart_dep_t *req) {
   for (size_t i = 0; i < c->ndeps; i++) {
     chart_t *d = c->deps[i];
     if (!d->meta.name || !req->name || strcmp(d->meta.name, req->name)) continue;
-    if (!chart_semver_check(req->version ? req->version : "", d->meta.version)) continue;
+    if (!chart__compatible(req->version, d->meta.version)) continue;
     chart_t *out = chart__clone(d);
     if (!out) return NULL;
     if (req->alias && *req->alias) {
@@ -877,7 +884,7 @@ static int chart__enabled(chart_t *c, const cJSON *v, const char *path, chart_er
     for (size_t r = 0; r < c->meta.ndeps && !matched; r++) {
       const chart_dep_t *req = &c->meta.deps[r];
       if (e->meta.name && req->name && !strcmp(e->meta.name, req->name) &&
-          chart_semver_check(req->version ? req->version : "", e->meta.version))
+          chart__compatible(req->version, e->meta.version))
         matched = 1;
     }
     if (!matched) keep[nk++] = e;

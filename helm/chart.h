@@ -92,7 +92,3 @@ int chart_is_library(const chart_t *c);
  * (merging into the charts' values). 0 or a CHART_E* code with err set. */
 int chart_process_dependencies(chart_t *c, const cJSON *user_values, chart_error_t *err);
 
-/* Masterminds semver: 1 when version satisfies constraint, 0 when not or when either is invalid. */
-int chart_semver_check(const char *constraint, const char *version);
-/* 1 when v parses as a (loose) semantic version as semver.NewVersion accepts. */
-int chart_semver_valid(const char *v);

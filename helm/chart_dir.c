@@ -158,7 +158,7 @@ static int walk_dir(walk_t *w, const char *abs, const char *rel, int depth) {
     nn++;
   }
   closedir(d);
-  if (!rc) qsort(names, nn, sizeof *names, cmp_str);
+  if (!rc && nn) qsort(names, nn, sizeof *names, cmp_str);
   for (size_t i = 0; i < nn && !rc; i++) {
     char *ap = NULL, *rp = NULL;
     if (asprintf(&ap, "%s/%s", abs, names[i]) < 0 || asprintf(&rp, "%s%s%s", rel, *rel ? "/" : "", names[i]) < 0) {

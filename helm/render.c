@@ -899,8 +899,23 @@ static int render__caps_value(tpl_arena_t *a, const render_opts_t *o, render__ca
   return 0;
 }
 
+static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, const render_opts_t *opts,
+                         render_file_t **files, size_t *nfiles, buf_t *err);
+
 int render_chart(const chart_t *c, const cJSON *values, const render_opts_t *opts, render_file_t **files,
                  size_t *nfiles, buf_t *err) {
+  return render__chart(c, values, NULL, opts, files, nfiles, err);
+}
+
+int render_chart_take(const chart_t *c, cJSON *values, const render_opts_t *opts, render_file_t **files,
+                      size_t *nfiles, buf_t *err) {
+  return render__chart(c, values, values, opts, files, nfiles, err);
+}
+
+/* owned (when not NULL) is values, deleted as soon as the template values are built from it:
+ * for big values that halves the peak memory. */
+static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, const render_opts_t *opts,
+                         render_file_t **files, size_t *nfiles, buf_t *err) {
   *files = NULL;
   *nfiles = 0;
   render_opts_t def = {0};
@@ -935,6 +950,8 @@ int render_chart(const chart_t *c, const cJSON *values, const render_opts_t *opt
   }
   if ((rc = render__caps_value(a, o, NULL, &b.caps, err))) goto done;
   tpl_value_t vals = render__from_json(a, values);
+  cJSON_Delete(owned);
+  owned = NULL;
   if (vals.kind != TPL_MAP) vals = tpl_value_map_new(a, TPL_ELEM_ANY);
   if (vals.kind != TPL_MAP) {
     rc = RENDER_ENOMEM;
@@ -943,7 +960,7 @@ int render_chart(const chart_t *c, const cJSON *values, const render_opts_t *opt
   vals.iface = 0;
   tpl_value_t top;
   if ((rc = render__collect(&b, c, vals, &top))) goto done;
-  qsort(b.t, b.n, sizeof *b.t, render__cmp_tmpl);
+  if (b.n) qsort(b.t, b.n, sizeof *b.t, render__cmp_tmpl);
   srcs = calloc(b.n + 1, sizeof *srcs);
   set = tpl_set_new(funcs);
   if (!srcs || !set) {
@@ -1053,5 +1070,6 @@ done:
   tpl_set_free(set);
   tpl_funcs_free(funcs);
   tpl_arena_free(a);
+  cJSON_Delete(owned); /* when failing before the values were converted */
   return rc;
 }

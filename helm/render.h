@@ -53,6 +53,10 @@ typedef struct render_output_s {
  * non-partial templates in Helm's order. 0, RENDER_EINVAL (Helm's message in err) or RENDER_ENOMEM. */
 int render_chart(const chart_t *c, const cJSON *values, const render_opts_t *opts, render_file_t **files,
                  size_t *nfiles, buf_t *err);
+/* render_chart that takes values and deletes them as soon as the templates' copy is built (lower
+ * peak memory for big values); values is deleted in every case. */
+int render_chart_take(const chart_t *c, cJSON *values, const render_opts_t *opts, render_file_t **files,
+                      size_t *nfiles, buf_t *err);
 /* Frees what render_chart returned. */
 void render_files_free(render_file_t *files, size_t n);
 

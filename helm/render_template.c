@@ -11,6 +11,7 @@
 #include "base/yaml.h"
 #include "helm/manifest.h"
 #include "helm/render.h"
+#include "helm/template/semver.h"
 #include "helm/values.h"
 
 #define DEBUG_HINT "\n\nUse --debug flag to render out invalid YAML"
@@ -311,12 +312,18 @@ int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *o
     buf_puts(err, msg);
     return rc == VALUES_ENOMEM ? RENDER_ENOMEM : RENDER_EINVAL;
   }
-  if ((rc = values_validate_schema(c, vals, msg, sizeof msg))) {
-    buf_reset(err);
-    if (rc == VALUES_ENOTSUP) buf_puts(err, msg);
-    else buf_printf(err, "values don't meet the specifications of the schema(s) in the following chart(s):\n%s", msg);
-    cJSON_Delete(vals);
-    return RENDER_EINVAL;
+  {
+    buf_t sm = BUF_INIT;
+    if ((rc = values_validate_schema_buf(c, vals, &sm))) {
+      buf_reset(err);
+      if (rc == VALUES_ENOMEM) buf_puts(err, "out of memory");
+      else buf_printf(err, "values don't meet the specifications of the schema(s) in the following chart(s):\n%s",
+                      sm.data ? sm.data : "");
+      buf_free(&sm);
+      cJSON_Delete(vals);
+      return rc == VALUES_ENOMEM ? RENDER_ENOMEM : RENDER_EINVAL;
+    }
+    buf_free(&sm);
   }
   /* kubeVersion (renderResources) */
   if (c->meta.kube_version && *c->meta.kube_version) {
@@ -329,7 +336,7 @@ int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *o
     norm[k++] = 'v';
     while (*p && *p != '-' && *p != '+' && k + 1 < sizeof norm) norm[k++] = *p++;
     norm[k] = 0;
-    if (!chart_semver_check(c->meta.kube_version, norm)) {
+    if (semver_check(c->meta.kube_version, strlen(c->meta.kube_version), norm, strlen(norm)) != 1) {
       buf_reset(err);
       buf_printf(err, "chart requires kubeVersion: %s which is incompatible with Kubernetes %s" DEBUG_HINT,
                  c->meta.kube_version, git);
@@ -339,8 +346,7 @@ int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *o
   }
   render_file_t *files = NULL;
   size_t nfiles = 0;
-  rc = render_chart(c, vals, opts, &files, &nfiles, err);
-  cJSON_Delete(vals);
+  rc = render_chart_take(c, vals, opts, &files, &nfiles, err);
   if (rc) {
     if (rc != RENDER_ENOMEM) buf_puts(err, DEBUG_HINT);
     return rc;
@@ -371,7 +377,7 @@ int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *o
     render_files_free(files, nfiles);
     return rc;
   }
-  qsort(files, nfiles, sizeof *files, rt__cmp_files);
+  if (nfiles) qsort(files, nfiles, sizeof *files, rt__cmp_files);
   rt__item_t *gen = NULL, *hooks = NULL;
   size_t ngen = 0, nhooks = 0;
   for (size_t i = 0; i < nfiles && !rc; i++) {

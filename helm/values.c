@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/yaml.h"
+#include "helm/schema.h"
 
 static int values__fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int values__fail(char *err, size_t errlen, int code, const char *fmt, ...) {
@@ -163,25 +164,22 @@ static int values__coalesce_tables(cJSON *dst, cJSON *src, bool merge) {
   char **nonnil = calloc(n + 1, sizeof *nonnil);
   if (!nonnil) return VALUES_ENOMEM;
   size_t k = 0;
-  for (cJSON *kv = src->child; kv; kv = kv->next)
-    if (!cJSON_IsNull(kv)) nonnil[k++] = kv->string;
   int rc = 0;
+  /* the names of src's non-null keys before dst's nulls are copied in (copies: values__set may
+   * free the items that held them) */
+  for (cJSON *kv = src->child; kv && !rc; kv = kv->next)
+    if (!cJSON_IsNull(kv) && !(nonnil[k++] = strdup(kv->string))) rc = VALUES_ENOMEM;
   for (cJSON *kv = dst->child; kv && !rc; kv = kv->next) {
     if (!cJSON_IsNull(kv)) continue;
     cJSON *nul = cJSON_CreateNull();
     if (!nul) rc = VALUES_ENOMEM;
     else values__set(src, kv->string, nul);
   }
-  /* Pointers into src's keys stay valid only for items not replaced; compare by name instead. */
-  for (size_t i = 0; i < k; i++) {
-    cJSON *it = cJSON_GetObjectItemCaseSensitive(src, nonnil[i]);
-    nonnil[i] = (it && !cJSON_IsNull(it)) ? it->string : NULL;
-  }
   for (cJSON *kv = src->child; kv && !rc; kv = kv->next) {
     cJSON *dv = cJSON_GetObjectItemCaseSensitive(dst, kv->string);
     int orig_nonnil = 0;
-    for (size_t i = 0; i < k; i++)
-      if (nonnil[i] == kv->string) orig_nonnil = 1;
+    for (size_t i = 0; i < k && !orig_nonnil; i++)
+      if (nonnil[i] && !strcmp(nonnil[i], kv->string)) orig_nonnil = !cJSON_IsNull(kv);
     if (dv && !merge && cJSON_IsNull(dv) && orig_nonnil) {
       cJSON_Delete(cJSON_DetachItemViaPointer(dst, dv));
     } else if (!dv) {
@@ -193,6 +191,7 @@ static int values__coalesce_tables(cJSON *dst, cJSON *src, bool merge) {
       /* else: "cannot overwrite table with non table" (a warning in Helm) */
     }
   }
+  for (size_t i = 0; i < k; i++) free(nonnil[i]);
   free(nonnil);
   return rc;
 }
@@ -281,6 +280,8 @@ static void values__type_mismatch(char *err, size_t errlen, const char *name, co
     values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(string=%s)", name, c->valuestring);
   else if (cJSON_IsNumber(c))
     values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(float64=%g)", name, c->valuedouble);
+  else if (cJSON_IsRaw(c))
+    values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(int64=%s)", name, c->valuestring);
   else if (cJSON_IsBool(c))
     values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %s", name, cJSON_IsTrue(c) ? "true" : "false");
   else
@@ -330,24 +331,49 @@ int values_merge(const chart_t *c, const cJSON *user, cJSON **out, char *err, si
   return values__run(c, user, true, out, err, errlen);
 }
 
-/* JSON Schema validation is not implemented yet. Rendering a chart that carries a schema
- * without checking it could accept values Helm rejects, so such charts are refused. */
-static const chart_t *values__find_schema(const chart_t *c) {
-  if (c->schema) return c;
-  for (size_t i = 0; i < c->ndeps; i++) {
-    const chart_t *s = values__find_schema(c->deps[i]);
-    if (s) return s;
+/* ValidateAgainstSchema: the chart's schema against its values, then each subchart's against
+ * values[subchart name] (absent or null: skipped; not a map: reported). */
+int values_validate_schema_buf(const chart_t *c, const cJSON *values, buf_t *err) {
+  const char *name = c->meta.name ? c->meta.name : "";
+  if (c->schema) {
+    buf_t e = BUF_INIT;
+    int rc = schema_validate(c->schema, c->schema_len, values, &e);
+    if (rc == SCHEMA_ENOMEM) {
+      buf_free(&e);
+      return VALUES_ENOMEM;
+    }
+    if (rc) {
+      buf_printf(err, "%s:\n", name);
+      buf_append(err, e.data ? e.data : "", e.len);
+    }
+    buf_free(&e);
   }
-  return NULL;
+  for (size_t i = 0; i < c->ndeps; i++) {
+    const chart_t *sub = c->deps[i];
+    const char *sn = sub->meta.name ? sub->meta.name : "";
+    const cJSON *raw = cJSON_IsObject(values) ? cJSON_GetObjectItemCaseSensitive(values, sn) : NULL;
+    if (!raw || cJSON_IsNull(raw)) continue;
+    if (!cJSON_IsObject(raw)) {
+      const char *t = cJSON_IsString(raw) ? "string"
+                      : cJSON_IsBool(raw) ? "bool"
+                      : cJSON_IsRaw(raw)  ? "int64"
+                      : cJSON_IsNumber(raw) ? "float64"
+                      : "[]interface {}";
+      buf_printf(err, "%s:\ninvalid type for values: expected object (map), got %s\n", sn, t);
+      continue;
+    }
+    int rc = values_validate_schema_buf(sub, raw, err);
+    if (rc) return rc;
+  }
+  return err->len ? VALUES_EINVAL : 0;
 }
 
 int values_validate_schema(const chart_t *c, const cJSON *values, char *err, size_t errlen) {
-  (void)values;
-  const chart_t *s = values__find_schema(c);
-  if (!s) return 0;
-  snprintf(err, errlen, "chart \"%s\" has a values.schema.json; this rudder version cannot validate values against it yet",
-           s->meta.name ? s->meta.name : "?");
-  return VALUES_ENOTSUP;
+  buf_t b = BUF_INIT;
+  int rc = values_validate_schema_buf(c, values, &b);
+  if (rc && errlen) snprintf(err, errlen, "%s", rc == VALUES_ENOMEM ? "out of memory" : b.data ? b.data : "");
+  buf_free(&b);
+  return rc;
 }
 
 void values_yaml_error(const struct yaml_error_s *ye, char *out, size_t outlen) {

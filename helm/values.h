@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
+#include "base/buf.h"
 #include "helm/chart.h"
 
 #define VALUES_EINVAL (-22)
@@ -48,8 +49,11 @@ typedef int (*values_file_reader_t)(void *ud, const char *name, char **data, siz
  * "failed parsing --set data: ". */
 int values_parse_set(const char *s, values_set_kind_t kind, cJSON *dest, values_file_reader_t reader, void *ud,
                      char *err, size_t errlen);
-/* Checks values against the values.schema.json of the chart and its subcharts. Validation is not
- * implemented yet: 0 when no chart has a schema, else VALUES_ENOTSUP with err saying which chart. */
+/* ValidateAgainstSchema: values against the values.schema.json of the chart and of every subchart
+ * (with values[subchart]). 0, VALUES_EINVAL with Helm's per-chart text appended to err
+ * ("name:\n- at '/x': ...\n"), or VALUES_ENOMEM. */
+int values_validate_schema_buf(const chart_t *c, const cJSON *values, buf_t *err);
+/* values_validate_schema_buf with the text truncated into err (errlen bytes). */
 int values_validate_schema(const chart_t *c, const cJSON *values, char *err, size_t errlen);
 
 struct yaml_error_s;

@@ -56,6 +56,7 @@ static void sv_quote(buf_t *b, const char *s, size_t n) {
 static int sv_until(sv_t *p, const char *stop, buf_t *out, int *last) {
   buf_reset(out);
   if (buf_reserve(out, 0)) return SV_NOMEM;
+  out->data[0] = 0; /* an empty key is "" */
   *last = 0;
   while (p->pos < p->n) {
     char c = p->s[p->pos++];
@@ -452,7 +453,8 @@ static int sv_key(sv_t *p, cJSON *data, int level) {
     buf_free(&vb);
     if (rc) goto out;
     sv_set(data, key, v);
-    rc = eof ? SV_EOF : 0;
+    (void)eof; /* Go's key() returns nil here even at the end; the next call sees EOF */
+    rc = 0;
     goto out;
   }
   if (last == ',') {

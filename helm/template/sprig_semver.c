@@ -665,3 +665,28 @@ const tpl_func_t sprig__semver_fns[] = {
     {"semverCompare", "ss", f_semver_compare, NULL, "func(string, string) (bool, error)"},
 };
 const size_t sprig__semver_nfns = sizeof sprig__semver_fns / sizeof sprig__semver_fns[0];
+
+/* ---- exported for chart code (helm/template/semver.h) ------------------------ */
+
+#include "helm/template/semver.h"
+
+int semver_valid(const char *s, size_t n) {
+  buf_t err = BUF_INIT;
+  sv_t v;
+  int rc = sv_parse(s, n, &v, &err);
+  buf_free(&err);
+  return rc == 0;
+}
+
+int semver_check(const char *cs, size_t cn, const char *vs, size_t vn) {
+  buf_t err = BUF_INIT;
+  sv_t v;
+  int rc = sv_parse(vs, vn, &v, &err);
+  if (rc == 0) {
+    tpl_arena_t *a = tpl_arena_new(0);
+    rc = a ? constraint_check(a, cs, cn, &v, true, &err) : TPL_ENOMEM;
+    tpl_arena_free(a);
+  } else rc = -1;
+  buf_free(&err);
+  return rc == TPL_ENOMEM ? -12 : rc < 0 ? -1 : rc;
+}

@@ -3,7 +3,9 @@
 # `rudder template` (the rudder-template test binary) and compares standard output byte for byte
 # and success/failure; then packages each chart with `helm package` and compares the .tgz render
 # too. An optional <name>.args file next to the chart holds extra arguments (one per line; $DIR
-# is the tests/charts directory). Fails loudly when helm is missing.
+# is the tests/charts directory); each <name>@<variant>.args adds one more run of the same chart; an executable <name>.gen is run
+# with a directory to write generated inputs to, which the args name as $GEN; when it writes
+# $GEN/chart/Chart.yaml, that generated chart is rendered instead of the directory. Fails loudly when helm is missing.
 # Usage: run.sh RUDDER_TEMPLATE_BINARY [CHART...]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,16 +40,37 @@ compare() { # name chart-path args...
   fi
   if [ $ok -eq 1 ]; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); fi
 }
-for c in "${charts[@]}"; do
+read_args() { # file -> args array (one per line; $DIR is this directory)
   args=(rel)
-  if [ -f "$here/$c.args" ]; then
-    while IFS= read -r line; do [ -n "$line" ] && args+=("${line//\$DIR/$here}"); done <"$here/$c.args"
+  if [ -f "$1" ]; then
+    while IFS= read -r line; do
+      [ -n "$line" ] || continue
+      line=${line//\$DIR/$here}
+      args+=("${line//\$GEN/$gen}")
+    done <"$1"
   fi
-  compare "$c" "$here/$c" "${args[@]}"
+}
+for c in "${charts[@]}"; do
+  # <chart>.gen DIR writes generated inputs (e.g. a huge values file) that args name as $GEN/...
+  gen="$tmp/gen/$c"
+  mkdir -p "$gen"
+  if [ -x "$here/$c.gen" ] && ! "$here/$c.gen" "$gen"; then
+    echo "FAIL $c: $c.gen failed"; fail=$((fail + 1)); continue
+  fi
+  # a generator may also build the chart itself at $GEN/chart (e.g. with packed subcharts)
+  cpath="$here/$c"
+  [ -f "$gen/chart/Chart.yaml" ] && cpath="$gen/chart"
   mkdir -p "$tmp/pkg/$c"
-  if "$helm" package "$here/$c" -d "$tmp/pkg/$c" >/dev/null 2>&1; then
-    compare "$c.tgz" "$(ls "$tmp/pkg/$c"/*.tgz)" "${args[@]}"
-  fi
+  tgz=
+  if "$helm" package "$cpath" -d "$tmp/pkg/$c" >/dev/null 2>&1; then tgz=$(ls "$tmp/pkg/$c"/*.tgz); fi
+  # <chart>.args, plus one more comparison per <chart>@<variant>.args
+  variants=("$c")
+  for f in "$here/$c"@*.args; do [ -f "$f" ] && variants+=("$(basename "$f" .args)"); done
+  for v in "${variants[@]}"; do
+    read_args "$here/$v.args"
+    compare "$v" "$cpath" "${args[@]}"
+    if [ -n "$tgz" ]; then compare "$v.tgz" "$tgz" "${args[@]}"; fi
+  done
 done
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

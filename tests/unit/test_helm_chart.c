@@ -4,6 +4,7 @@
 
 #include "base/gz.h"
 #include "helm/chart.h"
+#include "helm/template/semver.h"
 #include "helm/values.h"
 #include "t.h"
 
@@ -112,14 +113,18 @@ int main(void) {
   CHECK_EQ_STR(err.message, "validation: chart.metadata.version \"nope\" is invalid");
 
   /* semver */
-  CHECK(chart_semver_check(">= 1.25.0-0", "v1.37.0"));
-  CHECK(!chart_semver_check(">=1.40.0-0", "v1.37.0"));
-  CHECK(chart_semver_check("~2.1.0", "2.1.3"));
-  CHECK(!chart_semver_check("~2.1.0", "2.2.0"));
-  CHECK(chart_semver_check("^1.2", "1.9.0"));
-  CHECK(chart_semver_check("1.x.x", "1.2.0"));
-  CHECK(!chart_semver_check("1.x", "2.0.0"));
-  CHECK(chart_semver_check("<1.0 || >=3", "3.1.0"));
+  CHECK(semver_check(">= 1.25.0-0", strlen(">= 1.25.0-0"), "v1.37.0", strlen("v1.37.0")) == 1);
+  CHECK(semver_check(">=1.40.0-0", strlen(">=1.40.0-0"), "v1.37.0", strlen("v1.37.0")) == 0);
+  CHECK(semver_check("~2.1.0", strlen("~2.1.0"), "2.1.3", strlen("2.1.3")) == 1);
+  CHECK(semver_check("~2.1.0", strlen("~2.1.0"), "2.2.0", strlen("2.2.0")) == 0);
+  CHECK(semver_check("^1.2", strlen("^1.2"), "1.9.0", strlen("1.9.0")) == 1);
+  CHECK(semver_check("1.x.x", strlen("1.x.x"), "1.2.0", strlen("1.2.0")) == 1);
+  CHECK(semver_check("1.x", strlen("1.x"), "2.0.0", strlen("2.0.0")) == 0);
+  CHECK(semver_check("<1.0 || >=3", strlen("<1.0 || >=3"), "3.1.0", strlen("3.1.0")) == 1);
+  CHECK_EQ_INT(semver_check("", 0, "1.0.0", 5), -1);
+  CHECK_EQ_INT(semver_check(">= 1", 4, "nope", 4), -1);
+  CHECK(semver_valid("v1.2", 4));
+  CHECK(!semver_valid("1.2.3.4", 7));
 
   /* strvals */
   cJSON *v = cJSON_CreateObject();
