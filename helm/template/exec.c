@@ -225,16 +225,18 @@ static const char *param_type_name(char t) {
   case 'l': return "[]interface {}";
   case 'm': return "map[string]interface {}";
   case 'L': return "[]string";
+  case 'w': return "io.Writer";
   }
   return "?";
 }
 
-static bool param_can_be_nil(char t) { return t == 'a' || t == 'v' || t == 'l' || t == 'm' || t == 'L'; }
+static bool param_can_be_nil(char t) { return t == 'a' || t == 'v' || t == 'l' || t == 'm' || t == 'L' || t == 'w'; }
 
 static tpl_value_t zero_of_param(char t) {
   tpl_value_t v = {0};
   switch (t) {
-  case 'a': v.kind = TPL_NIL; break;
+  case 'a':
+  case 'w': v.kind = TPL_NIL; break;
   case 'l': v.kind = TPL_LIST; v.elem = TPL_ELEM_ANY; break;
   case 'L': v.kind = TPL_LIST; v.elem = TPL_ELEM_STRING; break;
   case 'm': v.kind = TPL_MAP; v.elem = TPL_ELEM_ANY; break;
@@ -335,6 +337,17 @@ static int eval_field(tpl__state_t *s, tpl_value_t dot, const char *fname, size_
       }
     }
     return s_errorf(s, "can't evaluate field %s in type %s", nm, t->name);
+  }
+  /* A named map or slice type: Go looks for a method first (methods win over keys). */
+  const tpl_type_t *nt = recv.kind == TPL_MAP && recv.u.map ? recv.u.map->type
+                         : recv.kind == TPL_LIST && recv.u.list ? recv.u.list->type
+                                                                : NULL;
+  if (nt && nt->method) {
+    char *nm = tpl_arena_strndup(s->x->a, fname, flen);
+    if (!nm) return s_nomem(s);
+    void *self = recv.kind == TPL_MAP ? (void *)recv.u.map : (void *)recv.u.list;
+    const tpl_func_t *m = nt->method(self, nm);
+    if (m) return eval_call(s, dot, m, -1, node, fname, flen, args, nargs, final, self, out);
   }
   if (recv.kind == TPL_MAP) {
     if (has_args) return s_errorf(s, "%.*s is not a method but has arguments", (int)flen, fname);
@@ -655,6 +668,14 @@ static int print_value(tpl__state_t *s, const tpl_node_t *n, const tpl_value_t *
   if (v->kind == TPL_FUNC) return s_errorf(s, "can't print %s of type %s", node_str(s, n), type_str(s, v));
   size_t before = s->out->len;
   if (tpl_fmt_value(s->out, v)) return s_nomem(s);
+  /* Go's printableValue indirects a pointer first: {{ .Capabilities }} prints the struct without
+   * the "&" that fmt gives a pointer to a struct without String(). */
+  if (v->kind == TPL_OBJECT && v->u.obj->type->name[0] == '*' && !v->u.obj->type->format &&
+      s->out->len > before && s->out->data[before] == '&') {
+    memmove(s->out->data + before, s->out->data + before + 1, s->out->len - before - 1);
+    s->out->len--;
+    s->out->data[s->out->len] = 0;
+  }
   if (s->out->len > s->x->max_output) {
     s->out->len = before;
     return s_limitf(s, "template output exceeds %zu bytes", s->x->max_output);
@@ -838,6 +859,7 @@ int tpl_call_errorf(tpl_call_t *call, const char *fmt, ...) {
 tpl_arena_t *tpl_call_arena(tpl_call_t *call) { return call->s->x->a; }
 void *tpl_call_udata(tpl_call_t *call) { return call->fn ? call->fn->udata : NULL; }
 void *tpl_call_self(tpl_call_t *call) { return call->self; }
+const tpl_funcs_t *tpl__call_funcs(tpl_call_t *call) { return tpl__set_funcs(call->s->x->set); }
 void *tpl_call_exec_udata(tpl_call_t *call) { return call->s->x->udata; }
 
 int tpl_call_execute(tpl_call_t *call, const char *name, tpl_value_t data, buf_t *out) {

@@ -640,6 +640,24 @@ static bool handle_methods(tpl__pp_t *p, const tpl_value_t *v, int32_t verb) {
   return true;
 }
 
+/* Go's struct printing of a host object without String() (or any object under %#v): the type's
+ * field callback answers the reserved names "%v", "%+v" and "%#v" (never Go identifiers, so no
+ * template can ask for them) with the text Go prints, e.g. `{v1.20.0 1 20}`,
+ * `{Version:v1.20.0 Major:1 Minor:20}`, `common.KubeVersion{Version:"v1.20.0", ...}`. %s uses the
+ * "%v" form (the same text when every field is a string, as in Helm's structs). */
+static bool object_gofmt(tpl__pp_t *p, const tpl_value_t *v, int32_t verb) {
+  const tpl_type_t *t = v->u.obj->type;
+  const char *key = p->f.sharpv                 ? "%#v"
+                    : verb == 'v' && p->f.plusv ? "%+v"
+                    : verb == 'v' || verb == 's' ? "%v"
+                                                 : NULL;
+  if (!key || !t->field) return false;
+  tpl_value_t r = {0};
+  if (t->field(v->u.obj->self, key, &r) != 1 || r.kind != TPL_STRING) return false;
+  pp_write(p, r.u.s.p, r.u.s.n);
+  return true;
+}
+
 /* Go's pp.fmtFloat for a float64; false when the verb does not apply. */
 static bool fmt_float_verb(tpl__pp_t *p, double f, int32_t verb) {
   switch (verb) {
@@ -704,6 +722,28 @@ static void print_value(tpl__pp_t *p, const tpl_value_t *v, int32_t verb, int de
     else bad_verb(p, verb, v);
     break;
   case TPL_LIST: {
+    if (v->elem == TPL_ELEM_UINT8 && (verb == 's' || verb == 'q' || verb == 'x' || verb == 'X' ||
+                                      (depth == 0 && p->f.sharpv && !(v->u.list && v->u.list->type)))) {
+      /* Go's fmtBytes: a []byte prints as text for %s %q %x %X, and as []byte{0x68, ...} for a
+       * top-level %#v (nested ones go through reflection: []uint8{0x68, ...}). */
+      size_t n = v->u.list ? v->u.list->len : 0;
+      if (p->f.sharpv) {
+        pp_puts(p, v->u.list ? "[]byte{" : "[]byte(nil)");
+        if (!v->u.list) break;
+        for (size_t i = 0; i < n; i++) {
+          if (i) pp_puts(p, ", ");
+          print_value(p, &v->u.list->items[i], verb, depth + 1);
+        }
+        pp_putc(p, '}');
+        break;
+      }
+      char *b = malloc(n ? n : 1);
+      if (!b) { p->rc = TPL_ENOMEM; return; }
+      for (size_t i = 0; i < n; i++) b[i] = (char)v->u.list->items[i].u.u;
+      fmt_string(p, b, n, (char)verb);
+      free(b);
+      break;
+    }
     if (p->f.sharpv) {
       buf_t t = BUF_INIT;
       tpl_value_type_name(v, &t);
@@ -754,6 +794,7 @@ static void print_value(tpl__pp_t *p, const tpl_value_t *v, int32_t verb, int de
   }
   case TPL_OBJECT:
     if (depth == 0 && handle_methods(p, v, verb)) break;
+    if (object_gofmt(p, v, verb)) break;
     pp_puts(p, "{}");
     break;
   case TPL_FUNC:

@@ -14,3 +14,12 @@ typedef struct tpl_helm_state_s {
 
 /* Adds include, required and fail to a function table. 0 or a negative error. */
 int tpl_helm_funcs_add(tpl_funcs_t *t);
+
+/* Helm's common.Values (pkg/chart/common/values.go): the named map type of `.Values` (root and
+ * subchart) and `.Template`, with its methods AsMap, Encode, PathValue, Table and YAML. `%T` prints
+ * "common.Values"; `.Values.Table "a.b"` etc. call the methods (methods win over keys, as in Go);
+ * keys, range, index, len and printing behave as for the underlying map[string]interface {}.
+ * YAML uses the function table's toYaml. Set it with tpl_helm_values_mark or map->type = this. */
+const tpl_type_t *tpl_helm_values_type(void);
+/* Marks a non-nil map[string]interface{} value as common.Values: 0, or TPL_EINVAL for another value. */
+int tpl_helm_values_mark(tpl_value_t *v);

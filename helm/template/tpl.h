@@ -63,6 +63,8 @@ typedef enum {
   TPL_ELEM_INT64,   /* int64 */
   TPL_ELEM_FLOAT64, /* float64 */
   TPL_ELEM_BOOL,    /* bool */
+  TPL_ELEM_UINT8,   /* uint8 (a []byte is a TPL_LIST of uint8: see tpl_value_bytes) */
+  TPL_ELEM_BYTES,   /* []uint8 (e.g. the values of Helm's Files, map[string][]byte) */
 } tpl_elem_t;
 
 typedef struct tpl_value_s tpl_value_t;
@@ -70,6 +72,7 @@ typedef struct tpl_list_s tpl_list_t;
 typedef struct tpl_map_s tpl_map_t;
 typedef struct tpl_object_s tpl_object_t;
 typedef struct tpl_func_s tpl_func_t;
+struct tpl_type_s;
 
 struct tpl_value_s {
   uint8_t kind; /* tpl_kind_t */
@@ -101,6 +104,9 @@ struct tpl_list_s {
   size_t len, cap;
   tpl_value_t *items;
   uint8_t elem; /* tpl_elem_t of the items: decides the zero value and append's growth */
+  /* A named slice type (Go `type VersionSet []string`): its name for %T and errors and its
+   * methods (which receive this tpl_list_t as tpl_call_self); NULL: an unnamed []T. */
+  const struct tpl_type_s *type;
 };
 
 typedef struct tpl_map_entry_s {
@@ -115,6 +121,11 @@ struct tpl_map_s {
   uint32_t *index;       /* open-addressing hash of ents positions + 1 */
   size_t icap;
   const char *type_name; /* Go type for %T when a named map type (e.g. "common.Values"); NULL: map[string]... */
+  /* A named map type with methods (Go `type Values map[string]any`): name (wins over type_name)
+   * and methods, which receive this tpl_map_t as tpl_call_self. `.Name` calls a method when the
+   * type has one (methods win over keys, as in Go), else looks the key up; range, index, len and
+   * printing see the underlying map. NULL: no methods. */
+  const struct tpl_type_s *type;
 };
 
 /* Constructors for scalar values (no allocation; strings are borrowed). */
@@ -143,6 +154,10 @@ tpl_value_t tpl_value_str_copy(tpl_arena_t *a, const char *p, size_t n);
 tpl_value_t tpl_value_list_new(tpl_arena_t *a, tpl_elem_t elem, size_t cap);
 /* A new empty map (elem type given); kind TPL_INVALID when out of memory. */
 tpl_value_t tpl_value_map_new(tpl_arena_t *a, tpl_elem_t elem);
+/* A Go []byte holding a copy of p[0..n): a TPL_LIST of uint8 (elem TPL_ELEM_UINT8), which ranges,
+ * indexes and prints like Go's ([104 105]; %s/%q/%x print the bytes as text). Kind TPL_INVALID
+ * when out of memory. */
+tpl_value_t tpl_value_bytes(tpl_arena_t *a, const char *p, size_t n);
 /* Appends to a list value (which must be non-nil), growing its capacity as
  * Go's append does (a list built by pushes from tpl_value_list_new(.., 0) has
  * the capacity encoding/json gives a decoded array); 0 or TPL_ENOMEM. */
@@ -169,7 +184,7 @@ typedef struct tpl_call_s tpl_call_t;
 /* Parameter types of host functions, one letter each in tpl_func_t.sig:
  * 'a' interface{}, 'v' reflect.Value (raw, even invalid), 's' string,
  * 'i' int, 'I' int64, 'f' float64, 'b' bool, 'l' []interface{},
- * 'm' map[string]interface{}, 'L' []string. A final '*' makes the last
+ * 'm' map[string]interface{}, 'L' []string, 'w' io.Writer (only nil fits). A final '*' makes the last
  * parameter variadic (Go's ...T). */
 typedef int (*tpl_fn_t)(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *result);
 

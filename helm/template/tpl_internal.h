@@ -105,6 +105,8 @@ extern const char *const tpl__builtin_sigs[TPL_B_COUNT];
 int tpl__node_string(const tpl_node_t *n, buf_t *out);
 /* Finds the template of that name in the set; NULL when absent. */
 const tpl_tree_t *tpl__set_lookup(const tpl_set_t *set, const char *name, size_t len);
+/* The function table of the running execution (NULL in plain Go mode). */
+const tpl_funcs_t *tpl__call_funcs(tpl_call_t *call);
 /* The set's function table. */
 const tpl_funcs_t *tpl__set_funcs(const tpl_set_t *set);
 /* Formats an int64 rune with %#U into out (for lexer errors). */

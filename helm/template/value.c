@@ -132,6 +132,17 @@ tpl_value_t tpl__zero_of_elem(uint8_t elem) {
   case TPL_ELEM_INT64: return tpl_value_int64(0);
   case TPL_ELEM_FLOAT64: return tpl_value_float(0);
   case TPL_ELEM_BOOL: return tpl_value_bool(false);
+  case TPL_ELEM_UINT8: {
+    tpl_value_t v = tpl_value_uint64(0);
+    v.elem = 1;
+    return v;
+  }
+  case TPL_ELEM_BYTES: {
+    tpl_value_t v = {0}; /* a nil []byte */
+    v.kind = TPL_LIST;
+    v.elem = TPL_ELEM_UINT8;
+    return v;
+  }
   default: return tpl_value_nil();
   }
 }
@@ -159,6 +170,14 @@ tpl_value_t tpl_value_list_new(tpl_arena_t *a, tpl_elem_t elem, size_t cap) {
   v.kind = TPL_LIST;
   v.elem = (uint8_t)elem;
   v.u.list = l;
+  return v;
+}
+
+tpl_value_t tpl_value_bytes(tpl_arena_t *a, const char *p, size_t n) {
+  tpl_value_t v = tpl_value_list_new(a, TPL_ELEM_UINT8, n);
+  if (v.kind != TPL_LIST) return v;
+  for (size_t i = 0; i < n; i++) v.u.list->items[i].u.u = (unsigned char)p[i];
+  v.u.list->len = n;
   return v;
 }
 
@@ -296,7 +315,7 @@ void tpl__sort_entries(const tpl_map_entry_t **es, size_t n) { qsort(es, n, size
 
 /* ---- type names, truth, length ---- */
 
-static const char *const tpl__elem_names[] = {"interface {}", "string", "int", "int64", "float64", "bool"};
+static const char *const tpl__elem_names[] = {"interface {}", "string", "int", "int64", "float64", "bool", "uint8", "[]uint8"};
 
 int tpl_value_type_name(const tpl_value_t *v, buf_t *out) {
   switch (v->kind) {
@@ -308,8 +327,11 @@ int tpl_value_type_name(const tpl_value_t *v, buf_t *out) {
   case TPL_UINT64: return buf_puts(out, v->elem == 1 ? "uint8" : "uint64");
   case TPL_FLOAT64: return buf_puts(out, "float64");
   case TPL_STRING: return buf_puts(out, "string");
-  case TPL_LIST: return buf_printf(out, "[]%s", tpl__elem_names[v->elem]);
+  case TPL_LIST:
+    if (v->u.list && v->u.list->type) return buf_puts(out, v->u.list->type->name);
+    return buf_printf(out, "[]%s", tpl__elem_names[v->elem]);
   case TPL_MAP:
+    if (v->u.map && v->u.map->type) return buf_puts(out, v->u.map->type->name);
     if (v->u.map && v->u.map->type_name) return buf_puts(out, v->u.map->type_name);
     return buf_printf(out, "map[string]%s", tpl__elem_names[v->elem]);
   case TPL_OBJECT: return buf_puts(out, v->u.obj->type->name);
