@@ -12,6 +12,7 @@
 
 #include "helm/template/helm_funcs.h"
 #include "helm/template/sprig.h"
+#include "helm/release.h"
 #include "helm/template/tpl.h"
 
 static double now_ns(void) {
@@ -90,7 +91,10 @@ int main(int argc, char **argv) {
     if (!c) continue;
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(c, "name"));
     cJSON *tpls = cJSON_GetObjectItem(c, "templates");
-    char *vjson = cJSON_PrintUnformatted(cJSON_GetObjectItem(c, "values"));
+    /* Go's encoding, exact for every double (cJSON_Print rounds some to 15 digits). */
+    buf_t vbuf = BUF_INIT;
+    release_go_json_append(&vbuf, cJSON_GetObjectItem(c, "values"));
+    char *vjson = buf_steal(&vbuf);
     buf_t out = BUF_INIT;
     double exec_ns = 0;
     size_t arena = 0;

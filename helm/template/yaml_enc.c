@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "helm/template/sprig_internal.h"
+#include "helm/template/unicode.h"
 
 int sprig__json_float(buf_t *o, double f);
 
@@ -622,30 +623,28 @@ bool sprig__yaml_plain_is_str(const char *s, size_t n) {
 
 /* ---- yaml.v2's key order ---- */
 
-static bool is_letter(int32_t r) {
-  if ((r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')) return true;
-  if (r < 0xAA) return false;
-  if (r == 0xD7 || r == 0xF7 || (r >= 0xAB && r <= 0xB4) || (r >= 0xB6 && r <= 0xB9) || (r >= 0xBB && r <= 0xBF))
-    return false;
-  if ((r >= 0x2000 && r <= 0x2BFF) || (r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFF20) ||
-      (r >= 0xD800 && r <= 0xF8FF) || r == 0xFFFD)
-    return false;
-  return true;
-}
-static bool is_digit(int32_t r) { return r >= '0' && r <= '9'; }
+/* unicode.IsLetter, from the core's Go unicode tables. */
+static bool is_letter(int32_t r) { return tpl_unicode_is_letter(r); }
+static bool is_digit(int32_t r) { return tpl_unicode_is_digit(r); }
 
 typedef struct {
   int32_t *r;
   size_t n;
 } runes_t;
 
-static bool key_less(const runes_t *a, const runes_t *b) {
+/* yaml.v2's keyList.Less; v3: yaml.v3's, which after a common run ending in a
+ * digit puts letters first ("0b" < "07"). */
+static bool key_less(const runes_t *a, const runes_t *b, bool v3) {
   const int32_t *ar = a->r, *br = b->r;
+  bool digits = false;
   for (size_t i = 0; i < a->n && i < b->n; i++) {
-    if (ar[i] == br[i]) continue;
+    if (ar[i] == br[i]) {
+      digits = is_digit(ar[i]);
+      continue;
+    }
     bool al = is_letter(ar[i]), bl = is_letter(br[i]);
     if (al && bl) return ar[i] < br[i];
-    if (al || bl) return bl;
+    if (al || bl) return v3 && digits ? al : bl;
     int64_t an = 0, bn = 0;
     size_t ai, bi;
     if (ar[i] == '0' || br[i] == '0') {
@@ -673,10 +672,10 @@ typedef struct {
   const tpl_value_t *val;
 } ykey_t;
 
-static void sort_keys(ykey_t *ks, size_t n, ykey_t *tmp) {
+static void sort_keys(ykey_t *ks, size_t n, ykey_t *tmp, bool v3) {
   if (n <= 12) {
     for (size_t i = 1; i < n; i++)
-      for (size_t j = i; j > 0 && key_less(&ks[j].k, &ks[j - 1].k); j--) {
+      for (size_t j = i; j > 0 && key_less(&ks[j].k, &ks[j - 1].k, v3); j--) {
         ykey_t t = ks[j];
         ks[j] = ks[j - 1];
         ks[j - 1] = t;
@@ -684,10 +683,10 @@ static void sort_keys(ykey_t *ks, size_t n, ykey_t *tmp) {
     return;
   }
   size_t h = n / 2;
-  sort_keys(ks, h, tmp);
-  sort_keys(ks + h, n - h, tmp);
+  sort_keys(ks, h, tmp, v3);
+  sort_keys(ks + h, n - h, tmp, v3);
   size_t i = 0, j = h, o = 0;
-  while (i < h && j < n) tmp[o++] = key_less(&ks[j].k, &ks[i].k) ? ks[j++] : ks[i++];
+  while (i < h && j < n) tmp[o++] = key_less(&ks[j].k, &ks[i].k, v3) ? ks[j++] : ks[i++];
   while (i < h) tmp[o++] = ks[i++];
   while (j < n) tmp[o++] = ks[j++];
   memcpy(ks, tmp, n * sizeof(*ks));
@@ -957,7 +956,7 @@ static void emit_map(ye_t *e, const tpl_map_t *m, int depth) {
     }
   }
   /* Duplicate keys after sanitizing: the later one wins in Go's map. */
-  sort_keys(ks, m->len, ks + m->len);
+  sort_keys(ks, m->len, ks + m->len, e->v3);
   increase_indent(e, false, false);
   for (size_t i = 0; i < m->len && !e->rc; i++) {
     if (i + 1 < m->len && ks[i].klen == ks[i + 1].klen && memcmp(ks[i].key, ks[i + 1].key, ks[i].klen) == 0) continue;
@@ -1095,6 +1094,118 @@ int sprig_yaml_encode_v3(buf_t *out, const tpl_value_t *v, buf_t *err) {
   return e.rc;
 }
 
+/* ---- yaml.v2 reading the JSON text back: stale simple keys ----
+ * sigs.k8s.io/yaml.Marshal hands json.Marshal's text (one line, flow style) to
+ * yaml.v2. A mapping key there is a "possible simple key" that goes stale when
+ * a line break (a raw NEL: json.Marshal escapes \n, \r, U+2028 and U+2029)
+ * lies inside it or when it spans more than 1024 characters (the literal with
+ * its quotes, escapes counted as written); the parser then fails at the ':'
+ * with "did not find expected ',' or '}'", naming the (0-based) line of the
+ * ':' unless it is 0. Control characters anywhere are the reader's error
+ * instead when the reader decodes it first. Returns 0, or -1 with err set. */
+static bool key_may_go_stale(const tpl_value_t *v, int depth) {
+  if (depth > 10000) return false;
+  if (v->kind == TPL_LIST && v->u.list) {
+    for (size_t i = 0; i < v->u.list->len; i++)
+      if (key_may_go_stale(&v->u.list->items[i], depth + 1)) return true;
+  } else if (v->kind == TPL_MAP && v->u.map) {
+    const tpl_map_t *m = v->u.map;
+    for (size_t i = 0; i < m->len; i++) {
+      const char *k = m->ents[i].key;
+      size_t kn = m->ents[i].klen;
+      if (kn > 170) return true;
+      for (size_t j = 0; j + 1 < kn; j++)
+        if ((unsigned char)k[j] == 0xC2 && (unsigned char)k[j + 1] == 0x85) return true;
+      if (key_may_go_stale(&m->ents[i].val, depth + 1)) return true;
+    }
+  }
+  return false;
+}
+
+static int stale_key_check(const tpl_value_t *v, buf_t *err) {
+  if (!key_may_go_stale(v, 0)) return 0;
+  buf_t j = BUF_INIT, jerr = BUF_INIT;
+  int rc = 0;
+  if (sprig_json_encode(&j, v, true, NULL, &jerr) == 0 && j.data) {
+    const unsigned char *s = (const unsigned char *)j.data;
+    /* The first control character's offset: yaml.v2's reader decodes the input
+     * in raw chunks of 512 bytes (a chunk ends before a cut character), and
+     * fails as soon as it decodes the chunk holding one. */
+    size_t ctl_at = (size_t)-1;
+    for (size_t i = 0; i < j.len;) {
+      int32_t r;
+      size_t w = tpl__utf8_decode(j.data + i, j.len - i, &r);
+      if (r == 0x7F || (r >= 0x80 && r <= 0x9F && r != 0x85) || r == 0xFFFE || r == 0xFFFF) {
+        ctl_at = i;
+        break;
+      }
+      i += w;
+    }
+    size_t n = j.len, line = 0;
+    for (size_t i = 0; i < n;) {
+      if (s[i] != '"') {
+        i++;
+        continue;
+      }
+      size_t chars = 1, nels = 0, k = i + 1;
+      bool ctl = false;
+      while (k < n && s[k] != '"') {
+        if (s[k] == '\\') {
+          k += 2;
+          chars += 2;
+          continue;
+        }
+        int32_t r;
+        size_t w = tpl__utf8_decode((const char *)s + k, n - k, &r);
+        if (r == 0x85) nels++;
+        if (r == 0x7F || (r >= 0x80 && r <= 0x9F && r != 0x85) || r == 0xFFFE || r == 0xFFFF) ctl = true;
+        k += w;
+        chars++;
+      }
+      chars++;
+      (void)ctl;
+      line += nels;
+      k++;
+      if (k < n && s[k] == ':' && (nels || chars > 1024)) {
+        if (ctl_at != (size_t)-1) {
+          /* Before the parser sees the ':' the scanner has cached 4 characters from it. */
+          size_t end = k;
+          for (int c = 0; c < 3 && end < n; c++) {
+            int32_t r;
+            end += tpl__utf8_decode(j.data + end, n - end, &r);
+          }
+          if (end >= n) end = n - 1;
+          size_t start = 0;
+          bool ctl_first = false;
+          while (start < n) {
+            size_t stop = start + 512 >= n ? n : start + 512;
+            while (stop < n && stop > start && (s[stop] & 0xC0) == 0x80) stop--;
+            if (ctl_at < stop) {
+              ctl_first = true;
+              break;
+            }
+            if (end < stop) break;
+            start = stop;
+          }
+          if (ctl_first) break; /* the emitter reports the control character */
+        }
+        if (err) {
+          buf_puts(err, "yaml: ");
+          if (line) buf_printf(err, "line %zu: ", line);
+          buf_puts(err, "did not find expected ',' or '}'");
+        }
+        rc = -1;
+        break;
+      }
+      i = k;
+    }
+  }
+
+  buf_free(&j);
+  buf_free(&jerr);
+  return rc;
+}
+
 int sprig_yaml_encode(buf_t *out, const tpl_value_t *v, buf_t *err) {
   buf_t scratch = BUF_INIT;
   ye_t e = {0};
@@ -1105,7 +1216,8 @@ int sprig_yaml_encode(buf_t *out, const tpl_value_t *v, buf_t *err) {
   e.indent = -1;
   e.whitespace = true;
   e.indention = true;
-  emit_node(&e, v, true, false, false, false, 0);
+  if (stale_key_check(v, e.err)) e.rc = -1;
+  else emit_node(&e, v, true, false, false, false, 0);
   if (!e.rc) {
     /* DOCUMENT-END (implicit): write_indent with indent -1. */
     e.indent = -1;

@@ -38,6 +38,7 @@ import (
 
 	"github.com/Masterminds/sprig/v3"
 	"golang.org/x/crypto/bcrypt"
+	"helm.sh/helm/v4/pkg/chart/common"
 	_ "helm.sh/helm/v4/pkg/engine"
 	"sigs.k8s.io/yaml"
 )
@@ -53,6 +54,7 @@ var _ = sprig.TxtFuncMap // Sprig is pinned in go.mod; Helm's table embeds it.
 type tcase struct {
 	Name      string      `json:"name"`
 	Mode      string      `json:"mode"`
+	Dot       string      `json:"dot,omitempty"`
 	Entry     string      `json:"entry"`
 	Templates [][2]string `json:"templates"`
 	Values    any         `json:"values"`
@@ -144,7 +146,11 @@ func run(c *tcase) {
 		}
 	}
 	c.Values = vals
-	out, err := render(c, vals)
+	var dot any = vals
+	if c.Dot == "helm" {
+		dot = helmDot(vals.(map[string]any))
+	}
+	out, err := render(c, dot)
 	if err != nil {
 		s := err.Error()
 		c.Error = &s
@@ -235,6 +241,8 @@ func parseFile(path string) ([]*tcase, error) {
 				cur.Entry = strings.TrimPrefix(s, "entry ")
 			case strings.HasPrefix(s, "mode "):
 				cur.Mode = strings.TrimPrefix(s, "mode ")
+			case s == "dot helm":
+				cur.Dot = "helm"
 			case s == "values" || strings.HasPrefix(s, "template "):
 				sec = s
 			default:
@@ -320,5 +328,36 @@ func main() {
 				os.Exit(2)
 			}
 		}
+	}
+}
+
+// helmDot is the data of a "--- dot helm" case: Helm's own named types, so
+// that methods, ranging and printing of host values can be compared:
+//
+//	.Values     common.Values (the case's values)
+//	.Template   common.Values{"Name": "chart/templates/x.yaml", "BasePath": "chart/templates"}
+//	.Bytes      []byte("hi")
+//	.NoBytes    []byte(nil)
+//	.FileMap    map[string][]byte{"a.txt": "A\n", "b/c.txt": "hi"} (the shape of Helm's files)
+//	.APIs       common.VersionSet{"apps/v1", "v1"}
+//	.KV         common.KubeVersion parsed from "v1.20.0-gke.1" (a struct; String() is on the pointer)
+//	.KVp        the same as *common.KubeVersion
+//	.Caps       &common.Capabilities{KubeVersion: *KVp, APIVersions: APIs} (a pointer to a struct without String())
+func helmDot(vals map[string]any) map[string]any {
+	kv, err := common.ParseKubeVersion("v1.20.0-gke.1")
+	if err != nil {
+		panic(err)
+	}
+	caps := &common.Capabilities{KubeVersion: *kv, APIVersions: common.VersionSet{"apps/v1", "v1"}}
+	return map[string]any{
+		"KV":       *kv,
+		"KVp":      kv,
+		"Caps":     caps,
+		"Values":   common.Values(vals),
+		"Template": common.Values{"Name": "chart/templates/x.yaml", "BasePath": "chart/templates"},
+		"Bytes":    []byte("hi"),
+		"NoBytes":  []byte(nil),
+		"FileMap":  map[string][]byte{"a.txt": []byte("A\n"), "b/c.txt": []byte("hi")},
+		"APIs":     common.VersionSet{"apps/v1", "v1"},
 	}
 }
