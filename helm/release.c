@@ -1,3 +1,4 @@
+#include "base/err.h"
 #include "helm/release.h"
 #include "base/gofloat.h"
 #include "helm/manifest.h"
@@ -1219,16 +1220,6 @@ done:
   return rc;
 }
 
-static int release__fmt(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int release__fmt(char *err, size_t errlen, int code, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
 
 int release_decode_storage(const char *data, size_t len, size_t max_json, release_t **out, char *err, size_t errlen) {
   *out = NULL;
@@ -1237,18 +1228,18 @@ int release_decode_storage(const char *data, size_t len, size_t max_json, releas
   size_t rawlen, jsonlen;
   char e[160];
   int rc = b64_decode_alloc(data, len, &raw, &rawlen, e, sizeof e);
-  if (rc) return release__fmt(err, errlen, rc, "release data: %s", rc == -ENOMEM ? "out of memory" : e);
+  if (rc) return base_errf(err, errlen, rc, "release data: %s", rc == -ENOMEM ? "out of memory" : e);
   /* The driver gzips; records without the magic are plain JSON (as its decodeRelease allows). */
   if (rawlen > 3 && gz_is_gzip(raw, rawlen)) {
     rc = gz_decompress(raw, rawlen, max_json, &json, &jsonlen, e, sizeof e);
     free(raw);
-    if (rc) return release__fmt(err, errlen, rc, "release data: %s", rc == -ENOMEM ? "out of memory" : e);
+    if (rc) return base_errf(err, errlen, rc, "release data: %s", rc == -ENOMEM ? "out of memory" : e);
   } else {
     json = raw;
     jsonlen = rawlen;
     if (jsonlen > max_json) {
       free(json);
-      return release__fmt(err, errlen, -EFBIG, "release data: %zu bytes of JSON exceed the limit of %zu", jsonlen, max_json);
+      return base_errf(err, errlen, -EFBIG, "release data: %zu bytes of JSON exceed the limit of %zu", jsonlen, max_json);
     }
   }
   rc = release_decode_json((const char *)json, jsonlen, out, err, errlen);
@@ -1260,18 +1251,18 @@ int release_secret_decode(const cJSON *secret, size_t max_json, release_t **out,
   *out = NULL;
   const cJSON *data = cJSON_GetObjectItemCaseSensitive(secret, "data");
   const cJSON *rel = cJSON_GetObjectItemCaseSensitive(data, "release");
-  if (!cJSON_IsString(rel)) return release__fmt(err, errlen, -EINVAL, "release Secret: data.release is missing or not a string");
+  if (!cJSON_IsString(rel)) return base_errf(err, errlen, -EINVAL, "release Secret: data.release is missing or not a string");
   if (!max_json) max_json = RELEASE__DEFAULT_MAX_JSON;
   /* The API form base64s the stored bytes, which are themselves base64 text; bound both. */
   size_t outer = strlen(rel->valuestring);
   if (outer / 4 * 3 > max_json * 2 + 64)
-    return release__fmt(err, errlen, -EFBIG, "release Secret: data.release of %zu bytes is over the limit for %zu bytes of JSON",
+    return base_errf(err, errlen, -EFBIG, "release Secret: data.release of %zu bytes is over the limit for %zu bytes of JSON",
                         outer, max_json);
   unsigned char *inner;
   size_t innerlen;
   char e[160];
   int rc = b64_decode_alloc(rel->valuestring, outer, &inner, &innerlen, e, sizeof e);
-  if (rc) return release__fmt(err, errlen, rc, "release Secret: data.release: %s", rc == -ENOMEM ? "out of memory" : e);
+  if (rc) return base_errf(err, errlen, rc, "release Secret: data.release: %s", rc == -ENOMEM ? "out of memory" : e);
   release_t *r;
   rc = release_decode_storage((const char *)inner, innerlen, max_json, &r, err, errlen);
   free(inner);
@@ -1281,13 +1272,13 @@ int release_secret_decode(const cJSON *secret, size_t max_json, release_t **out,
   if (cJSON_IsObject(labels)) {
     if (!(r->labels = cJSON_CreateObject())) {
       release_free(r);
-      return release__fmt(err, errlen, -ENOMEM, "out of memory");
+      return base_errf(err, errlen, -ENOMEM, "out of memory");
     }
     for (const cJSON *c = labels->child; c; c = c->next) {
       if (!cJSON_IsString(c) || release__is_system_label(c->string)) continue;
       if (!cJSON_AddStringToObject(r->labels, c->string, c->valuestring)) {
         release_free(r);
-        return release__fmt(err, errlen, -ENOMEM, "out of memory");
+        return base_errf(err, errlen, -ENOMEM, "out of memory");
       }
     }
   }

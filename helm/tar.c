@@ -1,3 +1,4 @@
+#include "base/err.h"
 #include "helm/tar.h"
 #include <stdarg.h>
 #include <stdint.h>
@@ -5,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int tar__fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int tar__fail(char *err, size_t errlen, int code, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
 
 /* Numeric header fields: octal text (NUL/space padded) or GNU base-256 when the top bit is set. */
 static int tar__number(const unsigned char *f, size_t n, uint64_t *out) {
@@ -125,36 +116,36 @@ int tar_list(const unsigned char *tar, size_t n, const tar_limits_t *lim, tar_en
   for (;;) {
     if (off >= n) break; /* EOF without the end blocks: Go's reader accepts it */
     if (n - off < 512) {
-      rc = tar__fail(err, errlen, TAR_EINVAL, "tar: unexpected EOF");
+      rc = base_errf(err, errlen, TAR_EINVAL, "tar: unexpected EOF");
       goto fail;
     }
     const unsigned char *h = tar + off;
     static const unsigned char zero[512];
     if (!memcmp(h, zero, 512)) {
       if (n - off >= 1024 && memcmp(h + 512, zero, 512)) {
-        rc = tar__fail(err, errlen, TAR_EINVAL, "tar: invalid header");
+        rc = base_errf(err, errlen, TAR_EINVAL, "tar: invalid header");
         goto fail;
       }
       break;
     }
     if (++records > max_files * 4 + 16) {
-      rc = tar__fail(err, errlen, TAR_E2BIG, "chart archive has more than %zu entries", max_files);
+      rc = base_errf(err, errlen, TAR_E2BIG, "chart archive has more than %zu entries", max_files);
       goto fail;
     }
     if (!tar__checksum_ok(h)) {
-      rc = tar__fail(err, errlen, TAR_EINVAL, "tar: invalid header (bad checksum at offset %zu)", off);
+      rc = base_errf(err, errlen, TAR_EINVAL, "tar: invalid header (bad checksum at offset %zu)", off);
       goto fail;
     }
     uint64_t size;
     if (tar__number(h + 124, 12, &size)) {
-      rc = tar__fail(err, errlen, TAR_EINVAL, "tar: invalid header (bad size at offset %zu)", off);
+      rc = base_errf(err, errlen, TAR_EINVAL, "tar: invalid header (bad size at offset %zu)", off);
       goto fail;
     }
     char type = (char)h[156];
     if (pax_size >= 0 && type != 'x' && type != 'g') size = (uint64_t)pax_size;
     size_t data_off = off + 512;
     if (size > n - data_off) {
-      rc = tar__fail(err, errlen, TAR_EINVAL, "tar: unexpected EOF");
+      rc = base_errf(err, errlen, TAR_EINVAL, "tar: unexpected EOF");
       goto fail;
     }
     size_t padded = (size_t)((size + 511) & ~(uint64_t)511);
@@ -166,7 +157,7 @@ int tar_list(const unsigned char *tar, size_t n, const tar_limits_t *lim, tar_en
         int r = tar__pax(data, (size_t)size, &pax_path, &pax_size);
         if (r == -2) { rc = TAR_ENOMEM; goto fail; }
         if (r) {
-          rc = tar__fail(err, errlen, TAR_EINVAL, "tar: invalid pax header");
+          rc = base_errf(err, errlen, TAR_EINVAL, "tar: invalid pax header");
           goto fail;
         }
       }
@@ -174,7 +165,7 @@ int tar_list(const unsigned char *tar, size_t n, const tar_limits_t *lim, tar_en
     }
     if (type == 'L' || type == 'K') {
       if (size > 65536) {
-        rc = tar__fail(err, errlen, TAR_E2BIG, "tar: GNU long name longer than 65536 bytes");
+        rc = base_errf(err, errlen, TAR_E2BIG, "tar: GNU long name longer than 65536 bytes");
         goto fail;
       }
       if (type == 'L') {
@@ -219,19 +210,19 @@ int tar_list(const unsigned char *tar, size_t n, const tar_limits_t *lim, tar_en
     if (!is_dir && type != '0' && type != '\0' && type != '7') {
       const char *what = type == '1' ? "a hard link" : type == '2' ? "a symbolic link"
                        : type == '3' || type == '4' ? "a device" : type == '6' ? "a FIFO" : "an unsupported entry";
-      rc = tar__fail(err, errlen, TAR_EINVAL, "chart archive contains %s (type '%c'): %s", what, type ? type : '0', name);
+      rc = base_errf(err, errlen, TAR_EINVAL, "chart archive contains %s (type '%c'): %s", what, type ? type : '0', name);
       free(name);
       goto fail;
     }
     if (!is_dir) {
       if (++files > max_files) {
         free(name);
-        rc = tar__fail(err, errlen, TAR_E2BIG, "chart archive has more than %zu files", max_files);
+        rc = base_errf(err, errlen, TAR_E2BIG, "chart archive has more than %zu files", max_files);
         goto fail;
       }
       if (size > max_bytes - bytes) {
         free(name);
-        rc = tar__fail(err, errlen, TAR_E2BIG, "decompressed chart is larger than the maximum size %zu", max_bytes);
+        rc = base_errf(err, errlen, TAR_E2BIG, "decompressed chart is larger than the maximum size %zu", max_bytes);
         goto fail;
       }
       bytes += (size_t)size;
@@ -262,6 +253,6 @@ fail:
   free(long_name);
   free(pax_path);
   tar_entries_free(es, ne);
-  if (rc == TAR_ENOMEM) tar__fail(err, errlen, rc, "out of memory");
+  if (rc == TAR_ENOMEM) base_errf(err, errlen, rc, "out of memory");
   return rc;
 }

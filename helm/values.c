@@ -1,3 +1,4 @@
+#include "base/err.h"
 #include "helm/values.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -8,16 +9,6 @@
 #include "base/yaml.h"
 #include "helm/schema.h"
 
-static int values__fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int values__fail(char *err, size_t errlen, int code, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
 
 static const char *values__json_type(const cJSON *v) {
   if (cJSON_IsObject(v)) return "object";
@@ -63,10 +54,10 @@ static int values__parse_doc(const char *doc, size_t n, cJSON **out, char *err, 
   if (rc) {
     char m[400];
     values_yaml_error(&ye, m, sizeof m);
-    return values__fail(err, errlen, VALUES_EINVAL, "error converting YAML to JSON: %s", m);
+    return base_errf(err, errlen, VALUES_EINVAL, "error converting YAML to JSON: %s", m);
   }
   if (!cJSON_IsObject(j) && !cJSON_IsNull(j)) {
-    rc = values__fail(err, errlen, VALUES_EINVAL,
+    rc = base_errf(err, errlen, VALUES_EINVAL,
                       "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go value of type map[string]interface {}",
                       values__json_type(j));
     cJSON_Delete(j);
@@ -95,7 +86,7 @@ int values_parse_yaml(const char *text, size_t len, cJSON **out, char *err, size
         while (t < e && (*t == ' ' || *t == '\t' || *t == '\r' || *t == '\v' || *t == '\f')) t++;
         while (e > t && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
         if (t < e && *t != '#') {
-          rc = values__fail(err, errlen, VALUES_EINVAL,
+          rc = base_errf(err, errlen, VALUES_EINVAL,
                             "error reading yaml document: invalid Yaml document separator: %.*s", (int)(e - t), t);
           break;
         }
@@ -110,7 +101,7 @@ int values_parse_yaml(const char *text, size_t len, cJSON **out, char *err, size
     if (end > start) {
       cJSON *doc = NULL;
       rc = values__parse_doc(text + start, end - start, &doc, msg, sizeof msg);
-      if (rc == VALUES_EINVAL) values__fail(err, errlen, rc, "cannot unmarshal yaml document: %s", msg);
+      if (rc == VALUES_EINVAL) base_errf(err, errlen, rc, "cannot unmarshal yaml document: %s", msg);
       if (!rc && cJSON_IsObject(doc) && values_merge_maps(*out, doc)) rc = VALUES_ENOMEM;
       cJSON_Delete(doc);
     }
@@ -120,7 +111,7 @@ int values_parse_yaml(const char *text, size_t len, cJSON **out, char *err, size
   if (rc) {
     cJSON_Delete(*out);
     *out = NULL;
-    if (rc == VALUES_ENOMEM) values__fail(err, errlen, rc, "out of memory");
+    if (rc == VALUES_ENOMEM) base_errf(err, errlen, rc, "out of memory");
   }
   return rc;
 }
@@ -277,15 +268,15 @@ static int values__coalesce_globals(cJSON *dest, const cJSON *src) {
 static void values__type_mismatch(char *err, size_t errlen, const char *name, const cJSON *c) {
   /* Go's %t of a non-bool: %!t(type=value) */
   if (cJSON_IsString(c))
-    values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(string=%s)", name, c->valuestring);
+    base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(string=%s)", name, c->valuestring);
   else if (cJSON_IsNumber(c))
-    values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(float64=%g)", name, c->valuedouble);
+    base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(float64=%g)", name, c->valuedouble);
   else if (cJSON_IsRaw(c))
-    values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(int64=%s)", name, c->valuestring);
+    base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(int64=%s)", name, c->valuestring);
   else if (cJSON_IsBool(c))
-    values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %s", name, cJSON_IsTrue(c) ? "true" : "false");
+    base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %s", name, cJSON_IsTrue(c) ? "true" : "false");
   else
-    values__fail(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(%s)", name,
+    base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(%s)", name,
                  cJSON_IsArray(c) ? "[]interface {}=[...]" : "<nil>");
 }
 
@@ -314,7 +305,7 @@ static int values__run(const chart_t *c, const cJSON *user, bool merge, cJSON **
   if (!v) return VALUES_ENOMEM;
   int rc = values__coalesce(c, v, merge, err, errlen);
   if (rc) {
-    if (rc == VALUES_ENOMEM) values__fail(err, errlen, rc, "out of memory");
+    if (rc == VALUES_ENOMEM) base_errf(err, errlen, rc, "out of memory");
     cJSON_Delete(v);
     *out = NULL;
     return rc;
