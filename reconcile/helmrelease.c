@@ -819,7 +819,11 @@ int hr_reconciler_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const
   }
   buf_t path = BUF_INIT;
   kube_path(&path, "rudder.dev", "v1alpha1", "helmreleases", r->ns, NULL, NULL);
-  informer_opts_t io = {.path = path.data};
+  /* The cache keeps what a reconcile reads (hr_spec_parse, the update filter): not managedFields,
+   * not status.history. */
+  static const char *const keep[] = {"spec", "status.conditions", "status.lastAppliedRevision", "metadata.labels",
+                                     "metadata.annotations", NULL};
+  informer_opts_t io = {.path = path.data, .keep = keep};
   informer_handlers_t h = {.on_add = hr__on_add, .on_update = hr__on_update, .on_delete = hr__on_delete, .data = r};
   rc = informer_start(c, &io, &h, &r->inf);
   buf_free(&path);
