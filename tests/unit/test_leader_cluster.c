@@ -148,8 +148,10 @@ int main(void) {
   CHECK(RUN_UNTIL(d.started, 15000));
   uint64_t dt = d.started_at - t0;
   printf("handover after the leader was killed: %llu ms (lease 4000 ms)\n", (unsigned long long)dt);
-  /* At most the lease plus one jittered retry (2.2 s) and a request. */
-  CHECK(dt <= 4000 + 2200 + 1000);
+  /* After the lease as this candidate observed it, a jittered retry (up to 2.2 s) and a request.
+   * The bound allows three retries and slow requests: CI runs this under ASan next to other tests,
+   * and the point is that the lease, not some longer timeout, decides the handover. */
+  CHECK(dt <= 4000 + 3 * 2200 + 3000);
   stop_wait(ld);
 
   /* 3. A leader cut off from the API server stops leading within the renew deadline, and the
