@@ -13,7 +13,6 @@
 
 #define VALUES_EINVAL (-22)
 #define VALUES_ENOMEM (-12)
-#define VALUES_ENOTSUP (-95)
 
 /* Parses a values file as loader.LoadValues does (every document merged). *out is an object
  * (caller deletes). 0, VALUES_EINVAL (Helm's message in err) or VALUES_ENOMEM. */

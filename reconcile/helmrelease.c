@@ -392,7 +392,6 @@ static void rc__map(rc_t *x, hr_docs_t *docs, rc_step_t then) {
 /* ---- install / upgrade ---- */
 
 static void rc__decide_mapped(rc_t *x);
-static void rc__old_mapped(rc_t *x);
 
 static void rc__decide(rc_t *x) {
   hr_rec_t *latest = rc__latest(x);
@@ -438,7 +437,7 @@ static void rc__decide_mapped(rc_t *x) {
     if (hr_docs_from_manifest(prev->manifest, 1, &x->old, &x->err))
       LOG_W("cannot read the previous manifest; nothing will be pruned", "release", x->key, "error", x->err.data);
   }
-  rc__map(x, &x->old, rc__old_mapped);
+  rc__map(x, &x->old, rc__write_pending);
 }
 
 static void rc__pending_written(const kube_response_t *res, void *data) {
@@ -456,8 +455,6 @@ static void rc__pending_written(const kube_response_t *res, void *data) {
   x->i = 0;
   rc__apply_next(x);
 }
-
-static void rc__old_mapped(rc_t *x) { rc__write_pending(x); }
 
 static void rc__write_pending(rc_t *x) {
   buf_reset(&x->err);
@@ -757,7 +754,8 @@ static void hr__process(queue_t *q, const char *key, void *data) {
   rc__begin(x);
 }
 
-static void hr__on_add(informer_t *inf, const char *key, const cJSON *obj, void *data) {
+/* An added or deleted object: queued (a delete finds nothing in the cache and ends there). */
+static void hr__on_add_or_delete(informer_t *inf, const char *key, const cJSON *obj, void *data) {
   hr_reconciler_t *r = data;
   if (!r->stopping) queue_add(&r->q, key);
 }
@@ -781,11 +779,6 @@ static void hr__on_update(informer_t *inf, const char *key, const cJSON *old, co
       queue_add(&r->q, key);
       return;
     }
-}
-
-static void hr__on_delete(informer_t *inf, const char *key, const cJSON *obj, void *data) {
-  hr_reconciler_t *r = data;
-  if (!r->stopping) queue_add(&r->q, key);
 }
 
 static void hr__queue_closed(queue_t *q) {
@@ -824,7 +817,7 @@ int hr_reconciler_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const
   static const char *const keep[] = {"spec", "status.conditions", "status.lastAppliedRevision", "metadata.labels",
                                      "metadata.annotations", NULL};
   informer_opts_t io = {.path = path.data, .keep = keep};
-  informer_handlers_t h = {.on_add = hr__on_add, .on_update = hr__on_update, .on_delete = hr__on_delete, .data = r};
+  informer_handlers_t h = {.on_add = hr__on_add_or_delete, .on_update = hr__on_update, .on_delete = hr__on_add_or_delete, .data = r};
   rc = informer_start(c, &io, &h, &r->inf);
   buf_free(&path);
   if (rc) {
