@@ -284,8 +284,9 @@ def go_varies(oracle, path, name, runs=8):
     tc = os.path.join(d, "c.tcase")
     with open(tc, "w") as f:
         f.write(tcase(name, case["values"].get("v"), case["templates"][0][1]) * runs)
-    out = subprocess.run([oracle, tc], stdout=subprocess.PIPE, check=True).stdout.decode().splitlines()
-    seen = {json.dumps([json.loads(l).get(k) for k in ("output", "output_b64", "error")]) for l in out}
+    # Split on "\n" only: str.splitlines also splits inside JSON strings at U+0085, U+001C-1E.
+    out = subprocess.run([oracle, tc], stdout=subprocess.PIPE, check=True).stdout.decode().split("\n")
+    seen = {json.dumps([json.loads(l).get(k) for k in ("output", "output_b64", "error")]) for l in out if l}
     sys.exit(0 if len(seen) > 1 else 1)
 
 
