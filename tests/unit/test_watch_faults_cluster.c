@@ -83,9 +83,11 @@ int main(void) {
   CHECK(RUN_UNTIL(synced, 20000));
 
   tproxy_chaos(&px, 200, 800);
-  /* 40 rounds of 100 ms: each creates 10, updates 5 and deletes 3 of the older ones. */
+  /* At least 40 rounds of 100 ms, and on until the proxy has cut 12 connections (the cuts are
+   * random, so a fixed duration would sometimes see too few): each round creates 10, updates 5
+   * and deletes 3 of the older ones. */
   int next = 0;
-  for (int round = 0; round < 40; round++) {
+  for (int round = 0; round < 40 || (px.cuts < 12 && round < 400); round++) {
     for (int i = 0; i < 10; i++, next++) {
       char body[256];
       snprintf(body, sizeof body, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm-%d\"},"
