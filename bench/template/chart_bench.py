@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Renders charts N times with `rudder template` and with the pinned `helm template` in the same
-run and prints wall time and peak memory (max RSS of each process, from wait4) side by side.
+run and prints wall time (median of N direct runs) and peak memory (max RSS of each process over
+N more runs under /usr/bin/time, see run_once) side by side.
 
 Charts: a generated large chart (200 templates over 4 subcharts, deep values, helpers, a
 library chart) and the largest test chart (tests/charts/huge-values with its ~7 MB values file).
@@ -94,29 +95,41 @@ data:
         w(charts[i % len(charts)] + "/templates/t%03d.yaml" % i, tpl % {"i": i})
 
 
-def run_once(argv):
-    """Runs argv; returns (wall seconds, max RSS KiB, exit status)."""
+def run_once(argv, rss_file=None):
+    """Runs argv; returns (wall seconds, max RSS KiB or None).
+
+    The peak RSS must not come from wait4 on a child of this Python process: Linux carries the
+    pre-exec memory of the forked (or vforked) Python image into the child's ru_maxrss, so every
+    process would look at least as big as the interpreter (~14 MiB). With rss_file the command runs
+    under /usr/bin/time, which forks from a ~1 MiB image, and its %M (the command's own ru_maxrss)
+    is read back. Wall time is only taken from direct runs (the launcher adds ~2 ms)."""
+    if rss_file:
+        argv = ["/usr/bin/time", "-f", "%M", "-o", rss_file] + argv
     t0 = time.perf_counter()
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
+    _, status, _ = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     err = p.stderr.read().decode(errors="replace")
     p.stderr.close()
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.exit("FAIL: %s exited %d:\n%s" % (" ".join(argv), code, err[:2000]))
-    return wall, ru.ru_maxrss
+    rss = None
+    if rss_file:
+        with open(rss_file) as f:
+            rss = int(f.read().split()[-1])
+    return wall, rss
 
 
-def bench(name, n, rudder, helm, args):
+def bench(name, n, rudder, helm, args, tmp):
     res = {}
+    rss_file = os.path.join(tmp, "maxrss")
     for tool, argv in (("rudder", [rudder, "template"] + args), ("helm", [helm, "template"] + args)):
         run_once(argv)  # warm the page cache
         walls, rss = [], []
         for _ in range(n):
-            w, r = run_once(argv)
-            walls.append(w)
-            rss.append(r)
+            walls.append(run_once(argv)[0])
+            rss.append(run_once(argv, rss_file)[1])
         res[tool] = (statistics.median(walls), sum(walls), max(rss))
     r, h = res["rudder"], res["helm"]
     print("%-28s %6s %12s %12s %10s" % (name, "", "rudder", "helm", "helm/rudder"))
@@ -138,7 +151,7 @@ def main():
         bindir = subprocess.run([os.path.join(ROOT, "tests/cluster/build"), "--print-bin-dir"],
                                 capture_output=True, text=True).stdout.strip()
         helm = os.path.join(bindir, "helm")
-    for tool in (a.rudder, helm):
+    for tool in (a.rudder, helm, "/usr/bin/time"):
         if not os.access(tool, os.X_OK):
             sys.exit("FAIL: %s is missing (build rudder; run tests/cluster/build for helm)" % tool)
     tmp = tempfile.mkdtemp(prefix="chart-bench-")
@@ -151,13 +164,13 @@ def main():
         gen_chart(big)
         subprocess.run([os.path.join(ROOT, "tests/charts/huge-values.gen"), tmp], check=True)
         print("renders per tool: %d; helm: %s; rudder: %s" % (a.n, helm, a.rudder))
-        bench("generated (200 templates)", a.n, a.rudder, helm, ["rel", big])
+        bench("generated (200 templates)", a.n, a.rudder, helm, ["rel", big], tmp)
         bench("huge-values (7 MB values)", a.n, a.rudder, helm,
-              ["rel", os.path.join(ROOT, "tests/charts/huge-values"), "-f", os.path.join(tmp, "huge.yaml")])
+              ["rel", os.path.join(ROOT, "tests/charts/huge-values"), "-f", os.path.join(tmp, "huge.yaml")], tmp)
         bench("umbrella (test chart)", a.n, a.rudder, helm,
               ["rel", os.path.join(ROOT, "tests/charts/umbrella")] +
               [l.replace("$DIR", os.path.join(ROOT, "tests/charts")) for l in
-               open(os.path.join(ROOT, "tests/charts/umbrella.args")).read().split("\n") if l])
+               open(os.path.join(ROOT, "tests/charts/umbrella.args")).read().split("\n") if l], tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
