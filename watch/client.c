@@ -63,6 +63,7 @@ struct kube_conn_s {
   int state;
   int pooled;         /* counted in c->n_conns (watch connections are not) */
   int is_tls;
+  unsigned cred_gen;  /* the client's credential generation when its TLS session started */
   watch_tls_t tls;
   watch_http_t http;
   kube_req_t *req;    /* the request being served */
@@ -130,10 +131,13 @@ struct kube_client_s {
   kube__link_t pending_watch; /* watches waiting for credentials or a token */
   double tokens;      /* client-side token bucket */
   uint64_t tb_ns;
-  unsigned cred_gen;  /* bumped whenever the bearer token changes */
+  unsigned cred_gen;  /* bumped whenever the credentials change (token file, or an exec plugin's answer) */
   struct kube__exec_run_s *exec_run; /* the exec credential plugin running now */
-  char *exec_token;
-  uint64_t exec_expiry; /* uv_now() when exec_token expires; 0: until a 401 */
+  int exec_have;      /* the plugin's last answer is usable (until exec_expiry, or a 401 or refused cert) */
+  char *exec_token;   /* its status.token; NULL when it returned only a certificate */
+  char *exec_cert, *exec_key;   /* its client certificate and key (PEM); NULL when it returned none */
+  watch_tls_conf_t *exec_conf;  /* TLS with that certificate for new connections; NULL: tlsconf */
+  uint64_t exec_expiry; /* uv_now() when the plugin's credentials expire; 0: until a 401 */
   kube_client_stats_t stats;
   char rbuf[65536];   /* reads are consumed synchronously, so one buffer serves every connection */
 };
@@ -156,11 +160,15 @@ static void kube__object_gone(kube_client_t *c) {
   if (--c->objects || !c->closing) return;
   void (*cb)(void *) = c->close_cb;
   void *data = c->close_data;
+  /* Every session is gone; the derived conf borrows from tlsconf, so it goes first. */
+  watch_tls_conf_unref(c->exec_conf);
   if (c->tls) watch_tls_conf_free(&c->tlsconf);
   kube_config_free(&c->cfg);
   free(c->hostport);
   free(c->token);
   free(c->exec_token);
+  free(c->exec_cert);
+  free(c->exec_key);
   free(c);
   if (cb) cb(data);
 }
@@ -400,6 +408,8 @@ static void kube__finish(kube_req_t *req, int err, const char *msg) {
   if (!err && st) status = (int)strtol(st, NULL, 10);
   if (err) buf_puts(&m, msg ? msg : uv_strerror(err));
   else if (status >= 400) kube__http_error(req, status, watch_http_header(&req->headers, ":reason"), &m, &reason);
+  if (status == 401 && c->cfg.exec)
+    buf_printf(&m, " (the server refused the credentials from exec credential plugin \"%s\")", c->cfg.exec->command);
   kube_response_t res = {
       .err = err,
       .errmsg = m.len ? m.data : NULL,
@@ -421,6 +431,24 @@ static void kube__finish(kube_req_t *req, int err, const char *msg) {
 }
 
 /* ---- connections ---- */
+
+/* The TLS configuration new connections use: with the exec plugin's client certificate when it
+ * returned one. */
+static watch_tls_conf_t *kube__tls_conf(kube_client_t *c) { return c->exec_conf ? c->exec_conf : &c->tlsconf; }
+
+/* True when conn's TLS session presents credentials that have since been replaced. */
+static int kube__conn_stale(const kube_conn_t *conn) {
+  return conn->is_tls && conn->tls.conf && conn->tls.conf != kube__tls_conf(conn->c);
+}
+
+/* Closes idle connections made with replaced credentials; busy ones are closed when they finish. */
+static void kube__drain_stale(kube_client_t *c) {
+  for (kube__link_t *l = c->idle.next; l != &c->idle;) {
+    kube_conn_t *conn = WATCH__CONTAINER_OF(l, kube_conn_t, idle);
+    l = l->next;
+    if (kube__conn_stale(conn)) kube__conn_close(conn);
+  }
+}
 
 static void kube__conn_unref(kube_conn_t *conn) {
   if (--conn->refs) return;
@@ -579,7 +607,7 @@ static void kube__conn_complete(kube_conn_t *conn, int reusable) {
   buf_append(&req->headers, "", 1);
   buf_append(&req->headers, conn->http.reason.data ? conn->http.reason.data : "", conn->http.reason.len);
   buf_append(&req->headers, "", 1);
-  if (reusable && conn->pooled && !c->closing) {
+  if (reusable && conn->pooled && !c->closing && !kube__conn_stale(conn)) {
     conn->idle_since = uv_now(c->loop);
     link__push_front(&c->idle, &conn->idle);
     c->n_idle++;
@@ -658,6 +686,42 @@ static void kube__conn_eof(kube_conn_t *conn, int err) {
                     err == UV_EOF ? "" : ": ", err == UV_EOF ? "" : uv_strerror(err));
 }
 
+/* True when the server refused a client certificate that the exec plugin returned. */
+static int kube__exec_cert_refused(kube_conn_t *conn, int err) {
+  return conn->c->cfg.exec && conn->tls.conf && conn->tls.conf->derived && watch_tls_cert_rejected(&conn->tls, err);
+}
+
+/* Describes a TLS failure, naming the exec plugin when it was its certificate that was refused. */
+static void kube__tls_error(kube_conn_t *conn, int err, buf_t *m) {
+  watch_tls_describe(&conn->tls, err, m);
+  if (kube__exec_cert_refused(conn, err))
+    buf_printf(m, "; the certificate came from exec credential plugin \"%s\"", conn->c->cfg.exec->command);
+}
+
+/* The server refused the client certificate an exec plugin returned: like a 401, the request goes
+ * back to the queue once and the plugin is run again (unless newer credentials are there already).
+ * Returns 1 when it did so. */
+static int kube__cert_refused(kube_conn_t *conn, int err) {
+  kube_client_t *c = conn->c;
+  kube_req_t *req = conn->req;
+  if (!req || req->done || req->auth_retried || c->closing || !kube__exec_cert_refused(conn, err)) return 0;
+  req->auth_retried = 1;
+  if (conn->tls.conf == c->exec_conf) c->exec_have = 0;
+  c->stats.auth_retries++;
+  buf_t m = BUF_INIT;
+  kube__tls_error(conn, err, &m);
+  LOG_I("the server refused the exec credential plugin's client certificate; retrying with refreshed credentials",
+        "request", req->what, "error", m.data ? m.data : "");
+  buf_free(&m);
+  conn->req = NULL;
+  req->conn = NULL;
+  kube__conn_close(conn);
+  buf_reset(&req->body);
+  link__push_back(req->watch ? &c->pending_watch : &c->pending, &req->queue);
+  kube__kick(c);
+  return 1;
+}
+
 /* Runs the TLS engine over buffered ciphertext. */
 static void kube__tls_pump(kube_conn_t *conn) {
   kube_client_t *c = conn->c;
@@ -670,8 +734,9 @@ static void kube__tls_pump(kube_conn_t *conn) {
     }
     if (r == 1) return;
     if (r) {
+      if (kube__cert_refused(conn, r)) return;
       buf_t m = BUF_INIT;
-      watch_tls_describe(&conn->tls, r, &m);
+      kube__tls_error(conn, r, &m);
       kube__conn_fail(conn, UV_EPROTO, "TLS handshake with %s failed: %s", c->hostport, m.data ? m.data : "");
       buf_free(&m);
       return;
@@ -686,9 +751,12 @@ static void kube__tls_pump(kube_conn_t *conn) {
     if (r == 0) return;
     if (r == UV_EOF) { kube__conn_eof(conn, UV_EOF); return; }
     if (r < 0) {
-      char e[160];
-      mbedtls_strerror(r, e, sizeof e);
-      kube__conn_fail(conn, UV_EPROTO, "TLS error from %s: %s", c->hostport, e);
+      /* With TLS 1.3 a refused client certificate is only heard of after the handshake. */
+      if (!conn->served && !conn->http.bytes_seen && kube__cert_refused(conn, r)) return;
+      buf_t m = BUF_INIT;
+      kube__tls_error(conn, r, &m);
+      kube__conn_fail(conn, UV_EPROTO, "TLS error from %s: %s", c->hostport, m.data ? m.data : "");
+      buf_free(&m);
       return;
     }
     if (kube__conn_plain(conn, c->rbuf, (size_t)r)) return;
@@ -730,7 +798,9 @@ static void kube__conn_send(kube_conn_t *conn) {
   kube_client_t *c = conn->c;
   /* Credentials go in at send time, so that a retry carries a refreshed token. */
   const char *token = kube__current_token(c);
-  req->cred_gen = c->cred_gen;
+  /* A session that presents a replaced certificate counts as the credentials it started with, so
+   * that a 401 on it does not throw away their successor. */
+  req->cred_gen = kube__conn_stale(conn) ? conn->cred_gen : c->cred_gen;
   buf_t wire = BUF_INIT;
   int r = buf_append(&wire, req->out.data, req->out.len);
   if (token && *token && !kube__bad_text(token)) r |= buf_printf(&wire, "Authorization: Bearer %s\r\n", token);
@@ -776,7 +846,8 @@ static void kube__connect_cb(uv_connect_t *cr, int status) {
     return;
   }
   conn->state = CONN_HANDSHAKE;
-  if ((r = watch_tls_init(&conn->tls, &c->tlsconf))) {
+  conn->cred_gen = c->cred_gen;
+  if ((r = watch_tls_init(&conn->tls, kube__tls_conf(c)))) {
     conn->is_tls = 0; /* nothing to free */
     kube__conn_fail(conn, r, "TLS setup for %s failed: %s", c->hostport, watch__strerror(r));
     conn->is_tls = 1;
@@ -1188,8 +1259,7 @@ static int kube__maybe_retry(kube_req_t *req, int status) {
      * throw away its successor. */
     if (req->cred_gen == c->cred_gen) {
       if (c->cfg.exec) {
-        free(c->exec_token);
-        c->exec_token = NULL;
+        c->exec_have = 0;
       } else {
         c->token_force = 1;
       }
@@ -1272,6 +1342,48 @@ static int64_t kube__parse_time(const char *s) {
   return (int64_t)timegm(&tm) - off;
 }
 
+/* Takes the plugin's checked answer: the token (or none), and the certificate and key (or none)
+ * with conf built for them when they are new. expires is a Unix time, 0 when the answer does not
+ * expire. */
+static void kube__exec_apply(kube_client_t *c, const char *tok, const char *cert, const char *key,
+                             watch_tls_conf_t *conf, int64_t expires, buf_t *m) {
+  char *t = tok ? strdup(tok) : NULL, *ct = conf ? strdup(cert) : NULL, *k = conf ? strdup(key) : NULL;
+  if ((tok && !t) || (conf && (!ct || !k))) {
+    free(t); free(ct); free(k);
+    watch_tls_conf_unref(conf);
+    buf_puts(m, "out of memory");
+    return;
+  }
+  if (cert && !c->tls)
+    LOG_W("exec credential plugin returned a client certificate for a server without TLS; it is not used", "plugin",
+          c->cfg.exec->command, "server", c->cfg.server ? c->cfg.server : "");
+  /* Every answer is new credentials: a 401 for a request sent before it must not throw it away. */
+  c->cred_gen++;
+  free(c->exec_token);
+  c->exec_token = t;
+  watch_tls_conf_t *old = c->exec_conf;
+  if (conf || (!cert && old)) {
+    /* New connections present the new certificate (or, when the plugin stopped returning one, the
+     * kubeconfig's own); idle ones with the old go now, busy ones when their response is done. */
+    free(c->exec_cert);
+    free(c->exec_key);
+    c->exec_cert = ct;
+    c->exec_key = k;
+    c->exec_conf = conf;
+    watch_tls_conf_unref(old); /* sessions still on it keep it alive */
+    kube__drain_stale(c);
+    LOG_I(conf ? "using the client certificate from the exec credential plugin for new connections"
+               : "the exec credential plugin returned no client certificate; new connections use the kubeconfig's",
+          "plugin", c->cfg.exec->command);
+  }
+  c->exec_have = 1;
+  c->exec_expiry = 0;
+  if (expires) {
+    int64_t left = (expires - (int64_t)time(NULL)) * 1000;
+    c->exec_expiry = uv_now(c->loop) + (uint64_t)(left > KUBE__MIN_CRED_MS ? left : KUBE__MIN_CRED_MS);
+  }
+}
+
 static void kube__exec_result(kube_client_t *c, kube__exec_run_t *run) {
   const kube_exec_t *e = c->cfg.exec;
   buf_t m = BUF_INIT;
@@ -1294,35 +1406,58 @@ static void kube__exec_result(kube_client_t *c, kube__exec_run_t *run) {
     const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "kind"));
     const char *api = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "apiVersion"));
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
-    const char *tok = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "token"));
-    const char *exp = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "expirationTimestamp"));
+    const cJSON *jtok = cJSON_GetObjectItemCaseSensitive(st, "token");
+    const cJSON *jcert = cJSON_GetObjectItemCaseSensitive(st, "clientCertificateData");
+    const cJSON *jkey = cJSON_GetObjectItemCaseSensitive(st, "clientKeyData");
+    const cJSON *jexp = cJSON_GetObjectItemCaseSensitive(st, "expirationTimestamp");
+    /* As client-go reads it, an empty string is the same as a missing field. */
+    const char *tok = cJSON_GetStringValue(jtok), *cert = cJSON_GetStringValue(jcert);
+    const char *key = cJSON_GetStringValue(jkey), *exp = cJSON_GetStringValue(jexp);
+    if (tok && !*tok) tok = NULL;
+    if (cert && !*cert) cert = NULL;
+    if (key && !*key) key = NULL;
     int64_t expt = exp ? kube__parse_time(exp) : 0;
+    const char *nonstr = jtok && !cJSON_IsString(jtok) && !cJSON_IsNull(jtok)       ? "token"
+                         : jcert && !cJSON_IsString(jcert) && !cJSON_IsNull(jcert) ? "clientCertificateData"
+                         : jkey && !cJSON_IsString(jkey) && !cJSON_IsNull(jkey)    ? "clientKeyData"
+                         : jexp && !cJSON_IsString(jexp) && !cJSON_IsNull(jexp)    ? "expirationTimestamp"
+                                                                                   : NULL;
+    watch_tls_conf_t *conf = NULL;
     if (!j) buf_printf(&m, "exec credential plugin \"%s\" printed no valid JSON", e->command);
     else if (!kind || strcmp(kind, "ExecCredential"))
       buf_printf(&m, "exec credential plugin \"%s\" printed kind \"%s\", not ExecCredential", e->command, kind ? kind : "");
     else if (!api || strcmp(api, e->api_version))
       buf_printf(&m, "exec credential plugin \"%s\" printed apiVersion \"%s\", want \"%s\"", e->command, api ? api : "",
                  e->api_version);
-    else if (!tok && cJSON_GetObjectItemCaseSensitive(st, "clientCertificateData"))
-      buf_printf(&m, "exec credential plugin \"%s\" returned a client certificate; only tokens are supported", e->command);
-    else if (!tok || !*tok || kube__bad_text(tok))
-      buf_printf(&m, "exec credential plugin \"%s\" returned no usable status.token", e->command);
+    else if (!cJSON_IsObject(st))
+      buf_printf(&m, "exec credential plugin \"%s\" printed no status object", e->command);
+    else if (nonstr)
+      buf_printf(&m, "exec credential plugin \"%s\" returned a status.%s that is not a string", e->command, nonstr);
+    else if (!tok && !cert && !key)
+      buf_printf(&m, "exec credential plugin \"%s\" returned neither status.token nor status.clientCertificateData "
+                 "with status.clientKeyData", e->command);
+    else if (cert && !key)
+      buf_printf(&m, "exec credential plugin \"%s\" returned status.clientCertificateData without "
+                 "status.clientKeyData (a client certificate needs its key)", e->command);
+    else if (key && !cert)
+      buf_printf(&m, "exec credential plugin \"%s\" returned status.clientKeyData without "
+                 "status.clientCertificateData (a client key needs its certificate)", e->command);
+    else if (tok && kube__bad_text(tok))
+      buf_printf(&m, "exec credential plugin \"%s\" returned no usable status.token (it holds a line break)", e->command);
     else if (expt < 0)
       buf_printf(&m, "exec credential plugin \"%s\" returned an invalid status.expirationTimestamp \"%s\"", e->command, exp);
-    else {
-      char *t = strdup(tok);
-      if (!t) buf_puts(&m, "out of memory");
-      else {
-        free(c->exec_token);
-        c->exec_token = t;
-        c->cred_gen++;
-        c->exec_expiry = 0;
-        if (exp) {
-          int64_t left = (expt - (int64_t)time(NULL)) * 1000;
-          c->exec_expiry = uv_now(c->loop) + (uint64_t)(left > KUBE__MIN_CRED_MS ? left : KUBE__MIN_CRED_MS);
-        }
+    else if (cert && c->tls && (!c->exec_cert || strcmp(c->exec_cert, cert) || strcmp(c->exec_key, key))) {
+      /* A new certificate: sessions with it share the kubeconfig's CA and verification settings. */
+      char *err = NULL;
+      if (watch_tls_conf_with_cert(&conf, &c->tlsconf, cert, strlen(cert), key, strlen(key), &err)) {
+        const char *why = err ? err : "out of memory";
+        if (!strncmp(why, "TLS: ", 5)) why += 5;
+        buf_printf(&m, "exec credential plugin \"%s\" returned an unusable client certificate or key: %s", e->command,
+                   why);
       }
+      free(err);
     }
+    if (!m.len) kube__exec_apply(c, tok, cert, key, conf, exp ? expt : 0, &m);
     cJSON_Delete(j);
   }
   if (m.len) {
@@ -1455,7 +1590,7 @@ static void kube__exec_start(kube_client_t *c) {
 static int kube__creds_ready(kube_client_t *c) {
   if (!c->cfg.exec) return 1;
   if (c->exec_run) return 0;
-  if (c->exec_token && (!c->exec_expiry || uv_now(c->loop) < c->exec_expiry)) return 1;
+  if (c->exec_have && (!c->exec_expiry || uv_now(c->loop) < c->exec_expiry)) return 1;
   kube__exec_start(c);
   return 0;
 }

@@ -32,8 +32,7 @@ void watch_tls_conf_free(watch_tls_conf_t *t) {
   t->verify_name = t->ip_text = NULL;
 }
 
-int watch_tls_conf_init(watch_tls_conf_t *t, const kube_config_t *cfg, char **errmsg) {
-  int r;
+static void tls__conf_zero(watch_tls_conf_t *t) {
   memset(t, 0, sizeof *t);
   mbedtls_ssl_config_init(&t->conf);
   mbedtls_x509_crt_init(&t->ca);
@@ -41,27 +40,77 @@ int watch_tls_conf_init(watch_tls_conf_t *t, const kube_config_t *cfg, char **er
   mbedtls_pk_init(&t->key);
   mbedtls_entropy_init(&t->entropy);
   mbedtls_ctr_drbg_init(&t->drbg);
-  static const char pers[] = "rudder-kube-client";
-  if ((r = mbedtls_ctr_drbg_seed(&t->drbg, mbedtls_entropy_func, &t->entropy, (const unsigned char *)pers,
-                                 sizeof pers - 1))) {
-    tls__errf(errmsg, r, "TLS: seeding the random generator failed");
-    goto fail;
-  }
+}
+
+/* The client-side SSL settings every configuration shares: TLS 1.2 or later, HTTP/1.1 only, and
+ * verification against ca unless t->insecure. */
+static int tls__ssl_conf(watch_tls_conf_t *t, mbedtls_x509_crt *ca, mbedtls_ctr_drbg_context *drbg, char **errmsg) {
+  int r;
   if ((r = mbedtls_ssl_config_defaults(&t->conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
                                        MBEDTLS_SSL_PRESET_DEFAULT))) {
     tls__errf(errmsg, r, "TLS: configuration defaults failed");
-    goto fail;
+    return r;
   }
 #if MBEDTLS_VERSION_MAJOR >= 3
   mbedtls_ssl_conf_min_tls_version(&t->conf, MBEDTLS_SSL_VERSION_TLS1_2);
 #else
   mbedtls_ssl_conf_min_version(&t->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
 #endif
-  mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &t->drbg);
+  mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, drbg);
   /* Offer only HTTP/1.1 so that an h2-capable apiserver does not switch protocols. */
   static const char *alpn[] = {"http/1.1", NULL};
   mbedtls_ssl_conf_alpn_protocols(&t->conf, alpn);
+  if (t->insecure) {
+    mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_NONE);
+  } else {
+    mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+    mbedtls_ssl_conf_ca_chain(&t->conf, ca, NULL);
+  }
+  return 0;
+}
 
+/* Parses a client certificate and its key (PEM or DER, NUL-terminated) and presents them. */
+static int tls__own_cert(watch_tls_conf_t *t, mbedtls_ctr_drbg_context *drbg, const char *cert, size_t cert_len,
+                         const char *key, size_t key_len, char **errmsg) {
+  int r;
+  if ((r = mbedtls_x509_crt_parse(&t->cert, (const unsigned char *)cert, tls__len(cert, cert_len)))) {
+    /* A positive r counts certificates that failed among others that parsed. */
+    tls__errf(errmsg, r < 0 ? r : MBEDTLS_ERR_X509_INVALID_FORMAT, "TLS: cannot parse the client certificate");
+    return r < 0 ? r : UV_EINVAL;
+  }
+#if MBEDTLS_VERSION_MAJOR >= 3
+  r = mbedtls_pk_parse_key(&t->key, (const unsigned char *)key, tls__len(key, key_len), NULL, 0,
+                           mbedtls_ctr_drbg_random, drbg);
+#else
+  (void)drbg;
+  r = mbedtls_pk_parse_key(&t->key, (const unsigned char *)key, tls__len(key, key_len), NULL, 0);
+#endif
+  if (r) {
+    tls__errf(errmsg, r, "TLS: cannot parse the client key");
+    return r;
+  }
+#if MBEDTLS_VERSION_MAJOR >= 3
+  r = mbedtls_pk_check_pair(&t->cert.pk, &t->key, mbedtls_ctr_drbg_random, drbg);
+#else
+  r = mbedtls_pk_check_pair(&t->cert.pk, &t->key);
+#endif
+  if (!r) r = mbedtls_ssl_conf_own_cert(&t->conf, &t->cert, &t->key);
+  if (r) {
+    tls__errf(errmsg, r, "TLS: the client certificate and key do not go together");
+    return r;
+  }
+  return 0;
+}
+
+int watch_tls_conf_init(watch_tls_conf_t *t, const kube_config_t *cfg, char **errmsg) {
+  int r;
+  tls__conf_zero(t);
+  static const char pers[] = "rudder-kube-client";
+  if ((r = mbedtls_ctr_drbg_seed(&t->drbg, mbedtls_entropy_func, &t->entropy, (const unsigned char *)pers,
+                                 sizeof pers - 1))) {
+    tls__errf(errmsg, r, "TLS: seeding the random generator failed");
+    goto fail;
+  }
   t->insecure = cfg->insecure_skip_tls_verify;
   if (cfg->ca_pem) {
     if ((r = mbedtls_x509_crt_parse(&t->ca, (const unsigned char *)cfg->ca_pem, tls__len(cfg->ca_pem, cfg->ca_pem_len)))) {
@@ -75,36 +124,13 @@ int watch_tls_conf_init(watch_tls_conf_t *t, const kube_config_t *cfg, char **er
     r = UV_EINVAL;
     goto fail;
   }
-  if (t->insecure) {
+  if ((r = tls__ssl_conf(t, &t->ca, &t->drbg, errmsg))) goto fail;
+  if (t->insecure)
     LOG_W("TLS certificate verification is disabled (insecure-skip-tls-verify); the server is not authenticated",
           "server", cfg->server ? cfg->server : "");
-    mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_NONE);
-  } else {
-    mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
-    mbedtls_ssl_conf_ca_chain(&t->conf, &t->ca, NULL);
-  }
-  if (cfg->cert_pem && cfg->key_pem) {
-    if ((r = mbedtls_x509_crt_parse(&t->cert, (const unsigned char *)cfg->cert_pem,
-                                    tls__len(cfg->cert_pem, cfg->cert_pem_len)))) {
-      tls__errf(errmsg, r < 0 ? r : MBEDTLS_ERR_X509_INVALID_FORMAT, "TLS: cannot parse the client certificate");
-      goto fail;
-    }
-#if MBEDTLS_VERSION_MAJOR >= 3
-    r = mbedtls_pk_parse_key(&t->key, (const unsigned char *)cfg->key_pem, tls__len(cfg->key_pem, cfg->key_pem_len),
-                             NULL, 0, mbedtls_ctr_drbg_random, &t->drbg);
-#else
-    r = mbedtls_pk_parse_key(&t->key, (const unsigned char *)cfg->key_pem, tls__len(cfg->key_pem, cfg->key_pem_len),
-                             NULL, 0);
-#endif
-    if (r) {
-      tls__errf(errmsg, r, "TLS: cannot parse the client key");
-      goto fail;
-    }
-    if ((r = mbedtls_ssl_conf_own_cert(&t->conf, &t->cert, &t->key))) {
-      tls__errf(errmsg, r, "TLS: the client certificate and key do not go together");
-      goto fail;
-    }
-  }
+  if (cfg->cert_pem && cfg->key_pem &&
+      (r = tls__own_cert(t, &t->drbg, cfg->cert_pem, cfg->cert_pem_len, cfg->key_pem, cfg->key_pem_len, errmsg)))
+    goto fail;
   const char *name = cfg->tls_server_name ? cfg->tls_server_name : cfg->host;
   if (!name) {
     watch__errf(errmsg, "TLS: no server host");
@@ -121,6 +147,43 @@ int watch_tls_conf_init(watch_tls_conf_t *t, const kube_config_t *cfg, char **er
 fail:
   watch_tls_conf_free(t);
   return r < 0 ? r : UV_EINVAL;
+}
+
+int watch_tls_conf_with_cert(watch_tls_conf_t **out, watch_tls_conf_t *base, const char *cert, size_t cert_len,
+                             const char *key, size_t key_len, char **errmsg) {
+  *out = NULL;
+  watch_tls_conf_t *t = malloc(sizeof *t);
+  if (!t) {
+    watch__errf(errmsg, "out of memory");
+    return UV_ENOMEM;
+  }
+  tls__conf_zero(t);
+  t->derived = 1;
+  t->refs = 1;
+  t->insecure = base->insecure;
+  memcpy(t->ip, base->ip, sizeof t->ip);
+  t->ip_len = base->ip_len;
+  int r = 0;
+  if ((base->verify_name && !(t->verify_name = strdup(base->verify_name))) ||
+      (base->ip_text && !(t->ip_text = strdup(base->ip_text)))) {
+    watch__errf(errmsg, "out of memory");
+    r = UV_ENOMEM;
+  }
+  if (!r) r = tls__ssl_conf(t, &base->ca, &base->drbg, errmsg);
+  if (!r) r = tls__own_cert(t, &base->drbg, cert, cert_len, key, key_len, errmsg);
+  if (r) {
+    watch_tls_conf_free(t);
+    free(t);
+    return r < 0 ? r : UV_EINVAL;
+  }
+  *out = t;
+  return 0;
+}
+
+void watch_tls_conf_unref(watch_tls_conf_t *t) {
+  if (!t || --t->refs > 0 || !t->derived) return;
+  watch_tls_conf_free(t);
+  free(t);
 }
 
 /* Returns 1 when the certificate's subjectAltName lists ip (walking the DER, since mbedTLS 2.x
@@ -213,6 +276,7 @@ int watch_tls_init(watch_tls_t *s, watch_tls_conf_t *conf) {
   }
   if (!conf->insecure) mbedtls_ssl_set_verify(&s->ssl, tls__verify, s);
   mbedtls_ssl_set_bio(&s->ssl, s, tls__send, tls__recv, NULL);
+  conf->refs++;
   return 0;
 }
 
@@ -220,6 +284,9 @@ void watch_tls_free(watch_tls_t *s) {
   mbedtls_ssl_free(&s->ssl);
   buf_free(&s->in);
   buf_free(&s->out);
+  watch_tls_conf_t *conf = s->conf;
+  s->conf = NULL;
+  watch_tls_conf_unref(conf);
 }
 
 int watch_tls_push(watch_tls_t *s, const char *p, size_t n) {
@@ -256,7 +323,66 @@ int watch_tls_write(watch_tls_t *s, const char *p, size_t n) {
   return 0;
 }
 
+/* The description byte of a fatal alert the peer just sent, or -1. */
+static int tls__peer_alert(const watch_tls_t *s, int err) {
+  if (err != MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE) return -1;
+#if MBEDTLS_VERSION_MAJOR >= 3
+  const mbedtls_ssl_context *ssl = &s->ssl;
+  if (ssl->MBEDTLS_PRIVATE(in_msgtype) != MBEDTLS_SSL_MSG_ALERT || !ssl->MBEDTLS_PRIVATE(in_msg)) return -1;
+  return ssl->MBEDTLS_PRIVATE(in_msg)[1];
+#else
+  if (s->ssl.in_msgtype != MBEDTLS_SSL_MSG_ALERT || !s->ssl.in_msg) return -1;
+  return s->ssl.in_msg[1];
+#endif
+}
+
+static const char *tls__alert_name(int a) {
+  switch (a) {
+  case MBEDTLS_SSL_ALERT_MSG_HANDSHAKE_FAILURE: return "handshake_failure";
+  case MBEDTLS_SSL_ALERT_MSG_NO_CERT: return "no_certificate";
+  case MBEDTLS_SSL_ALERT_MSG_BAD_CERT: return "bad_certificate";
+  case MBEDTLS_SSL_ALERT_MSG_UNSUPPORTED_CERT: return "unsupported_certificate";
+  case MBEDTLS_SSL_ALERT_MSG_CERT_REVOKED: return "certificate_revoked";
+  case MBEDTLS_SSL_ALERT_MSG_CERT_EXPIRED: return "certificate_expired";
+  case MBEDTLS_SSL_ALERT_MSG_CERT_UNKNOWN: return "certificate_unknown";
+  case MBEDTLS_SSL_ALERT_MSG_UNKNOWN_CA: return "unknown_ca";
+  case MBEDTLS_SSL_ALERT_MSG_ACCESS_DENIED: return "access_denied";
+  case MBEDTLS_SSL_ALERT_MSG_DECRYPT_ERROR: return "decrypt_error";
+  case MBEDTLS_SSL_ALERT_MSG_PROTOCOL_VERSION: return "protocol_version";
+  case MBEDTLS_SSL_ALERT_MSG_INTERNAL_ERROR: return "internal_error";
+  case 116: return "certificate_required";
+  default: return NULL;
+  }
+}
+
+int watch_tls_cert_rejected(const watch_tls_t *s, int err) {
+  switch (tls__peer_alert(s, err)) {
+  case MBEDTLS_SSL_ALERT_MSG_NO_CERT:
+  case MBEDTLS_SSL_ALERT_MSG_BAD_CERT:
+  case MBEDTLS_SSL_ALERT_MSG_UNSUPPORTED_CERT:
+  case MBEDTLS_SSL_ALERT_MSG_CERT_REVOKED:
+  case MBEDTLS_SSL_ALERT_MSG_CERT_EXPIRED:
+  case MBEDTLS_SSL_ALERT_MSG_CERT_UNKNOWN:
+  case MBEDTLS_SSL_ALERT_MSG_UNKNOWN_CA:
+  case MBEDTLS_SSL_ALERT_MSG_ACCESS_DENIED:
+  case 116: /* certificate_required (TLS 1.3) */
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 void watch_tls_describe(watch_tls_t *s, int err, buf_t *msg) {
+  int alert = tls__peer_alert(s, err);
+  if (alert >= 0) {
+    const char *name = tls__alert_name(alert);
+    if (name) buf_printf(msg, "the server sent a fatal alert: %s", name);
+    else buf_printf(msg, "the server sent fatal alert %d", alert);
+    if (watch_tls_cert_rejected(s, err))
+      buf_puts(msg, s->conf && s->conf->cert.raw.len ? " (it refused the client certificate)"
+                                                                : " (it requires a client certificate)");
+    return;
+  }
   if (err == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED) {
     uint32_t flags = mbedtls_ssl_get_verify_result(&s->ssl);
     if (s->ip_mismatch) {

@@ -25,6 +25,8 @@ typedef struct watch_tls_conf_s {
   unsigned char ip[16];   /* the server IP when the host is an IP literal */
   size_t ip_len;          /* 4 or 16, 0 when verifying a name */
   char *ip_text;
+  int refs;               /* sessions using it, plus the owner's reference to a derived conf */
+  int derived;            /* made by watch_tls_conf_with_cert: heap-allocated, freed by its last unref */
 } watch_tls_conf_t;
 
 /* One TLS session. */
@@ -39,11 +41,20 @@ typedef struct watch_tls_s {
 
 /* Sets up trust and credentials from cfg; 0 or a negative code with *errmsg. */
 int watch_tls_conf_init(watch_tls_conf_t *t, const kube_config_t *cfg, char **errmsg);
-/* Frees a configuration (no session may still use it). */
+/* Frees a configuration made by watch_tls_conf_init (no session and no derived conf may still use it). */
 void watch_tls_conf_free(watch_tls_conf_t *t);
-/* Starts a client session; 0 or UV_ENOMEM. */
+/* Makes a configuration that trusts and verifies exactly as base does but presents the given client
+ * certificate and key (PEM, or DER; NUL-terminated), e.g. from an exec credential plugin. It borrows
+ * base's CA chain and random generator, so base must outlive it. It comes with one reference for
+ * the caller, and each session started on it holds another; the last watch_tls_conf_unref frees it.
+ * 0, or a negative code with *errmsg naming what is wrong. */
+int watch_tls_conf_with_cert(watch_tls_conf_t **out, watch_tls_conf_t *base, const char *cert, size_t cert_len,
+                             const char *key, size_t key_len, char **errmsg);
+/* Drops a reference; frees a derived conf when it was the last (NULL is fine). */
+void watch_tls_conf_unref(watch_tls_conf_t *t);
+/* Starts a client session, holding a reference on conf; 0 or UV_ENOMEM. */
 int watch_tls_init(watch_tls_t *s, watch_tls_conf_t *conf);
-/* Frees a session. */
+/* Frees a session and drops its reference on its conf. */
 void watch_tls_free(watch_tls_t *s);
 /* Adds received ciphertext; 0 or UV_ENOMEM. */
 int watch_tls_push(watch_tls_t *s, const char *p, size_t n);
@@ -53,5 +64,7 @@ int watch_tls_handshake(watch_tls_t *s);
 int watch_tls_read(watch_tls_t *s, char *p, size_t n);
 /* Encrypts all of p into the out buffer; 0 or a negative code. */
 int watch_tls_write(watch_tls_t *s, const char *p, size_t n);
+/* 1 when err is a fatal alert by which the server refused (or asked for) our client certificate. */
+int watch_tls_cert_rejected(const watch_tls_t *s, int err);
 /* Describes a handshake failure: verification flags, name mismatch, or the mbedTLS error text. */
 void watch_tls_describe(watch_tls_t *s, int err, buf_t *msg);

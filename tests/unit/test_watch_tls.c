@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -228,7 +229,27 @@ typedef struct opts_s {
   const char *sni;
   int insecure;
   const char *path;
+  const char *exec_mode; /* credentials from the exec plugin script run with this mode */
 } opts_t;
+
+static kube_client_stats_t last_stats;
+static char plugin[128];
+
+/* An exec credential plugin: prints the client certificate and key that its second argument names. */
+static const char plugin_text[] =
+    "#!/bin/sh\n"
+    "d=$1\n"
+    "echo \"$2\" >> \"$d/runs\"\n"
+    "pem() { awk '{printf \"%s\\\\n\", $0}' \"$d/$1\"; }\n"
+    "case $2 in\n"
+    "  good) c=$(pem c.crt); k=$(pem c.key);;\n"
+    "  wrong) c=$(pem wrong.crt); k=$(pem wrong.key);;\n"
+    "  mismatch) c=$(pem c.crt); k=$(pem wrong.key);;\n"
+    "  nokey) c=$(pem c.crt); k=;;\n"
+    "  badpem) c='-----BEGIN CERTIFICATE-----\\nbm90IGEgY2VydGlmaWNhdGU=\\n-----END CERTIFICATE-----\\n'; k=$(pem c.key);;\n"
+    "esac\n"
+    "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\",\"status\":"
+    "{\"clientCertificateData\":\"%s\",\"clientKeyData\":\"%s\"}}' \"$c\" \"$k\"\n";
 
 /* Makes one request with a fresh client and records the outcome. */
 static void one(const opts_t *o, rec_t *r) {
@@ -243,6 +264,17 @@ static void one(const opts_t *o, rec_t *r) {
   }
   cfg.tls_server_name = o->sni ? strdup(o->sni) : NULL;
   cfg.insecure_skip_tls_verify = o->insecure;
+  if (o->exec_mode) {
+    kube_exec_t *e = calloc(1, sizeof *e);
+    e->command = strdup(plugin);
+    e->n_args = 2;
+    e->args = calloc(2, sizeof *e->args);
+    e->args[0] = strdup(dir);
+    e->args[1] = strdup(o->exec_mode);
+    e->env = calloc(1, sizeof *e->env);
+    e->api_version = strdup("client.authentication.k8s.io/v1");
+    cfg.exec = e;
+  }
   kube_client_t *c = NULL;
   int rc = kube_client_new(&loop, &cfg, &c, &err);
   CHECK_EQ_INT(rc, 0);
@@ -254,6 +286,7 @@ static void one(const opts_t *o, rec_t *r) {
   }
   kube_get(c, o->path ? o->path : "/", rec_cb, r);
   run_until(&r->calls, 10000);
+  last_stats = kube_client_get_stats(c);
   int closed = 0;
   kube_client_close(c, closed_cb, &closed);
   run_until(&closed, 5000);
@@ -349,6 +382,60 @@ int main(void) {
   CHECK(r.errmsg && strstr(r.errmsg, "TLS") && strstr(r.errmsg, "127.0.0.1"));
   if (r.errmsg) printf("no client cert: %s\n", r.errmsg);
   rec_free(&r);
+
+  /* Client certificates from an exec credential plugin, presented on the handshake. */
+  snprintf(plugin, sizeof plugin, "%s/plugin.sh", dir);
+  FILE *pf = fopen(plugin, "w");
+  fputs(plugin_text, pf);
+  fclose(pf);
+  chmod(plugin, 0755);
+  o.exec_mode = "good";
+  one(&o, &r);
+  CHECK_EQ_INT(r.status, 200);
+  CHECK_EQ_STR(r.body, "secure");
+  CHECK_EQ_INT(last_stats.exec_runs, 1);
+  if (r.err) fprintf(stderr, "exec cert: %s\n", r.errmsg);
+  rec_free(&r);
+
+  /* A certificate the server does not trust: refused on the handshake, the plugin is run once
+   * more, then one clear error naming the plugin; two handshakes in all. */
+  before = full.attempts;
+  o.exec_mode = "wrong";
+  one(&o, &r);
+  CHECK_EQ_INT(r.calls, 1);
+  CHECK_EQ_INT(r.err, UV_EPROTO);
+  CHECK(r.errmsg && strstr(r.errmsg, "TLS handshake with 127.0.0.1:") && strstr(r.errmsg, "unknown_ca") &&
+        strstr(r.errmsg, "refused the client certificate") && strstr(r.errmsg, plugin));
+  if (r.errmsg) printf("exec cert refused: %s\n", r.errmsg);
+  CHECK_EQ_INT(last_stats.exec_runs, 2);
+  CHECK_EQ_INT(last_stats.auth_retries, 1);
+  rec_free(&r);
+  run_until(NULL, 300);
+  CHECK_EQ_INT(full.attempts - before, 2);
+
+  /* Unusable answers: one clear error naming the plugin and what is wrong, no connection at all. */
+  struct {
+    const char *mode, *want;
+  } bad[] = {
+      {"nokey", "returned status.clientCertificateData without status.clientKeyData"},
+      {"badpem", "returned an unusable client certificate or key: cannot parse the client certificate"},
+      {"mismatch", "returned an unusable client certificate or key: the client certificate and key do not go together"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    before = full.attempts;
+    o.exec_mode = bad[i].mode;
+    one(&o, &r);
+    CHECK_EQ_INT(r.calls, 1);
+    CHECK_EQ_INT(r.err, UV_EACCES);
+    CHECK(r.errmsg && strstr(r.errmsg, plugin) && strstr(r.errmsg, bad[i].want));
+    if (r.errmsg) printf("exec %s: %s\n", bad[i].mode, r.errmsg);
+    else fprintf(stderr, "exec %s: no error\n", bad[i].mode);
+    CHECK_EQ_INT(last_stats.exec_runs, 1);
+    rec_free(&r);
+    run_until(NULL, 100);
+    CHECK_EQ_INT(full.attempts - before, 0);
+  }
+  o.exec_mode = NULL;
 
   /* A bad CA bundle is reported when the client is made. */
   kube_config_t cfg = {0};
