@@ -279,7 +279,9 @@ int main(void) {
 
   /* 2. Rotation: the first answer expires in 2 s. The next request after that re-runs the plugin,
    * whose new certificate is presented on a new connection (the idle one with the old certificate
-   * is not reused), while the watch opened before goes on over its old connection. */
+   * is not reused), while the watch opened before goes on over its old connection, and so does a
+   * slow request (a watch read as one response that the server ends after 8 s), whose connection
+   * is then closed instead of going back to the pool. */
   c = exec_client("rotate");
   answer("rotate", 1, "user-1", "user-1", NULL, 2);
   answer("rotate", 0, "user-2", "user-2", NULL, 3600);
@@ -289,6 +291,11 @@ int main(void) {
   seen_t s2 = {BUF_INIT, 0, NULL};
   w = kube_watch_start(c, wpath, seen_ev, seen_end, &s2);
   CHECK(RUN_UNTIL(seen_has(&s2, "first"), 10000)); /* the initial ADDED: the stream is open */
+  char slow_path[300];
+  snprintf(slow_path, sizeof slow_path, "%s?watch=1&timeoutSeconds=8", path);
+  kres_t slow = {0};
+  kube_req_opts_t so = {.path = slow_path, .timeout_ms = 30000};
+  CHECK(kube_request(c, &so, kres_cb, &slow) != NULL);
   run_for(2500);
   CHECK_EQ_INT(runs("rotate"), 1);
   who = whoami(c, NULL);
@@ -299,6 +306,13 @@ int main(void) {
   CHECK_EQ_STR(who, "user-2");
   free(who);
   CHECK_EQ_INT(runs("rotate"), 2); /* cached until its expiry */
+  CHECK(!slow.done); /* still on its connection with the old certificate */
+  CHECK(RUN_UNTIL(slow.done, 20000));
+  CHECK_EQ_INT(slow.status, 200);
+  kres_free(&slow);
+  who = whoami(c, NULL);
+  CHECK_EQ_STR(who, "user-2");
+  free(who);
   make_configmap(admin, "second");
   CHECK(RUN_UNTIL(seen_has(&s2, "second"), 10000));
   CHECK(!s2.ended);
