@@ -181,35 +181,62 @@ static tpl_value_t render__chart_map(tpl_arena_t *a, const chart_t *c) {
 
 /* ---- .Files ---------------------------------------------------------------------------------- */
 
-typedef struct render__files_s {
-  const chart_file_t **f;
-  size_t n;
-} render__files_t;
-
+/* Helm's engine.files: a map[string][]byte (so templates can range over it, index it and print it
+ * as Go does) with the methods Get, GetBytes, Glob, Lines, AsConfig and AsSecrets. */
 static const tpl_type_t render__files_type;
 
-static tpl_value_t render__files_obj(tpl_arena_t *a, render__files_t *fs) {
-  tpl_object_t *o = tpl_arena_alloc(a, sizeof *o);
-  if (!o) return tpl_value_invalid();
-  o->type = &render__files_type;
-  o->self = fs;
-  tpl_value_t v = {0};
-  v.kind = TPL_OBJECT;
-  v.u.obj = o;
-  return v;
+static tpl_value_t render__files_new(tpl_arena_t *a) {
+  tpl_value_t m = tpl_value_map_new(a, TPL_ELEM_BYTES);
+  if (m.kind == TPL_MAP) m.u.map->type = &render__files_type;
+  return m;
 }
 
-static const chart_file_t *render__files_find(const render__files_t *fs, const char *name, size_t n) {
-  for (size_t i = 0; i < fs->n; i++)
-    if (strlen(fs->f[i]->name) == n && !memcmp(fs->f[i]->name, name, n)) return fs->f[i];
-  return NULL;
+static tpl_value_t render__files_value(tpl_arena_t *a, const chart_t *c) {
+  tpl_value_t m = render__files_new(a);
+  if (m.kind != TPL_MAP) return m;
+  for (size_t i = 0; i < c->nfiles; i++) {
+    const chart_file_t *f = &c->files[i];
+    tpl_value_t b = tpl_value_bytes(a, f->data, f->len);
+    if (b.kind != TPL_LIST || tpl_map_set(a, m.u.map, f->name, strlen(f->name), b)) return tpl_value_invalid();
+  }
+  return m;
+}
+
+/* A []byte entry as a string in the arena (Go's string(b)); NULL when out of memory. */
+static const char *render__bytes_text(tpl_arena_t *a, const tpl_value_t *v, size_t *n) {
+  const tpl_list_t *l = v->kind == TPL_LIST ? v->u.list : NULL;
+  *n = l ? l->len : 0;
+  char *p = tpl_arena_alloc(a, *n + 1);
+  if (!p) return NULL;
+  for (size_t i = 0; i < *n; i++) p[i] = (char)l->items[i].u.u;
+  p[*n] = 0;
+  return p;
 }
 
 static int render__files_get(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
-  const render__files_t *fs = tpl_call_self(call);
-  const chart_file_t *f = render__files_find(fs, args[0].u.s.p, args[0].u.s.n);
-  *res = f ? tpl_value_strn(f->data, f->len) : tpl_value_str("");
+  const tpl_map_t *fs = tpl_call_self(call);
+  const tpl_value_t *v = tpl_map_get(fs, args[0].u.s.p, args[0].u.s.n);
+  if (!v) {
+    *res = tpl_value_str("");
+    return 0;
+  }
+  size_t n;
+  const char *p = render__bytes_text(tpl_call_arena(call), v, &n);
+  if (!p) return TPL_ENOMEM;
+  *res = tpl_value_strn(p, n);
   return 0;
+}
+
+static int render__files_getbytes(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
+  const tpl_map_t *fs = tpl_call_self(call);
+  const tpl_value_t *v = tpl_map_get(fs, args[0].u.s.p, args[0].u.s.n);
+  if (v) {
+    *res = *v;
+    res->iface = 0;
+    return 0;
+  }
+  *res = tpl_value_bytes(tpl_call_arena(call), "", 0); /* []byte{}: empty, not nil */
+  return res->kind == TPL_LIST ? 0 : TPL_ENOMEM;
 }
 
 /* gobwas/glob with '/' as separator: * (not across /), ** (across), ?, [...], [!...], {a,b}. */
@@ -287,34 +314,37 @@ static int render__glob(const char *p, const char *pe, const char *s, const char
 }
 
 static int render__files_glob(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
-  const render__files_t *fs = tpl_call_self(call);
+  const tpl_map_t *fs = tpl_call_self(call);
   tpl_arena_t *a = tpl_call_arena(call);
-  render__files_t *out = tpl_arena_alloc(a, sizeof *out);
-  if (!out || (fs->n && !(out->f = tpl_arena_alloc(a, fs->n * sizeof *out->f)))) return TPL_ENOMEM;
+  *res = render__files_new(a);
+  if (res->kind != TPL_MAP) return TPL_ENOMEM;
   const char *p = args[0].u.s.p;
   size_t pn = args[0].u.s.n;
-  for (size_t i = 0; i < fs->n; i++) {
-    const char *nm = fs->f[i]->name;
-    if (render__glob(p, p + pn, nm, nm + strlen(nm), 0)) out->f[out->n++] = fs->f[i];
+  for (size_t i = 0; fs && i < fs->len; i++) {
+    const tpl_map_entry_t *e = &fs->ents[i];
+    if (render__glob(p, p + pn, e->key, e->key + e->klen, 0) &&
+        tpl_map_set(a, res->u.map, e->key, e->klen, e->val))
+      return TPL_ENOMEM;
   }
-  *res = render__files_obj(a, out);
-  return res->kind == TPL_OBJECT ? 0 : TPL_ENOMEM;
+  return 0;
 }
 
 static int render__files_lines(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
-  const render__files_t *fs = tpl_call_self(call);
+  const tpl_map_t *fs = tpl_call_self(call);
   tpl_arena_t *a = tpl_call_arena(call);
   *res = tpl_value_list_new(a, TPL_ELEM_STRING, 0);
   if (res->kind != TPL_LIST) return TPL_ENOMEM;
-  const chart_file_t *f = render__files_find(fs, args[0].u.s.p, args[0].u.s.n);
-  if (!f || !f->len) return 0;
-  size_t n = f->len;
-  if (f->data[n - 1] == '\n') n--;
+  const tpl_value_t *v = tpl_map_get(fs, args[0].u.s.p, args[0].u.s.n);
+  size_t n;
+  const char *data = v ? render__bytes_text(a, v, &n) : NULL;
+  if (v && !data) return TPL_ENOMEM;
+  if (!data || !n) return 0;
+  if (data[n - 1] == '\n') n--;
   size_t i = 0;
   for (;;) {
     size_t j = i;
-    while (j < n && f->data[j] != '\n') j++;
-    if (tpl_list_push(a, res->u.list, tpl_value_strn(f->data + i, j - i))) return TPL_ENOMEM;
+    while (j < n && data[j] != '\n') j++;
+    if (tpl_list_push(a, res->u.list, tpl_value_strn(data + i, j - i))) return TPL_ENOMEM;
     if (j >= n) break;
     i = j + 1;
   }
@@ -322,23 +352,26 @@ static int render__files_lines(tpl_call_t *call, tpl_value_t *args, size_t nargs
 }
 
 static int render__files_as(tpl_call_t *call, int secrets, tpl_value_t *res) {
-  const render__files_t *fs = tpl_call_self(call);
+  const tpl_map_t *fs = tpl_call_self(call);
   tpl_arena_t *a = tpl_call_arena(call);
   tpl_value_t m = tpl_value_map_new(a, TPL_ELEM_STRING);
   if (m.kind != TPL_MAP) return TPL_ENOMEM;
-  for (size_t i = 0; i < fs->n; i++) {
-    const char *nm = fs->f[i]->name, *base = strrchr(nm, '/');
+  for (size_t i = 0; fs && i < fs->len; i++) {
+    const char *nm = fs->ents[i].key, *base = memrchr(nm, '/', fs->ents[i].klen);
     base = base ? base + 1 : nm;
+    size_t n;
+    const char *data = render__bytes_text(a, &fs->ents[i].val, &n);
+    if (!data) return TPL_ENOMEM;
     tpl_value_t v;
     if (secrets) {
-      char *enc = tpl_arena_alloc(a, b64_encoded_len(fs->f[i]->len) + 1);
+      char *enc = tpl_arena_alloc(a, b64_encoded_len(n) + 1);
       if (!enc) return TPL_ENOMEM;
-      size_t el = b64_encode(fs->f[i]->data, fs->f[i]->len, enc);
+      size_t el = b64_encode(data, n, enc);
       v = tpl_value_strn(enc, el);
     } else {
-      v = tpl_value_strn(fs->f[i]->data, fs->f[i]->len);
+      v = tpl_value_strn(data, n);
     }
-    if (tpl_map_set(a, m.u.map, base, strlen(base), v)) return TPL_ENOMEM;
+    if (tpl_map_set(a, m.u.map, base, fs->ents[i].klen - (size_t)(base - nm), v)) return TPL_ENOMEM;
   }
   buf_t out = BUF_INIT, err = BUF_INIT;
   int rc = sprig_yaml_encode(&out, &m, &err);
@@ -363,7 +396,7 @@ static int render__files_assecrets(tpl_call_t *call, tpl_value_t *args, size_t n
 
 static const tpl_func_t render__files_methods[] = {
     {"Get", "s", render__files_get, NULL, "func(string) string"},
-    {"GetBytes", "s", render__files_get, NULL, "func(string) []uint8"},
+    {"GetBytes", "s", render__files_getbytes, NULL, "func(string) []uint8"},
     {"Glob", "s", render__files_glob, NULL, "func(string) engine.files"},
     {"Lines", "s", render__files_lines, NULL, "func(string) []string"},
     {"AsConfig", "", render__files_asconfig, NULL, "func() string"},
@@ -376,26 +409,21 @@ static const tpl_func_t *render__files_method(void *self, const char *name) {
   return NULL;
 }
 
-static int render__files_format(void *self, buf_t *out) {
-  const render__files_t *fs = self;
-  buf_puts(out, "map[");
-  for (size_t i = 0; i < fs->n; i++) {
-    if (i) buf_putc(out, ' ');
-    buf_printf(out, "%s:[", fs->f[i]->name);
-    for (size_t k = 0; k < fs->f[i]->len; k++) buf_printf(out, k ? " %u" : "%u", (unsigned char)fs->f[i]->data[k]);
-    buf_putc(out, ']');
-  }
-  return buf_putc(out, ']');
-}
-
-static const tpl_type_t render__files_type = {"engine.files", NULL, render__files_method, render__files_format};
+static const tpl_type_t render__files_type = {"engine.files", NULL, render__files_method, NULL};
 
 /* ---- .Capabilities ----------------------------------------------------------------------------- */
 
+/* *common.Capabilities { KubeVersion common.KubeVersion; APIVersions common.VersionSet;
+ * HelmVersion version.BuildInfo }. None has String() on its value, so fmt prints them as structs;
+ * the reserved field names "%v", "%+v" and "%#v" give Go's texts (see object_gofmt in the template
+ * core), and "*String" the text of (*KubeVersion).String() that a template action prints for the
+ * addressable field. */
 typedef struct render__caps_s {
   char version[64], normalized[64], major[16], minor[16];
   const char **apis;
   size_t napis;
+  tpl_value_t kv, apis_v, hv;              /* the field values */
+  const char *kv_text[3], *hv_text[3], *caps_text[3]; /* "%v", "%+v", "%#v" */
 } render__caps_t;
 
 static const tpl_type_t render__caps_type, render__kv_type, render__apis_type, render__hv_type;
@@ -411,19 +439,19 @@ static tpl_value_t render__obj(tpl_arena_t *a, const tpl_type_t *t, void *self) 
   return v;
 }
 
-/* Host objects are created lazily from the arena of the running call: the field callback has no
- * arena, so the sub-objects are built when the Capabilities object is. */
-typedef struct render__caps_obj_s {
-  render__caps_t *caps;
-  tpl_value_t kv, apis, hv;
-} render__caps_obj_t;
+static int render__gofmt_field(const char *name, const char *const text[3], tpl_value_t *out) {
+  int k = !strcmp(name, "%v") ? 0 : !strcmp(name, "%+v") ? 1 : !strcmp(name, "%#v") ? 2 : -1;
+  if (k < 0) return 0;
+  *out = tpl_value_str(text[k]);
+  return 1;
+}
 
 static int render__caps_field(void *self, const char *name, tpl_value_t *out) {
-  render__caps_obj_t *c = self;
+  render__caps_t *c = self;
   if (!strcmp(name, "KubeVersion")) *out = c->kv;
-  else if (!strcmp(name, "APIVersions")) *out = c->apis;
+  else if (!strcmp(name, "APIVersions")) *out = c->apis_v;
   else if (!strcmp(name, "HelmVersion")) *out = c->hv;
-  else return 0;
+  else return render__gofmt_field(name, c->caps_text, out);
   return 1;
 }
 
@@ -432,7 +460,8 @@ static int render__kv_field(void *self, const char *name, tpl_value_t *out) {
   if (!strcmp(name, "Version")) *out = tpl_value_str(c->version);
   else if (!strcmp(name, "Major")) *out = tpl_value_str(c->major);
   else if (!strcmp(name, "Minor")) *out = tpl_value_str(c->minor);
-  else return 0;
+  else if (!strcmp(name, "*String")) *out = tpl_value_str(c->normalized);
+  else return render__gofmt_field(name, c->kv_text, out);
   return 1;
 }
 
@@ -448,6 +477,7 @@ static int render__kv_git(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl
   return 0;
 }
 
+/* The pointer's methods: the field is addressable through *Capabilities, so templates may call them. */
 static const tpl_func_t render__kv_methods[] = {{"String", "", render__kv_string, NULL, "func() string"},
                                                 {"GitVersion", "", render__kv_git, NULL, "func() string"}};
 
@@ -457,13 +487,11 @@ static const tpl_func_t *render__kv_method(void *self, const char *name) {
   return NULL;
 }
 
-static int render__kv_format(void *self, buf_t *out) { return buf_puts(out, ((render__caps_t *)self)->normalized); }
-
 static int render__apis_has(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {
-  render__caps_t *c = tpl_call_self(call);
-  int has = 0;
-  for (size_t i = 0; i < c->napis && !has; i++)
-    if (strlen(c->apis[i]) == args[0].u.s.n && !memcmp(c->apis[i], args[0].u.s.p, args[0].u.s.n)) has = 1;
+  const tpl_list_t *l = tpl_call_self(call);
+  bool has = false;
+  for (size_t i = 0; l && i < l->len && !has; i++)
+    has = l->items[i].u.s.n == args[0].u.s.n && !memcmp(l->items[i].u.s.p, args[0].u.s.p, args[0].u.s.n);
   *res = tpl_value_bool(has);
   return 0;
 }
@@ -474,44 +502,72 @@ static const tpl_func_t *render__apis_method(void *self, const char *name) {
   return strcmp(name, "Has") ? NULL : &render__apis_methods[0];
 }
 
-static int render__apis_format(void *self, buf_t *out) {
-  render__caps_t *c = self;
-  buf_putc(out, '[');
-  for (size_t i = 0; i < c->napis; i++) {
-    if (i) buf_putc(out, ' ');
-    buf_puts(out, c->apis[i]);
-  }
-  return buf_putc(out, ']');
-}
-
 static int render__hv_field(void *self, const char *name, tpl_value_t *out) {
+  render__caps_t *c = self;
   if (!strcmp(name, "Version")) *out = tpl_value_str(RENDER_HELM_VERSION);
   else if (!strcmp(name, "GitCommit")) *out = tpl_value_str(RENDER_HELM_COMMIT);
   else if (!strcmp(name, "GitTreeState")) *out = tpl_value_str(RENDER_HELM_TREE);
   else if (!strcmp(name, "GoVersion")) *out = tpl_value_str(RENDER_HELM_GO);
   else if (!strcmp(name, "KubeClientVersion")) *out = tpl_value_str(RENDER_HELM_KUBE_CLIENT);
-  else return 0;
+  else return render__gofmt_field(name, c->hv_text, out);
   return 1;
 }
 
-static int render__hv_format(void *self, buf_t *out) {
-  return buf_puts(out, "{" RENDER_HELM_VERSION " " RENDER_HELM_COMMIT " " RENDER_HELM_TREE " " RENDER_HELM_GO
-                       " " RENDER_HELM_KUBE_CLIENT "}");
-}
+static const tpl_type_t render__caps_type = {"*common.Capabilities", render__caps_field, NULL, NULL};
+static const tpl_type_t render__kv_type = {"common.KubeVersion", render__kv_field, render__kv_method, NULL};
+static const tpl_type_t render__apis_type = {"common.VersionSet", NULL, render__apis_method, NULL};
+static const tpl_type_t render__hv_type = {"version.BuildInfo", render__hv_field, NULL, NULL};
 
-static int render__caps_format(void *self, buf_t *out) {
-  render__caps_obj_t *c = self;
-  buf_printf(out, "&{{%s %s %s %s} ", c->caps->version, c->caps->normalized, c->caps->major, c->caps->minor);
-  render__apis_format(c->caps, out);
-  buf_putc(out, ' ');
-  render__hv_format(NULL, out);
-  return buf_putc(out, '}');
+/* Go's %v / %+v / %#v texts of the three structs, built once per render. */
+static int render__caps_texts(tpl_arena_t *a, render__caps_t *c) {
+  buf_t b[3][3] = {{BUF_INIT, BUF_INIT, BUF_INIT}, {BUF_INIT, BUF_INIT, BUF_INIT}, {BUF_INIT, BUF_INIT, BUF_INIT}};
+  enum { KV, HV, CAPS };
+  const char *kvf[4] = {c->version, c->normalized, c->major, c->minor};
+  static const char *const kvn[4] = {"Version", "normalizedVersion", "Major", "Minor"};
+  const char *hvf[5] = {RENDER_HELM_VERSION, RENDER_HELM_COMMIT, RENDER_HELM_TREE, RENDER_HELM_GO,
+                        RENDER_HELM_KUBE_CLIENT};
+  static const char *const hvn[5] = {"Version", "GitCommit", "GitTreeState", "GoVersion", "KubeClientVersion"};
+  int bad = 0;
+  bad |= buf_putc(&b[KV][0], '{') | buf_putc(&b[KV][1], '{') | buf_puts(&b[KV][2], "common.KubeVersion{");
+  for (int i = 0; i < 4; i++) {
+    const char *sep = i ? ", " : "";
+    bad |= buf_printf(&b[KV][0], "%s%s", i ? " " : "", kvf[i]) | buf_printf(&b[KV][1], "%s%s:%s", i ? " " : "", kvn[i], kvf[i]);
+    bad |= buf_printf(&b[KV][2], "%s%s:", sep, kvn[i]) | tpl_fmt_quote(&b[KV][2], kvf[i], strlen(kvf[i]));
+  }
+  bad |= buf_putc(&b[KV][0], '}') | buf_putc(&b[KV][1], '}') | buf_putc(&b[KV][2], '}');
+  bad |= buf_putc(&b[HV][0], '{') | buf_putc(&b[HV][1], '{') | buf_puts(&b[HV][2], "version.BuildInfo{");
+  for (int i = 0; i < 5; i++) {
+    bad |= buf_printf(&b[HV][0], "%s%s", i ? " " : "", hvf[i]) | buf_printf(&b[HV][1], "%s%s:%s", i ? " " : "", hvn[i], hvf[i]);
+    bad |= buf_printf(&b[HV][2], "%s%s:", i ? ", " : "", hvn[i]) | tpl_fmt_quote(&b[HV][2], hvf[i], strlen(hvf[i]));
+  }
+  bad |= buf_putc(&b[HV][0], '}') | buf_putc(&b[HV][1], '}') | buf_putc(&b[HV][2], '}');
+  /* The APIVersions list: [a b] for %v and %+v, common.VersionSet{"a", "b"} for %#v. */
+  buf_t apis = BUF_INIT, apis_sharp = BUF_INIT;
+  bad |= buf_putc(&apis, '[') | buf_puts(&apis_sharp, "common.VersionSet{");
+  for (size_t i = 0; i < c->napis; i++) {
+    bad |= buf_printf(&apis, "%s%s", i ? " " : "", c->apis[i]) | buf_puts(&apis_sharp, i ? ", " : "");
+    bad |= tpl_fmt_quote(&apis_sharp, c->apis[i], strlen(c->apis[i]));
+  }
+  bad |= buf_putc(&apis, ']') | buf_putc(&apis_sharp, '}');
+  bad |= buf_printf(&b[CAPS][0], "&{%s %s %s}", b[KV][0].data, apis.data, b[HV][0].data);
+  bad |= buf_printf(&b[CAPS][1], "&{KubeVersion:%s APIVersions:%s HelmVersion:%s}", b[KV][1].data, apis.data,
+                    b[HV][1].data);
+  bad |= buf_printf(&b[CAPS][2], "&common.Capabilities{KubeVersion:%s, APIVersions:%s, HelmVersion:%s}",
+                    b[KV][2].data, apis_sharp.data, b[HV][2].data);
+  buf_free(&apis);
+  buf_free(&apis_sharp);
+  const char **dst[3] = {c->kv_text, c->hv_text, c->caps_text};
+  for (int t = 0; t < 3; t++)
+    for (int k = 0; k < 3; k++) {
+      if (!bad) {
+        tpl_value_t v = tpl_value_str_copy(a, b[t][k].data, b[t][k].len);
+        if (v.kind != TPL_STRING) bad = 1;
+        else dst[t][k] = v.u.s.p;
+      }
+      buf_free(&b[t][k]);
+    }
+  return bad ? RENDER_ENOMEM : 0;
 }
-
-static const tpl_type_t render__caps_type = {"*common.Capabilities", render__caps_field, NULL, render__caps_format};
-static const tpl_type_t render__kv_type = {"common.KubeVersion", render__kv_field, render__kv_method, render__kv_format};
-static const tpl_type_t render__apis_type = {"common.VersionSet", NULL, render__apis_method, render__apis_format};
-static const tpl_type_t render__hv_type = {"version.BuildInfo", render__hv_field, NULL, render__hv_format};
 
 /* k8s.io/apimachinery ParseGeneric + common.ParseKubeVersion. 0 or -1. */
 static int render__parse_kube_version(const char *in, render__caps_t *c) {
@@ -634,9 +690,8 @@ static int render__collect(render__build_t *b, const chart_t *c, tpl_value_t par
   tpl_value_t next = tpl_value_map_new(a, TPL_ELEM_ANY);
   tpl_value_t subs = tpl_value_map_new(a, TPL_ELEM_ANY);
   if (next.kind != TPL_MAP || subs.kind != TPL_MAP) return RENDER_ENOMEM;
-  render__files_t *fs = tpl_arena_alloc(a, sizeof *fs);
-  if (!fs || (c->nfiles && !(fs->f = tpl_arena_alloc(a, c->nfiles * sizeof *fs->f)))) return RENDER_ENOMEM;
-  for (size_t i = 0; i < c->nfiles; i++) fs->f[fs->n++] = &c->files[i];
+  tpl_value_t files = render__files_value(a, c);
+  if (files.kind != TPL_MAP) return RENDER_ENOMEM;
   tpl_value_t chart = render__chart_map(a, c);
   if (chart.kind != TPL_MAP) return RENDER_ENOMEM;
   tpl_value_t values;
@@ -650,7 +705,8 @@ static int render__collect(render__build_t *b, const chart_t *c, tpl_value_t par
     else values = tpl_value_map_new(a, TPL_ELEM_ANY);
   }
   values.iface = 0;
-  if (render__set(a, next, "Chart", chart) || render__set(a, next, "Files", render__files_obj(a, fs)) ||
+  values.view = TPL_VIEW_VALUES; /* common.Values (a subchart's view of the parent's nested map too) */
+  if (render__set(a, next, "Chart", chart) || render__set(a, next, "Files", files) ||
       render__set(a, next, "Release", b->release) || render__set(a, next, "Capabilities", b->caps) ||
       render__set(a, next, "Values", values) || render__set(a, next, "Subcharts", subs))
     return RENDER_ENOMEM;
@@ -886,15 +942,17 @@ static int render__caps_value(tpl_arena_t *a, const render_opts_t *o, render__ca
   if (!caps->apis) return RENDER_ENOMEM;
   for (size_t i = 0; i < nd; i++) caps->apis[caps->napis++] = render__default_apis[i];
   for (size_t i = 0; i < ne; i++) caps->apis[caps->napis++] = o->api_versions[i];
-  render__caps_obj_t *co = tpl_arena_alloc(a, sizeof *co);
-  if (!co) return RENDER_ENOMEM;
-  co->caps = caps;
-  co->kv = render__obj(a, &render__kv_type, caps);
-  co->apis = render__obj(a, &render__apis_type, caps);
-  co->hv = render__obj(a, &render__hv_type, caps);
-  *out = render__obj(a, &render__caps_type, co);
-  if (out->kind != TPL_OBJECT || co->kv.kind != TPL_OBJECT || co->apis.kind != TPL_OBJECT || co->hv.kind != TPL_OBJECT)
+  caps->kv = render__obj(a, &render__kv_type, caps);
+  caps->hv = render__obj(a, &render__hv_type, caps);
+  caps->apis_v = tpl_value_list_new(a, TPL_ELEM_STRING, caps->napis);
+  if (caps->kv.kind != TPL_OBJECT || caps->hv.kind != TPL_OBJECT || caps->apis_v.kind != TPL_LIST)
     return RENDER_ENOMEM;
+  caps->apis_v.u.list->type = &render__apis_type;
+  for (size_t i = 0; i < caps->napis; i++)
+    if (tpl_list_push(a, caps->apis_v.u.list, tpl_value_str(caps->apis[i]))) return RENDER_ENOMEM;
+  if (render__caps_texts(a, caps)) return RENDER_ENOMEM;
+  *out = render__obj(a, &render__caps_type, caps);
+  if (out->kind != TPL_OBJECT) return RENDER_ENOMEM;
   if (capsp) *capsp = caps;
   return 0;
 }

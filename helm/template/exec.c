@@ -267,7 +267,13 @@ static int validate_type(tpl__state_t *s, tpl_value_t v, char typ, tpl_value_t *
     if (param_can_be_nil(typ)) { *out = zero_of_param(typ); return 0; }
     return s_errorf(s, "invalid value; expected %s", param_type_name(typ));
   }
-  if (typ == 0 || assignable(&v, typ)) { *out = v; return 0; }
+  if (typ == 0 || assignable(&v, typ)) {
+    *out = v;
+    /* A named map or slice passed as map[string]interface{} or []T is seen unnamed from then on
+     * (a function returning its argument returns the unnamed type). */
+    if (typ == 'm' || typ == 'l' || typ == 'L') out->view = TPL_VIEW_PLAIN;
+    return 0;
+  }
   if (v.kind == TPL_NIL) return s_errorf(s, "wrong type for value; expected %s; got interface {}", param_type_name(typ));
   return s_errorf(s, "wrong type for value; expected %s; got %s", param_type_name(typ), type_str(s, &v));
 }
@@ -339,9 +345,7 @@ static int eval_field(tpl__state_t *s, tpl_value_t dot, const char *fname, size_
     return s_errorf(s, "can't evaluate field %s in type %s", nm, t->name);
   }
   /* A named map or slice type: Go looks for a method first (methods win over keys). */
-  const tpl_type_t *nt = recv.kind == TPL_MAP && recv.u.map ? recv.u.map->type
-                         : recv.kind == TPL_LIST && recv.u.list ? recv.u.list->type
-                                                                : NULL;
+  const tpl_type_t *nt = tpl_value_named(&recv);
   if (nt && nt->method) {
     char *nm = tpl_arena_strndup(s->x->a, fname, flen);
     if (!nm) return s_nomem(s);
@@ -667,7 +671,15 @@ static int print_value(tpl__state_t *s, const tpl_node_t *n, const tpl_value_t *
   if (v->kind == TPL_INVALID) return emit(s, "<no value>", 10);
   if (v->kind == TPL_FUNC) return s_errorf(s, "can't print %s of type %s", node_str(s, n), type_str(s, v));
   size_t before = s->out->len;
-  if (tpl_fmt_value(s->out, v)) return s_nomem(s);
+  /* Go's printableValue takes the address of an addressable value whose pointer type has String()
+   * ({{ .Capabilities.KubeVersion }}): the type answers the reserved field name "*String" with
+   * that text. */
+  tpl_value_t str = {0};
+  if (v->kind == TPL_OBJECT && !v->u.obj->type->format && v->u.obj->type->field &&
+      v->u.obj->type->field(v->u.obj->self, "*String", &str) == 1 && str.kind == TPL_STRING) {
+    int rc = emit(s, str.u.s.p, str.u.s.n);
+    if (rc) return rc;
+  } else if (tpl_fmt_value(s->out, v)) return s_nomem(s);
   /* Go's printableValue indirects a pointer first: {{ .Capabilities }} prints the struct without
    * the "&" that fmt gives a pointer to a struct without String(). */
   if (v->kind == TPL_OBJECT && v->u.obj->type->name[0] == '*' && !v->u.obj->type->format &&

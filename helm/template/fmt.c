@@ -723,7 +723,7 @@ static void print_value(tpl__pp_t *p, const tpl_value_t *v, int32_t verb, int de
     break;
   case TPL_LIST: {
     if (v->elem == TPL_ELEM_UINT8 && (verb == 's' || verb == 'q' || verb == 'x' || verb == 'X' ||
-                                      (depth == 0 && p->f.sharpv && !(v->u.list && v->u.list->type)))) {
+                                      (depth == 0 && p->f.sharpv && !tpl_value_named(v)))) {
       /* Go's fmtBytes: a []byte prints as text for %s %q %x %X, and as []byte{0x68, ...} for a
        * top-level %#v (nested ones go through reflection: []uint8{0x68, ...}). */
       size_t n = v->u.list ? v->u.list->len : 0;

@@ -64,13 +64,19 @@ int tpl_helm_funcs_add(tpl_funcs_t *t) { return tpl_funcs_add(t, hf_table, sizeo
 
 static const tpl_type_t hv_values_type;
 
-/* The same map viewed as another type (Go converts without copying; here the header is copied,
- * sharing the entries). */
-static tpl_value_t hv_view(tpl_arena_t *a, const tpl_map_t *m, const tpl_type_t *type) {
-  tpl_value_t v = tpl_value_map_new(a, TPL_ELEM_ANY);
-  if (v.kind != TPL_MAP) return v;
-  if (m) *v.u.map = *m;
-  v.u.map->type = type;
+/* The same map seen as common.Values or as map[string]interface{} (Go converts without copying:
+ * both share the map); a NULL map gives a new empty one. */
+static tpl_value_t hv_view(tpl_arena_t *a, const tpl_map_t *m, tpl_view_t view) {
+  tpl_value_t v = {0};
+  if (m) {
+    v.kind = TPL_MAP;
+    v.elem = TPL_ELEM_ANY;
+    v.u.map = (tpl_map_t *)m;
+  } else {
+    v = tpl_value_map_new(a, TPL_ELEM_ANY);
+    if (v.kind != TPL_MAP) return v;
+  }
+  v.view = (uint8_t)view;
   return v;
 }
 
@@ -88,7 +94,8 @@ static int hv_quoted_err(tpl_call_t *c, const char *what, const char *key, size_
 /* A table-valued entry (map[string]interface{} or Values), or NULL. */
 static const tpl_map_t *hv_as_table(const tpl_value_t *v) {
   if (!v || v->kind != TPL_MAP || v->elem != TPL_ELEM_ANY || !v->u.map) return NULL;
-  if (v->u.map->type && v->u.map->type != &hv_values_type) return NULL;
+  const tpl_type_t *t = tpl_value_named(v);
+  if (t && t != &hv_values_type) return NULL;
   return v->u.map;
 }
 
@@ -121,13 +128,13 @@ static int hv_m_table(tpl_call_t *c, tpl_value_t *args, size_t n, tpl_value_t *o
   const char *bk;
   size_t bl;
   if (hv_table(m, args[0].u.s.p, args[0].u.s.n, &t, &bk, &bl)) return hv_quoted_err(c, "table", bk, bl);
-  *out = hv_view(tpl_call_arena(c), t, &hv_values_type);
+  *out = hv_view(tpl_call_arena(c), t, TPL_VIEW_VALUES);
   return out->kind == TPL_MAP ? 0 : TPL_ENOMEM;
 }
 
 static int hv_m_asmap(tpl_call_t *c, tpl_value_t *args, size_t n, tpl_value_t *out) {
   const tpl_map_t *m = tpl_call_self(c);
-  *out = hv_view(tpl_call_arena(c), m && m->len ? m : NULL, NULL);
+  *out = hv_view(tpl_call_arena(c), m && m->len ? m : NULL, TPL_VIEW_PLAIN);
   return out->kind == TPL_MAP ? 0 : TPL_ENOMEM;
 }
 
@@ -157,7 +164,7 @@ static int hv_m_yaml(tpl_call_t *c, tpl_value_t *args, size_t n, tpl_value_t *ou
   const tpl_funcs_t *fs = tpl__call_funcs(c);
   const tpl_func_t *ty = fs ? tpl_funcs_find(fs, "toYaml", 6) : NULL;
   if (!ty) return tpl_call_errorf(c, "YAML: no YAML encoder in the function table");
-  tpl_value_t arg = hv_view(tpl_call_arena(c), tpl_call_self(c), &hv_values_type), s;
+  tpl_value_t arg = hv_view(tpl_call_arena(c), tpl_call_self(c), TPL_VIEW_VALUES), s;
   if (arg.kind != TPL_MAP) return TPL_ENOMEM;
   int rc = ty->fn(c, &arg, 1, &s);
   if (rc) return rc;
@@ -195,6 +202,6 @@ const tpl_type_t *tpl_helm_values_type(void) { return &hv_values_type; }
 
 int tpl_helm_values_mark(tpl_value_t *v) {
   if (v->kind != TPL_MAP || v->elem != TPL_ELEM_ANY || !v->u.map) return TPL_EINVAL;
-  v->u.map->type = &hv_values_type;
+  v->view = TPL_VIEW_VALUES;
   return 0;
 }

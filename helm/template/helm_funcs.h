@@ -19,7 +19,10 @@ int tpl_helm_funcs_add(tpl_funcs_t *t);
  * subchart) and `.Template`, with its methods AsMap, Encode, PathValue, Table and YAML. `%T` prints
  * "common.Values"; `.Values.Table "a.b"` etc. call the methods (methods win over keys, as in Go);
  * keys, range, index, len and printing behave as for the underlying map[string]interface {}.
- * YAML uses the function table's toYaml. Set it with tpl_helm_values_mark or map->type = this. */
+ * YAML uses the function table's toYaml. A value has this type when its view is TPL_VIEW_VALUES
+ * (tpl_helm_values_mark): the map itself stays untyped, so other values referring to it (a parent's
+ * .Values.sub) keep their own type. */
 const tpl_type_t *tpl_helm_values_type(void);
-/* Marks a non-nil map[string]interface{} value as common.Values: 0, or TPL_EINVAL for another value. */
+/* Makes a non-nil map[string]interface{} value a common.Values (sets its view): 0, or TPL_EINVAL for
+ * another value. */
 int tpl_helm_values_mark(tpl_value_t *v);

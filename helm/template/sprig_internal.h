@@ -26,6 +26,8 @@ static inline tpl_value_t sprig__arg(const tpl_value_t *v) {
 
 /* Sprig's strval: strings as they are, everything else as fmt's %v. */
 int sprig__strval(buf_t *out, const tpl_value_t *v);
+/* A []byte (tpl_value_is_bytes) as encoding/json writes it: a quoted standard base64 string. */
+int sprig__bytes_b64(const tpl_value_t *v, buf_t *out);
 /* cast.ToInt64E / ToFloat64E (v1.7.0): 0 on success, -1 when not convertible. */
 int sprig__to_int64(const tpl_value_t *v, int64_t *out);
 int sprig__to_float64(const tpl_value_t *v, double *out);

@@ -135,6 +135,13 @@ static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
       jput(e, "null", 4);
       return;
     }
+    if (tpl_value_is_bytes(v)) { /* encoding/json: a []byte is a base64 string */
+      buf_t b = BUF_INIT;
+      if (sprig__bytes_b64(v, &b)) e->rc = TPL_ENOMEM;
+      else jput(e, b.data ? b.data : "\"\"", b.len ? b.len : 2);
+      buf_free(&b);
+      return;
+    }
     jput(e, "[", 1);
     for (size_t i = 0; i < l->len; i++) {
       if (i) jput(e, ",", 1);

@@ -534,7 +534,7 @@ static int conv_panic(tpl_call_t *c, const tpl_value_t *v, const char *want) {
 SPRIG_FN(f_dig) {
   if (n < 3) return tpl_call_errorf(c, "dig needs at least three arguments");
   tpl_value_t d = sprig__arg(&args[n - 1]);
-  if (!(d.kind == TPL_MAP && d.elem == TPL_ELEM_ANY && !(d.u.map && d.u.map->type_name)))
+  if (!(d.kind == TPL_MAP && d.elem == TPL_ELEM_ANY && !tpl_value_named(&d)))
     return conv_panic(c, &d, "map[string]interface {}");
   tpl_value_t def = sprig__arg(&args[n - 2]);
   for (size_t i = 0; i < n - 2; i++) {
@@ -552,7 +552,8 @@ SPRIG_FN(f_dig) {
       *out = s;
       return 0;
     }
-    if (!(s.kind == TPL_MAP && s.elem == TPL_ELEM_ANY)) return conv_panic(c, &s, "map[string]interface {}");
+    if (!(s.kind == TPL_MAP && s.elem == TPL_ELEM_ANY && !tpl_value_named(&s)))
+      return conv_panic(c, &s, "map[string]interface {}");
     d = s;
   }
   *out = def;

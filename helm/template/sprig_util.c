@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/b64.h"
 #include "helm/template/sprig_internal.h"
 
 int sprig__ret_str(tpl_call_t *c, const char *p, size_t n, tpl_value_t *out) {
@@ -20,8 +21,29 @@ int sprig__ret_buf(tpl_call_t *c, buf_t *b, tpl_value_t *out) {
 
 int sprig__strval(buf_t *out, const tpl_value_t *v) {
   if (v->kind == TPL_STRING) return buf_append(out, v->u.s.p, v->u.s.n);
+  if (tpl_value_is_bytes(v)) { /* []byte: its bytes as text */
+    const tpl_list_t *l = v->u.list;
+    for (size_t i = 0; l && i < l->len; i++)
+      if (buf_putc(out, (char)l->items[i].u.u)) return TPL_ENOMEM;
+    return 0;
+  }
   if (v->kind == TPL_INVALID || v->kind == TPL_NIL) return buf_puts(out, "<nil>");
   return tpl_fmt_value(out, v);
+}
+
+int sprig__bytes_b64(const tpl_value_t *v, buf_t *out) {
+  const tpl_list_t *l = v->u.list;
+  size_t n = l ? l->len : 0;
+  char *raw = malloc(n ? n : 1), *enc = malloc(b64_encoded_len(n) + 1);
+  int rc = raw && enc ? 0 : TPL_ENOMEM;
+  if (!rc) {
+    for (size_t i = 0; i < n; i++) raw[i] = (char)l->items[i].u.u;
+    size_t el = b64_encode(raw, n, enc);
+    rc = buf_putc(out, '"') || buf_append(out, enc, el) || buf_putc(out, '"') ? TPL_ENOMEM : 0;
+  }
+  free(raw);
+  free(enc);
+  return rc;
 }
 
 /* ---- strconv ---- */
@@ -323,11 +345,7 @@ static bool same_type(const tpl_value_t *a, const tpl_value_t *b) {
   if (a->kind != b->kind) return false;
   if (a->kind == TPL_LIST || a->kind == TPL_MAP) {
     if (a->elem != b->elem) return false;
-    if (a->kind == TPL_MAP) {
-      const char *ta = a->u.map ? a->u.map->type_name : NULL, *tb = b->u.map ? b->u.map->type_name : NULL;
-      if ((ta == NULL) != (tb == NULL)) return false;
-      if (ta && strcmp(ta, tb)) return false;
-    }
+    if (tpl_value_named(a) != tpl_value_named(b)) return false;
   }
   if (a->kind == TPL_UINT64 && a->elem != b->elem) return false;
   return true;
@@ -383,6 +401,8 @@ static int deep_copy(tpl_arena_t *a, const tpl_value_t *in, tpl_value_t *out, in
     *out = tpl_value_list_new(a, (tpl_elem_t)in->elem, l->len);
     if (out->kind == TPL_INVALID) return TPL_ENOMEM;
     out->iface = in->iface;
+    out->u.list->type = l->type;
+    out->view = in->view;
     for (size_t i = 0; i < l->len; i++) {
       tpl_value_t c;
       int rc = deep_copy(a, &l->items[i], &c, depth + 1);
@@ -394,7 +414,8 @@ static int deep_copy(tpl_arena_t *a, const tpl_value_t *in, tpl_value_t *out, in
     *out = tpl_value_map_new(a, (tpl_elem_t)in->elem);
     if (out->kind == TPL_INVALID) return TPL_ENOMEM;
     out->iface = in->iface;
-    out->u.map->type_name = m->type_name;
+    out->u.map->type = m->type; /* copystructure keeps the named type */
+    out->view = in->view;
     for (size_t i = 0; i < m->len; i++) {
       tpl_value_t c;
       int rc = deep_copy(a, &m->ents[i].val, &c, depth + 1);

@@ -68,6 +68,13 @@ typedef enum {
 } tpl_elem_t;
 
 typedef struct tpl_value_s tpl_value_t;
+
+/* Values of tpl_value_t.view. */
+typedef enum {
+  TPL_VIEW_OWN = 0,    /* the named type recorded on the map or list (tpl_map_t.type / tpl_list_t.type), if any */
+  TPL_VIEW_PLAIN = 1,  /* the unnamed underlying type (map[string]..., []...) */
+  TPL_VIEW_VALUES = 2, /* Helm's common.Values (a map[string]interface {}; see tpl_helm_values_type) */
+} tpl_view_t;
 typedef struct tpl_list_s tpl_list_t;
 typedef struct tpl_map_s tpl_map_t;
 typedef struct tpl_object_s tpl_object_t;
@@ -78,6 +85,11 @@ struct tpl_value_s {
   uint8_t kind; /* tpl_kind_t */
   uint8_t elem; /* tpl_elem_t, for TPL_LIST and TPL_MAP; for TPL_UINT64 1 means Go uint8 */
   uint8_t iface; /* held in an interface{} (a map[string]interface{} value, a []interface{} element) */
+  /* For TPL_MAP and TPL_LIST, the Go type this value has (tpl_view_t). In Go a named type belongs to
+   * the value, not to the map it refers to: one map is common.Values as a subchart's .Values and
+   * map[string]interface {} as the parent's .Values.sub, and a common.Values passed to a
+   * map[string]interface {} parameter comes back unnamed. */
+  uint8_t view;
   union {
     bool b;
     int64_t i;
@@ -120,11 +132,10 @@ struct tpl_map_s {
   tpl_map_entry_t *ents; /* insertion order; printing and range sort keys */
   uint32_t *index;       /* open-addressing hash of ents positions + 1 */
   size_t icap;
-  const char *type_name; /* Go type for %T when a named map type (e.g. "common.Values"); NULL: map[string]... */
-  /* A named map type with methods (Go `type Values map[string]any`): name (wins over type_name)
+  /* A named map type with methods (Go `type files map[string][]byte`): name
    * and methods, which receive this tpl_map_t as tpl_call_self. `.Name` calls a method when the
    * type has one (methods win over keys, as in Go), else looks the key up; range, index, len and
-   * printing see the underlying map. NULL: no methods. */
+   * printing see the underlying map. NULL: no methods. Applies to values whose view is TPL_VIEW_OWN. */
   const struct tpl_type_s *type;
 };
 
@@ -172,6 +183,11 @@ bool tpl_map_delete(tpl_map_t *m, const char *key, size_t klen);
 const tpl_map_entry_t **tpl_map_sorted(tpl_arena_t *a, const tpl_map_t *m);
 /* Appends the Go type name of v (as %T prints it: "int", "[]interface {}", "<nil>"). */
 int tpl_value_type_name(const tpl_value_t *v, buf_t *out);
+/* A Go []byte (an unnamed list of uint8, nil or not): what encoding/json writes as base64 and
+ * Sprig's strval converts to a string. */
+bool tpl_value_is_bytes(const tpl_value_t *v);
+/* The named type (with methods) of a map or list value, as its view says; NULL: unnamed or another kind. */
+const struct tpl_type_s *tpl_value_named(const tpl_value_t *v);
 /* Go's truthiness for if/with/and/or/not: false, 0, nil, empty string/list/map. */
 bool tpl_value_truth(const tpl_value_t *v);
 /* Length for len/empty: -1 when v has no length. */
@@ -199,7 +215,10 @@ struct tpl_func_s {
 /* A host type: name for %T and error messages, optional fields and methods. */
 typedef struct tpl_type_s {
   const char *name; /* e.g. "chartutil.Files" */
-  /* Looks a field up: 1 found (*out set), 0 not found, <0 error. */
+  /* Looks a field up: 1 found (*out set), 0 not found, <0 error. Reserved names (never Go
+   * identifiers): "%v", "%+v", "%#v" give the text fmt prints for a struct without String();
+   * "*String" the text a template action prints for an addressable value whose pointer type has
+   * String() (e.g. .Capabilities.KubeVersion). */
   int (*field)(void *self, const char *name, tpl_value_t *out);
   /* Looks a method up: NULL when none. The method receives self through tpl_call_self(). */
   const tpl_func_t *(*method)(void *self, const char *name);

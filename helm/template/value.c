@@ -15,6 +15,7 @@
 #endif
 #endif
 
+#include "helm/template/helm_funcs.h"
 #include "helm/template/tpl.h"
 #include "helm/template/tpl_internal.h"
 
@@ -327,18 +328,34 @@ int tpl_value_type_name(const tpl_value_t *v, buf_t *out) {
   case TPL_UINT64: return buf_puts(out, v->elem == 1 ? "uint8" : "uint64");
   case TPL_FLOAT64: return buf_puts(out, "float64");
   case TPL_STRING: return buf_puts(out, "string");
-  case TPL_LIST:
-    if (v->u.list && v->u.list->type) return buf_puts(out, v->u.list->type->name);
+  case TPL_LIST: {
+    const tpl_type_t *t = tpl_value_named(v);
+    if (t) return buf_puts(out, t->name);
     return buf_printf(out, "[]%s", tpl__elem_names[v->elem]);
-  case TPL_MAP:
-    if (v->u.map && v->u.map->type) return buf_puts(out, v->u.map->type->name);
-    if (v->u.map && v->u.map->type_name) return buf_puts(out, v->u.map->type_name);
+  }
+  case TPL_MAP: {
+    const tpl_type_t *t = tpl_value_named(v);
+    if (t) return buf_puts(out, t->name);
     return buf_printf(out, "map[string]%s", tpl__elem_names[v->elem]);
+  }
   case TPL_OBJECT: return buf_puts(out, v->u.obj->type->name);
   case TPL_FUNC: return buf_puts(out, v->u.fn->go_type ? v->u.fn->go_type : "func(...interface {}) (interface {}, error)");
   case TPL_COMPLEX128: return buf_puts(out, "complex128");
   }
   return 0;
+}
+
+bool tpl_value_is_bytes(const tpl_value_t *v) {
+  return v->kind == TPL_LIST && v->elem == TPL_ELEM_UINT8 && !tpl_value_named(v);
+}
+
+const tpl_type_t *tpl_value_named(const tpl_value_t *v) {
+  if (v->kind == TPL_MAP) {
+    if (v->view == TPL_VIEW_VALUES) return tpl_helm_values_type();
+    return v->view == TPL_VIEW_OWN && v->u.map ? v->u.map->type : NULL;
+  }
+  if (v->kind == TPL_LIST) return v->view == TPL_VIEW_OWN && v->u.list ? v->u.list->type : NULL;
+  return NULL;
 }
 
 int64_t tpl_value_len(const tpl_value_t *v) {

@@ -1040,7 +1040,12 @@ static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool m
   case TPL_STRING: emit_str(e, v->u.s.p, v->u.s.n); return;
   case TPL_LIST:
     if (!v->u.list) emit_plain_text(e, "null", 4);
-    else emit_seq(e, v->u.list, depth);
+    else if (!e->v3 && tpl_value_is_bytes(v)) { /* through encoding/json: a base64 string */
+      buf_t b = BUF_INIT;
+      if (sprig__bytes_b64(v, &b)) e->rc = TPL_ENOMEM;
+      else emit_str(e, b.data + 1, b.len - 2); /* without the quotes */
+      buf_free(&b);
+    } else emit_seq(e, v->u.list, depth);
     return;
   case TPL_MAP:
     if (!v->u.map) emit_plain_text(e, "null", 4);

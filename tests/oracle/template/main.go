@@ -145,7 +145,12 @@ func run(c *tcase) {
 			vals = m
 		}
 	}
-	c.Values = vals
+	// Snapshot the values before rendering: set/unset in a template mutate the map.
+	if raw, err := json.Marshal(vals); err == nil {
+		c.Values = json.RawMessage(raw)
+	} else {
+		c.Values = vals
+	}
 	var dot any = vals
 	if c.Dot == "helm" {
 		dot = helmDot(vals.(map[string]any))
