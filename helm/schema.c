@@ -15,6 +15,7 @@
 #include <pcre2.h>
 
 #include "base/gofloat.h"
+#include "helm/schema_int.h"
 #include "helm/template/tpl.h"
 
 #define SCHEMA_MAX_DEPTH 256
@@ -55,6 +56,7 @@ typedef struct sctx_s {
   pcre2_match_context *mc;
   int depth;
   int next_vid;
+  bool assert_fmt; /* formats asserted in every draft (the metaschemas are checked that way) */
 } sctx_t;
 
 /* ---- error values ---------------------------------------------------------------- */
@@ -139,20 +141,26 @@ static verr_t *verr_with(sctx_t *x, ekind_t k, const char *loc, const char *msg,
 
 /* ---- Go formatting helpers --------------------------------------------------------- */
 
-/* kind.quote: strconv.Quote, then \" -> " and ' -> \', in single quotes. */
+/* kind.quote: strconv.Quote, then every \" -> " and ' -> \' (strings.ReplaceAll over the quoted
+ * text, outer quotes included, so a trailing backslash swallows its escape), then the outer
+ * quotes become single quotes. */
 static void go_squote(buf_t *o, const char *s, size_t n) {
-  buf_t q = BUF_INIT;
+  buf_t q = BUF_INIT, r = BUF_INIT;
   tpl_fmt_quote(&q, s, n);
-  buf_putc(o, '\'');
-  for (size_t i = 1; i + 1 < q.len; i++) {
-    if (q.data[i] == '\\' && q.data[i + 1] == '"' && i + 2 < q.len) {
-      buf_putc(o, '"');
+  for (size_t i = 0; i < q.len; i++) {
+    if (q.data[i] == '\\' && i + 1 < q.len && q.data[i + 1] == '"') {
+      buf_putc(&r, '"');
       i++;
-    } else if (q.data[i] == '\'') buf_puts(o, "\\'");
-    else buf_putc(o, q.data[i]);
+    } else buf_putc(&r, q.data[i]);
+  }
+  buf_putc(o, '\'');
+  for (size_t i = 1; i + 1 < r.len; i++) {
+    if (r.data[i] == '\'') buf_puts(o, "\\'");
+    else buf_putc(o, r.data[i]);
   }
   buf_putc(o, '\'');
   buf_free(&q);
+  buf_free(&r);
 }
 
 /* message.NewPrinter(language.English): %d with digit grouping ("1,500"). */
@@ -246,25 +254,33 @@ static int type_from(const char *s) {
   return 0;
 }
 
-static bool is_integer(const cJSON *v) {
-  if (cJSON_IsRaw(v)) return true;
-  double d = v->valuedouble;
-  return isfinite(d) && d == floor(d);
-}
-
 /* A decimal m * 10^e read from Go's shortest formatting (what big.Rat.SetString(fmt.Sprint(v)) sees). */
 typedef struct {
-  bool neg;
+  bool neg, inexact;
   unsigned __int128 m;
   int e;
 } dec_t;
 
 static dec_t dec_of(const cJSON *v) {
   dec_t d = {0};
-  if (cJSON_IsRaw(v)) {
+  if (cJSON_IsRaw(v)) { /* an int64, or a schema number's literal text (json.Number) */
     const char *s = v->valuestring;
     if (*s == '-') d.neg = true, s++;
-    for (; *s >= '0' && *s <= '9'; s++) d.m = d.m * 10 + (unsigned)(*s - '0');
+    bool frac = false;
+    for (; (*s >= '0' && *s <= '9') || (*s == '.' && !frac); s++) {
+      if (*s == '.') {
+        frac = true;
+        continue;
+      }
+      if (d.m > ((unsigned __int128)-1) / 10 - 10) {
+        d.inexact = true; /* more digits than 128 bits: compare as float64 */
+        if (!frac) d.e++;
+        continue;
+      }
+      d.m = d.m * 10 + (unsigned)(*s - '0');
+      if (frac) d.e--;
+    }
+    if (*s == 'e' || *s == 'E') d.e += atoi(s + 1);
     return d;
   }
   double f = v->valuedouble;
@@ -276,6 +292,17 @@ static dec_t dec_of(const cJSON *v) {
   for (int i = 0; i < n; i++) d.m = d.m * 10 + (unsigned)(digs[i] - '0');
   d.e = dp - n;
   return d;
+}
+
+static bool is_integer(const cJSON *v) {
+  if (cJSON_IsRaw(v)) {
+    dec_t d = dec_of(v);
+    if (d.inexact) return floor(num_of(v)) == num_of(v);
+    while (d.m && d.m % 10 == 0) d.m /= 10, d.e++;
+    return d.m == 0 || d.e >= 0;
+  }
+  double d = v->valuedouble;
+  return isfinite(d) && d == floor(d);
 }
 
 static unsigned __int128 mulmod(unsigned __int128 a, unsigned __int128 b, unsigned __int128 m) {
@@ -313,8 +340,15 @@ static bool json_equal(const cJSON *a, const cJSON *b) {
   case T_BOOL: return cJSON_IsTrue(a) == cJSON_IsTrue(b);
   case T_STRING: return !strcmp(a->valuestring, b->valuestring);
   case T_NUMBER: {
-    if (cJSON_IsRaw(a) && cJSON_IsRaw(b)) return !strcmp(a->valuestring, b->valuestring);
-    return num_of(a) == num_of(b);
+    if (!cJSON_IsRaw(a) && !cJSON_IsRaw(b)) return a->valuedouble == b->valuedouble;
+    if (cJSON_IsRaw(a) && cJSON_IsRaw(b) && !strcmp(a->valuestring, b->valuestring)) return true;
+    /* exact, as big.Rat compares them */
+    dec_t x = dec_of(a), y = dec_of(b);
+    if (x.inexact || y.inexact) return num_of(a) == num_of(b);
+    if (x.m == 0 || y.m == 0) return x.m == y.m;
+    while (x.m % 10 == 0) x.m /= 10, x.e++;
+    while (y.m % 10 == 0) y.m /= 10, y.e++;
+    return x.neg == y.neg && x.m == y.m && x.e == y.e;
   }
   case T_ARRAY: {
     if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b)) return false;
@@ -728,6 +762,27 @@ out:
 
 static bool format_check(const char *fmt, const char *s, buf_t *o);
 
+/* validatePeriod: start/end, each a date-time or a duration (not both durations) */
+static bool check_period(const char *s, buf_t *o) {
+  const char *slash = strchr(s, '/');
+  if (!slash) return buf_puts(o, "missing slash"), false;
+  char *start = strndup(s, (size_t)(slash - s));
+  if (!start) return true;
+  const char *end = slash + 1;
+  buf_t e = BUF_INIT;
+  bool ok = true;
+  if (start[0] == 'P') {
+    if (!check_duration(start, &e)) buf_printf(o, "invalid start duration: %s", e.data ? e.data : ""), ok = false;
+    else if (!check_date_time(end, &e)) buf_printf(o, "invalid end date-time: %s", e.data ? e.data : ""), ok = false;
+  } else if (!check_date_time(start, &e)) buf_printf(o, "invalid start date-time: %s", e.data ? e.data : ""), ok = false;
+  else if (end[0] == 'P') {
+    if (!check_duration(end, &e)) buf_printf(o, "invalid end duration: %s", e.data ? e.data : ""), ok = false;
+  } else if (!check_date_time(end, &e)) buf_printf(o, "invalid end date-time: %s", e.data ? e.data : ""), ok = false;
+  buf_free(&e);
+  free(start);
+  return ok;
+}
+
 static bool check_email(const char *s, buf_t *o) {
   size_t n = strlen(s);
   if (n > 254) return buf_puts(o, "more than 255 characters long"), false;
@@ -841,20 +896,9 @@ static bool format_check(const char *fmt, const char *s, buf_t *o) {
   if (!strcmp(fmt, "duration")) return check_duration(s, o);
   if (!strcmp(fmt, "semver")) return check_semver(s, o);
   if (!strcmp(fmt, "email")) return check_email(s, o);
-  if (!strcmp(fmt, "ipv6")) {
-    /* netip.ParseAddr; Go's detailed reasons are not reproduced */
-    unsigned char a[16];
-    if (!strchr(s, ':')) return buf_puts(o, "missing colon"), false;
-    if (strchr(s, '%')) {
-      buf_t t = BUF_INIT;
-      buf_append(&t, s, strcspn(s, "%"));
-      int ok = inet_pton(AF_INET6, t.data ? t.data : "", a) == 1;
-      buf_free(&t);
-      if (ok) return buf_puts(o, "zone id is not a part of ipv6 address"), false;
-    }
-    if (inet_pton(AF_INET6, s, a) != 1) return buf_printf(o, "ParseAddr(\"%s\"): unable to parse IP", s), false;
-    return true;
-  }
+  if (!strcmp(fmt, "regex")) return schema_go_regexp_ok(s, o);
+  if (!strcmp(fmt, "period")) return check_period(s, o);
+  return schema_go_format(fmt, s, o) != 0;
   return true;
 }
 
@@ -906,10 +950,94 @@ static void kw_loc(sctx_t *x, const frame_t *f, buf_t *out) {
   buf_free(&acc);
 }
 
+/* ---- unevaluated properties and items (the library's uneval) -------------------------- */
+
+/* Which of an object's properties (by child position) or an array's items are still
+ * unevaluated; n == 0 is the empty set. */
+typedef struct {
+  bool *props;
+  int np, nprops; /* set size, bits */
+  bool *items;
+  int ni, nitems;
+} uneval_t;
+
+static bool ue_empty(const uneval_t *u) { return !u || (u->np == 0 && u->ni == 0); }
+
+static void ue_free(uneval_t *u) {
+  free(u->props);
+  free(u->items);
+  *u = (uneval_t){0};
+}
+
+/* unevalFrom: what schema s leaves for unevaluated* (its own or its caller's). */
+static void ue_from(sctx_t *x, uneval_t *u, const cJSON *v, const cJSON *s, bool caller_needs) {
+  *u = (uneval_t){0};
+  if (!cJSON_IsObject(s)) return;
+  if (cJSON_IsObject(v)) {
+    bool all = cJSON_GetObjectItemCaseSensitive(s, "additionalProperties") != NULL;
+    if (all || !(caller_needs || cJSON_GetObjectItemCaseSensitive(s, "unevaluatedProperties"))) return;
+    int n = cJSON_GetArraySize(v);
+    if (!n) return;
+    if (!(u->props = malloc((size_t)n * sizeof *u->props))) {
+      x->oom = true;
+      return;
+    }
+    for (int i = 0; i < n; i++) u->props[i] = true;
+    u->np = u->nprops = n;
+  } else if (cJSON_IsArray(v)) {
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(s, "items");
+    bool all;
+    int first;
+    if (x->draft < 2020) {
+      all = items && !cJSON_IsArray(items);
+      if (cJSON_IsArray(items) && cJSON_GetObjectItemCaseSensitive(s, "additionalItems")) all = true;
+      first = cJSON_IsArray(items) ? cJSON_GetArraySize(items) : 0;
+    } else {
+      all = items != NULL;
+      const cJSON *pre = cJSON_GetObjectItemCaseSensitive(s, "prefixItems");
+      first = cJSON_IsArray(pre) ? cJSON_GetArraySize(pre) : 0;
+    }
+    int n = cJSON_GetArraySize(v);
+    if (all || !(caller_needs || cJSON_GetObjectItemCaseSensitive(s, "unevaluatedItems")) || first >= n) return;
+    if (!(u->items = calloc((size_t)n, sizeof *u->items))) {
+      x->oom = true;
+      return;
+    }
+    for (int i = first; i < n; i++) u->items[i] = true;
+    u->nitems = n;
+    u->ni = n - first;
+  }
+}
+
+/* merge: keep only what other also left unevaluated */
+static void ue_merge(uneval_t *u, const uneval_t *o) {
+  for (int i = 0; i < u->nprops; i++)
+    if (u->props[i] && !(i < o->nprops && o->props[i])) u->props[i] = false, u->np--;
+  for (int i = 0; i < u->nitems; i++)
+    if (u->items[i] && !(i < o->nitems && o->items[i])) u->items[i] = false, u->ni--;
+}
+
+static void ue_prop_done(uneval_t *u, int i) {
+  if (u && i < u->nprops && u->props[i]) u->props[i] = false, u->np--;
+}
+
+static void ue_item_done(uneval_t *u, int i) {
+  if (u && i < u->nitems && u->items[i]) u->items[i] = false, u->ni--;
+}
+
 /* ---- the validator --------------------------------------------------------------------- */
 
 static verr_t *validate(sctx_t *x, const cJSON *sch, const cJSON *v, const char *loc, int vid, const frame_t *up,
-                        const char *refkw);
+                        const char *refkw, uneval_t *parent);
+
+typedef struct {
+  const cJSON *c;
+  int pos; /* position among the object's children */
+} kent_t;
+
+static int cmp_kent(const void *a, const void *b) {
+  return strcmp(((const kent_t *)a)->c->string, ((const kent_t *)b)->c->string);
+}
 
 static int cmp_key(const void *a, const void *b) {
   return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
@@ -941,7 +1069,7 @@ static verr_t *validate_val(sctx_t *x, const cJSON *sch, const cJSON *v, const c
                             const frame_t *fr) {
   char *cl = loc_child(x, loc, tok);
   if (!cl) return NULL;
-  verr_t *e = validate(x, sch, v, cl, ++x->next_vid, fr, NULL);
+  verr_t *e = validate(x, sch, v, cl, ++x->next_vid, fr, NULL, NULL);
   free(cl);
   return e;
 }
@@ -953,8 +1081,8 @@ static verr_t *validate_idx(sctx_t *x, const cJSON *sch, const cJSON *v, const c
 }
 
 static verr_t *validate_ref(sctx_t *x, const cJSON *target, const cJSON *v, const char *loc, int vid, const frame_t *fr,
-                            const char *kw) {
-  verr_t *e = validate(x, target, v, loc, vid, fr, kw);
+                            const char *kw, uneval_t *ue) {
+  verr_t *e = validate(x, target, v, loc, vid, fr, kw, ue);
   if (!e) return NULL;
   elist_t l = {0};
   if (e->kind == E_GROUP) {
@@ -988,7 +1116,7 @@ static void missing_props(const cJSON *obj, const cJSON *reqd, buf_t *out, int *
 }
 
 static void obj_validate(sctx_t *x, const cJSON *s, const cJSON *obj, const char *loc, int vid, const frame_t *fr,
-                         elist_t *errs) {
+                         elist_t *errs, uneval_t *ue) {
   const cJSON *n;
   int nprops = cJSON_GetArraySize(obj);
   if (kw_num(s, "minProperties", &n) && nprops < (int)n->valuedouble)
@@ -1021,24 +1149,24 @@ static void obj_validate(sctx_t *x, const cJSON *s, const cJSON *obj, const char
           buf_free(&q);
         }
         buf_free(&m);
-      } else elist_add(x, errs, validate(x, d, obj, loc, vid, fr, NULL));
+      } else elist_add(x, errs, validate(x, d, obj, loc, vid, fr, NULL, ue));
     }
   }
   /* properties, patternProperties, additionalProperties: keys in sorted order */
   const cJSON *props = cJSON_GetObjectItemCaseSensitive(s, "properties");
   const cJSON *pats = cJSON_GetObjectItemCaseSensitive(s, "patternProperties");
   const cJSON *addl = cJSON_GetObjectItemCaseSensitive(s, "additionalProperties");
-  const cJSON **keys = nprops ? malloc((size_t)nprops * sizeof *keys) : NULL;
+  kent_t *keys = nprops ? malloc((size_t)nprops * sizeof *keys) : NULL;
   if (nprops && !keys) {
     x->oom = true;
     return;
   }
   int k = 0;
-  for (const cJSON *c = obj->child; c; c = c->next) keys[k++] = c;
-  if (nprops) qsort(keys, (size_t)nprops, sizeof *keys, cmp_key);
+  for (const cJSON *c = obj->child; c; c = c->next, k++) keys[k] = (kent_t){c, k};
+  if (nprops) qsort(keys, (size_t)nprops, sizeof *keys, cmp_kent);
   buf_t extra = BUF_INIT;
   for (int i = 0; i < nprops && !x->oom; i++) {
-    const cJSON *pv = keys[i];
+    const cJSON *pv = keys[i].c;
     bool evaluated = false;
     const cJSON *ps = cJSON_IsObject(props) ? cJSON_GetObjectItemCaseSensitive(props, pv->string) : NULL;
     if (ps) {
@@ -1054,11 +1182,13 @@ static void obj_validate(sctx_t *x, const cJSON *s, const cJSON *obj, const char
       }
     }
     if (!evaluated && addl) {
+      evaluated = true;
       if (cJSON_IsFalse(addl)) {
         if (extra.len) buf_puts(&extra, ", ");
         go_squote(&extra, pv->string, strlen(pv->string));
       } else if (cJSON_IsObject(addl)) elist_add(x, errs, validate_val(x, addl, pv, loc, pv->string, fr));
     }
+    if (evaluated) ue_prop_done(ue, keys[i].pos);
   }
   free(keys);
   if (extra.len) elist_add(x, errs, verr_msgf(x, loc, "additional properties %s not allowed", extra.data));
@@ -1072,7 +1202,7 @@ static void obj_validate(sctx_t *x, const cJSON *s, const cJSON *obj, const char
         x->oom = true;
         return;
       }
-      verr_t *e = validate(x, pn, name, "", ++x->next_vid, NULL, NULL);
+      verr_t *e = validate(x, pn, name, "", ++x->next_vid, NULL, NULL, NULL);
       cJSON_Delete(name);
       if (e) {
         /* Go keeps the name's own errors (instance '') as causes */
@@ -1095,7 +1225,7 @@ static void obj_validate(sctx_t *x, const cJSON *s, const cJSON *obj, const char
   if (x->draft < 2019) return;
   const cJSON *ds = cJSON_GetObjectItemCaseSensitive(s, "dependentSchemas");
   for (const cJSON *d = cJSON_IsObject(ds) ? ds->child : NULL; d; d = d->next)
-    if (cJSON_GetObjectItemCaseSensitive(obj, d->string)) elist_add(x, errs, validate(x, d, obj, loc, vid, fr, NULL));
+    if (cJSON_GetObjectItemCaseSensitive(obj, d->string)) elist_add(x, errs, validate(x, d, obj, loc, vid, fr, NULL, ue));
   const cJSON *dr = cJSON_GetObjectItemCaseSensitive(s, "dependentRequired");
   for (const cJSON *d = cJSON_IsObject(dr) ? dr->child : NULL; d; d = d->next) {
     if (!cJSON_GetObjectItemCaseSensitive(obj, d->string) || !cJSON_IsArray(d)) continue;
@@ -1113,7 +1243,8 @@ static void obj_validate(sctx_t *x, const cJSON *s, const cJSON *obj, const char
   }
 }
 
-static void arr_validate(sctx_t *x, const cJSON *s, const cJSON *arr, const char *loc, const frame_t *fr, elist_t *errs) {
+static void arr_validate(sctx_t *x, const cJSON *s, const cJSON *arr, const char *loc, const frame_t *fr, elist_t *errs,
+                         uneval_t *ue) {
   const cJSON *n;
   int len = cJSON_GetArraySize(arr);
   if (kw_num(s, "minItems", &n) && len < (int)n->valuedouble)
@@ -1168,6 +1299,7 @@ static void arr_validate(sctx_t *x, const cJSON *s, const cJSON *arr, const char
       verr_t *e = validate_idx(x, contains, a, loc, i, fr);
       if (e) elist_add(x, &ce, e);
       else {
+        if (x->draft >= 2020) ue_item_done(ue, i);
         buf_printf(&matched, nm ? " %d" : "%d", i);
         nm++;
       }
@@ -1240,17 +1372,17 @@ static void num_validate(sctx_t *x, const cJSON *s, const cJSON *v, const char *
 }
 
 static void cond_validate(sctx_t *x, const cJSON *s, const cJSON *v, const char *loc, int vid, const frame_t *fr,
-                          elist_t *errs) {
+                          elist_t *errs, uneval_t *ue) {
   const cJSON *not = cJSON_GetObjectItemCaseSensitive(s, "not");
   if (not) {
-    verr_t *e = validate(x, not, v, loc, vid, fr, NULL);
+    verr_t *e = validate(x, not, v, loc, vid, fr, NULL, ue);
     if (e) verr_free(e);
     else elist_add(x, errs, verr_new(x, E_MSG, loc, "'not' failed"));
   }
   const cJSON *allof = cJSON_GetObjectItemCaseSensitive(s, "allOf");
   if (cJSON_IsArray(allof) && allof->child) {
     elist_t l = {0};
-    for (const cJSON *c = allof->child; c; c = c->next) elist_add(x, &l, validate(x, c, v, loc, vid, fr, NULL));
+    for (const cJSON *c = allof->child; c; c = c->next) elist_add(x, &l, validate(x, c, v, loc, vid, fr, NULL, ue));
     if (l.n) elist_add(x, errs, verr_with(x, E_MSG, loc, "'allOf' failed", &l));
   }
   const cJSON *anyof = cJSON_GetObjectItemCaseSensitive(s, "anyOf");
@@ -1258,11 +1390,11 @@ static void cond_validate(sctx_t *x, const cJSON *s, const cJSON *v, const char 
     elist_t l = {0};
     bool matched = false;
     for (const cJSON *c = anyof->child; c; c = c->next) {
-      verr_t *e = validate(x, c, v, loc, vid, fr, NULL);
+      verr_t *e = validate(x, c, v, loc, vid, fr, NULL, ue);
       if (e) elist_add(x, &l, e);
       else {
         matched = true;
-        break;
+        if (ue_empty(ue)) break; /* the rest only matter for unevaluated* */
       }
     }
     if (!matched) elist_add(x, errs, verr_with(x, E_MSG, loc, "'anyOf' failed", &l));
@@ -1273,7 +1405,7 @@ static void cond_validate(sctx_t *x, const cJSON *s, const cJSON *v, const char 
     elist_t l = {0};
     int matched = -1, i = 0;
     for (const cJSON *c = oneof->child; c; c = c->next, i++) {
-      verr_t *e = validate(x, c, v, loc, vid, fr, NULL);
+      verr_t *e = validate(x, c, v, loc, vid, fr, NULL, ue);
       if (e) {
         if (matched == -1) elist_add(x, &l, e);
         else verr_free(e);
@@ -1290,18 +1422,48 @@ static void cond_validate(sctx_t *x, const cJSON *s, const cJSON *v, const char 
   if (iff) {
     const cJSON *then = cJSON_IsFalse(iff) ? NULL : cJSON_GetObjectItemCaseSensitive(s, "then");
     const cJSON *els = cJSON_IsTrue(iff) ? NULL : cJSON_GetObjectItemCaseSensitive(s, "else");
-    verr_t *e = validate(x, iff, v, loc, vid, fr, NULL);
+    verr_t *e = validate(x, iff, v, loc, vid, fr, NULL, ue);
     if (!e) {
-      if (then) elist_add(x, errs, validate(x, then, v, loc, vid, fr, NULL));
+      if (then) elist_add(x, errs, validate(x, then, v, loc, vid, fr, NULL, ue));
     } else {
       verr_free(e);
-      if (els) elist_add(x, errs, validate(x, els, v, loc, vid, fr, NULL));
+      if (els) elist_add(x, errs, validate(x, els, v, loc, vid, fr, NULL, ue));
     }
   }
 }
 
+/* unevaluatedProperties / unevaluatedItems over what nothing else evaluated (keys in sorted order,
+ * as elsewhere; Go's map order is random) */
+static void uneval_validate(sctx_t *x, const cJSON *s, const cJSON *v, const char *loc, const frame_t *fr, elist_t *errs,
+                            uneval_t *ue) {
+  const cJSON *up = cJSON_GetObjectItemCaseSensitive(s, "unevaluatedProperties");
+  if (up && cJSON_IsObject(v)) {
+    int n = ue->np ? ue->nprops : 0, k = 0, i = 0;
+    const cJSON **keys = n ? malloc((size_t)n * sizeof *keys) : NULL;
+    if (n && !keys) {
+      x->oom = true;
+      return;
+    }
+    for (const cJSON *c = v->child; c && n; c = c->next, i++)
+      if (i < ue->nprops && ue->props[i]) keys[k++] = c;
+    if (k > 1) qsort(keys, (size_t)k, sizeof *keys, cmp_key);
+    for (i = 0; i < k; i++) elist_add(x, errs, validate_val(x, up, keys[i], loc, keys[i]->string, fr));
+    free(keys);
+    for (i = 0; i < ue->nprops; i++) ue->props[i] = false;
+    ue->np = 0;
+  }
+  const cJSON *ui = cJSON_GetObjectItemCaseSensitive(s, "unevaluatedItems");
+  if (ui && cJSON_IsArray(v)) {
+    int i = 0;
+    for (const cJSON *c = v->child; c && ue->ni; c = c->next, i++)
+      if (i < ue->nitems && ue->items[i]) elist_add(x, errs, validate_idx(x, ui, c, loc, i, fr));
+    for (i = 0; i < ue->nitems; i++) ue->items[i] = false;
+    ue->ni = 0;
+  }
+}
+
 static verr_t *validate(sctx_t *x, const cJSON *s, const cJSON *v, const char *loc, int vid, const frame_t *up,
-                        const char *refkw) {
+                        const char *refkw, uneval_t *parent) {
   if (x->oom || x->fatal.len) return NULL;
   if (cJSON_IsTrue(s)) return NULL;
   if (cJSON_IsFalse(s)) return verr_new(x, E_MSG, loc, "false schema");
@@ -1332,11 +1494,13 @@ static verr_t *validate(sctx_t *x, const cJSON *s, const cJSON *v, const char *l
   x->depth++;
   elist_t errs = {0};
   verr_t *ret = NULL;
+  uneval_t ue;
+  ue_from(x, &ue, v, s, !ue_empty(parent));
 
   const cJSON *ref = cJSON_GetObjectItemCaseSensitive(s, "$ref");
   if (cJSON_IsString(ref) && x->draft < 2019) { /* all other keywords ignored */
     const cJSON *t = resolve_ref(x, ref->valuestring);
-    ret = t ? validate_ref(x, t, v, loc, vid, &fr, "$ref") : NULL;
+    ret = t ? validate_ref(x, t, v, loc, vid, &fr, "$ref", NULL) : NULL;
     goto out;
   }
 
@@ -1397,7 +1561,7 @@ static verr_t *validate(sctx_t *x, const cJSON *s, const cJSON *v, const char *l
       goto out;
     }
   }
-  const cJSON *fmt = x->draft < 2019 ? cJSON_GetObjectItemCaseSensitive(s, "format") : NULL;
+  const cJSON *fmt = x->draft < 2019 || x->assert_fmt ? cJSON_GetObjectItemCaseSensitive(s, "format") : NULL;
   if (cJSON_IsString(fmt) && cJSON_IsString(v)) {
     buf_t why = BUF_INIT;
     if (!format_check(fmt->valuestring, v->valuestring, &why)) {
@@ -1413,13 +1577,14 @@ static verr_t *validate(sctx_t *x, const cJSON *s, const cJSON *v, const char *l
   }
   if (cJSON_IsString(ref)) {
     const cJSON *tg = resolve_ref(x, ref->valuestring);
-    if (tg) elist_add(x, &errs, validate_ref(x, tg, v, loc, vid, &fr, "$ref"));
+    if (tg) elist_add(x, &errs, validate_ref(x, tg, v, loc, vid, &fr, "$ref", &ue));
   }
-  if (t == T_OBJECT) obj_validate(x, s, v, loc, vid, &fr, &errs);
-  else if (t == T_ARRAY) arr_validate(x, s, v, loc, &fr, &errs);
+  if (t == T_OBJECT) obj_validate(x, s, v, loc, vid, &fr, &errs, &ue);
+  else if (t == T_ARRAY) arr_validate(x, s, v, loc, &fr, &errs, &ue);
   else if (t == T_STRING) str_validate(x, s, v, loc, &errs);
   else if (t == T_NUMBER) num_validate(x, s, v, loc, &errs);
-  cond_validate(x, s, v, loc, vid, &fr, &errs);
+  cond_validate(x, s, v, loc, vid, &fr, &errs, &ue);
+  if (x->draft >= 2019) uneval_validate(x, s, v, loc, &fr, &errs, &ue);
 
   if (errs.n == 1) {
     ret = errs.v[0];
@@ -1428,6 +1593,8 @@ static verr_t *validate(sctx_t *x, const cJSON *s, const cJSON *v, const char *l
   } else if (errs.n > 1) ret = verr_with(x, E_GROUP, loc, NULL, &errs);
 out:
   x->depth--;
+  if (!ret && parent && !ue_empty(parent)) ue_merge(parent, &ue);
+  ue_free(&ue);
   if (x->oom || x->fatal.len) {
     elist_free(&errs);
     verr_free(ret);
@@ -1470,6 +1637,9 @@ typedef struct {
   const char *s;
   size_t n, i;
   buf_t *o;
+  size_t *nums; /* start and end of each number literal, in document order */
+  size_t nnums, capnums;
+  bool oom;
 } jscan_t;
 
 static void js_qchar(buf_t *o, char c) {
@@ -1527,7 +1697,29 @@ static int js_string(jscan_t *j) {
   return js_err(j, "");
 }
 
+static int js_number_scan(jscan_t *j);
+
 static int js_number(jscan_t *j) {
+  size_t start = j->i;
+  int rc = js_number_scan(j);
+  if (!rc) {
+    if (j->nnums + 2 > j->capnums) {
+      size_t nc = j->capnums ? j->capnums * 2 : 32;
+      size_t *nn = realloc(j->nums, nc * sizeof *nn);
+      if (!nn) {
+        j->oom = true;
+        return 0;
+      }
+      j->nums = nn;
+      j->capnums = nc;
+    }
+    j->nums[j->nnums++] = start;
+    j->nums[j->nnums++] = j->i;
+  }
+  return rc;
+}
+
+static int js_number_scan(jscan_t *j) {
   if (j->s[j->i] == '-') {
     j->i++;
     if (j->i >= j->n) return js_err(j, "");
@@ -1604,52 +1796,65 @@ static int js_value(jscan_t *j, int depth) {
   return 0;
 }
 
-/* Go's message for text that is not one JSON value; false when the text is fine by Go. */
-static bool json_syntax_error(const char *s, size_t n, buf_t *o) {
-  jscan_t j = {s, n, 0, o};
-  js_ws(&j);
-  if (j.i >= n) return buf_puts(o, "EOF"), true;
-  if (js_value(&j, 0)) return true;
-  js_ws(&j);
-  if (j.i < n) return buf_puts(o, "invalid character after top-level value"), true;
+/* Go's message for text that is not one JSON value; false when the text is fine by Go. The
+ * number literals' spans are left in j (the caller frees j->nums). */
+static bool json_syntax_error(jscan_t *j) {
+  js_ws(j);
+  if (j->i >= j->n) return buf_puts(j->o, "EOF"), true;
+  if (js_value(j, 0)) return true;
+  js_ws(j);
+  if (j->i < j->n) return buf_puts(j->o, "invalid character after top-level value"), true;
   return false;
 }
 
-int schema_validate(const char *schema_json, size_t len, const cJSON *values, buf_t *out) {
-  if (json_syntax_error(schema_json, len, out)) return SCHEMA_EINVAL;
-  cJSON *root = cJSON_ParseWithLength(schema_json, len);
-  if (!root) { /* valid for Go but not for cJSON (nesting past its limit) */
-    buf_puts(out, "values.schema.json: JSON nested too deeply");
-    return SCHEMA_EINVAL;
+static size_t count_nums(const cJSON *n) {
+  size_t c = cJSON_IsNumber(n) ? 1 : 0;
+  for (const cJSON *k = n->child; k; k = k->next) c += count_nums(k);
+  return c;
+}
+
+/* Numbers in enum and const keep their literal text (Go displays a json.Number as written,
+ * "2.50"): they become raw nodes holding it. */
+static bool keep_literals(cJSON *n, bool lit, const jscan_t *j, size_t *idx) {
+  if (cJSON_IsNumber(n)) {
+    size_t k = (*idx)++;
+    if (!lit) return true;
+    char *t = strndup(j->s + j->nums[2 * k], j->nums[2 * k + 1] - j->nums[2 * k]);
+    if (!t) return false;
+    n->type = cJSON_Raw;
+    n->valuestring = t;
+    return true;
   }
-  sctx_t x = {.root = root, .draft = draft_of(root)};
+  for (cJSON *c = n->child; c; c = c->next)
+    if (!keep_literals(c, lit || (cJSON_IsObject(n) && (!strcmp(c->string, "enum") || !strcmp(c->string, "const"))), j,
+                       idx))
+      return false;
+  return true;
+}
+
+/* One validation run of schema tree root (draft) over instance v: 0 valid, SCHEMA_EINVAL with
+ * *err set (the library's error tree) or a fatal text in fatal, SCHEMA_ENOMEM. */
+static int run(const cJSON *root, int draft, bool assert_fmt, const cJSON *v, verr_t **err, buf_t *fatal) {
+  sctx_t x = {.root = root, .draft = draft, .assert_fmt = assert_fmt};
   x.urn_true.type = cJSON_True;
   x.md = pcre2_match_data_create(8, NULL);
   x.mc = pcre2_match_context_create(NULL);
   int rc = 0;
+  *err = NULL;
   if (!x.md || !x.mc) {
     rc = SCHEMA_ENOMEM;
     goto done;
   }
   pcre2_set_match_limit(x.mc, 10000000);
   pcre2_set_depth_limit(x.mc, 10000);
-  verr_t *e = validate(&x, root, values, "", 0, NULL, NULL);
+  verr_t *e = validate(&x, root, v, "", 0, NULL, NULL, NULL);
   if (x.oom) rc = SCHEMA_ENOMEM;
   else if (x.fatal.len) {
-    buf_append(out, x.fatal.data, x.fatal.len);
+    buf_append(fatal, x.fatal.data, x.fatal.len);
     rc = SCHEMA_EINVAL;
   } else if (e) {
-    /* Validate(): a group's causes, else the error itself, under the schema's line, which Helm trims */
-    const verr_t *one[1] = {e};
-    const verr_t *const *causes = e->kind == E_GROUP ? (const verr_t *const *)e->causes : one;
-    size_t n = e->kind == E_GROUP ? e->ncauses : 1;
-    buf_t b = BUF_INIT;
-    for (size_t i = 0; i < n; i++) display(&b, causes[i], 1);
-    /* the first cause starts with "\n" (it followed the trimmed first line) */
-    if (b.len && b.data[0] == '\n') buf_append(out, b.data + 1, b.len - 1);
-    else if (b.len) buf_append(out, b.data, b.len);
-    buf_putc(out, '\n');
-    buf_free(&b);
+    *err = e;
+    e = NULL;
     rc = SCHEMA_EINVAL;
   }
   verr_free(e);
@@ -1663,6 +1868,127 @@ done:
   pcre2_match_data_free(x.md);
   pcre2_match_context_free(x.mc);
   buf_free(&x.fatal);
+  return rc;
+}
+
+/* Validate()'s causes: a group's, else the error itself, each as "\n- at ..." lines. */
+static void display_causes(buf_t *b, const verr_t *e) {
+  if (e->kind == E_GROUP)
+    for (size_t i = 0; i < e->ncauses; i++) display(b, e->causes[i], 1);
+  else display(b, e, 1);
+}
+
+/* Draft-04/06 metaschemas do not check patternProperties names; the library's compiler then
+ * rejects a name Go cannot compile, in every subschema it compiles (not unreferenced
+ * definitions). Returns false with the compiler's message in out. */
+typedef struct seen_s {
+  const cJSON *node;
+  struct seen_s *next;
+} seen_t;
+
+static bool compile_walk(const cJSON *root, const cJSON *s, int draft, seen_t **seen, int depth, buf_t *out) {
+  if (!cJSON_IsObject(s) || depth > SCHEMA_MAX_DEPTH) return true;
+  for (seen_t *q = *seen; q; q = q->next)
+    if (q->node == s) return true;
+  seen_t *n = malloc(sizeof *n);
+  if (!n) return true;
+  n->node = s;
+  n->next = *seen;
+  *seen = n;
+  const cJSON *ref = cJSON_GetObjectItemCaseSensitive(s, "$ref");
+  if (cJSON_IsString(ref)) {
+    if (ref->valuestring[0] != '#') return true;
+    sctx_t tmp = {.root = root};
+    const cJSON *t = resolve_ref(&tmp, ref->valuestring);
+    buf_free(&tmp.fatal);
+    return !t || compile_walk(root, t, draft, seen, depth + 1, out);
+  }
+  const cJSON *pp = cJSON_GetObjectItemCaseSensitive(s, "patternProperties");
+  for (const cJSON *c = cJSON_IsObject(pp) ? pp->child : NULL; c; c = c->next) {
+    buf_t why = BUF_INIT;
+    if (!schema_go_regexp_ok(c->string, &why)) {
+      buf_puts(out, "invalid regex ");
+      tpl_fmt_quote(out, c->string, strlen(c->string));
+      buf_puts(out, " at \"file:///values.schema.json#");
+      node_path(root, s, out);
+      buf_printf(out, "/patternProperties\": %s", why.data ? why.data : "");
+      buf_free(&why);
+      return false;
+    }
+    buf_free(&why);
+  }
+  static const char *const one[] = {"not", "additionalProperties", "additionalItems", "items", "propertyNames", "contains"};
+  static const char *const arr[] = {"allOf", "anyOf", "oneOf", "items"};
+  static const char *const map[] = {"properties", "patternProperties", "dependencies"};
+  for (size_t i = 0; i < sizeof one / sizeof *one; i++) {
+    if (draft == 4 && i >= 4) break;
+    if (!compile_walk(root, cJSON_GetObjectItemCaseSensitive(s, one[i]), draft, seen, depth + 1, out)) return false;
+  }
+  for (size_t i = 0; i < sizeof arr / sizeof *arr; i++) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(s, arr[i]);
+    for (const cJSON *c = cJSON_IsArray(a) ? a->child : NULL; c; c = c->next)
+      if (!compile_walk(root, c, draft, seen, depth + 1, out)) return false;
+  }
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(s, map[i]);
+    for (const cJSON *c = cJSON_IsObject(m) ? m->child : NULL; c; c = c->next)
+      if (!compile_walk(root, c, draft, seen, depth + 1, out)) return false;
+  }
+  return true;
+}
+
+int schema_validate(const char *schema_json, size_t len, const cJSON *values, buf_t *out) {
+  jscan_t js = {.s = schema_json, .n = len, .o = out};
+  if (json_syntax_error(&js)) {
+    free(js.nums);
+    return SCHEMA_EINVAL;
+  }
+  cJSON *root = cJSON_ParseWithLength(schema_json, len);
+  if (!root) { /* valid for Go but not for cJSON (nesting past its limit) */
+    free(js.nums);
+    buf_puts(out, "values.schema.json: JSON nested too deeply");
+    return SCHEMA_EINVAL;
+  }
+  size_t idx = 0;
+  bool lit_ok = js.oom || count_nums(root) != js.nnums / 2 || keep_literals(root, false, &js, &idx);
+  free(js.nums);
+  if (!lit_ok) {
+    cJSON_Delete(root);
+    return SCHEMA_ENOMEM;
+  }
+  int draft = draft_of(root);
+  verr_t *e = NULL;
+  /* Compile(): the schema against its draft's metaschema first */
+  cJSON *meta = schema_meta_build(draft);
+  int rc = meta ? run(meta, draft, true, root, &e, out) : SCHEMA_ENOMEM;
+  cJSON_Delete(meta);
+  if (rc == SCHEMA_EINVAL && e) {
+    buf_printf(out, "\"file:///values.schema.json#\" is not valid against metaschema: jsonschema validation failed with '%s'",
+               schema_meta_url(draft));
+    display_causes(out, e);
+  }
+  if (!rc && draft < 7) {
+    seen_t *seen = NULL;
+    if (!compile_walk(root, root, draft, &seen, 0, out)) rc = SCHEMA_EINVAL;
+    while (seen) {
+      seen_t *n = seen->next;
+      free(seen);
+      seen = n;
+    }
+  }
+  if (!rc) {
+    rc = run(root, draft, false, values, &e, out);
+    if (rc == SCHEMA_EINVAL && e) {
+      /* under the schema's line, which Helm trims: the first cause's "\n" goes too */
+      buf_t b = BUF_INIT;
+      display_causes(&b, e);
+      if (b.len && b.data[0] == '\n') buf_append(out, b.data + 1, b.len - 1);
+      else if (b.len) buf_append(out, b.data, b.len);
+      buf_putc(out, '\n');
+      buf_free(&b);
+    }
+  }
+  verr_free(e);
   cJSON_Delete(root);
   return rc;
 }
