@@ -226,6 +226,9 @@ static const char *param_type_name(char t) {
   case 'm': return "map[string]interface {}";
   case 'L': return "[]string";
   case 'w': return "io.Writer";
+  case 'u': return "uint32";
+  case 'T': return "time.Time";
+  case 'C': return "sprig.certificate";
   }
   return "?";
 }
@@ -256,6 +259,10 @@ static bool assignable(const tpl_value_t *v, char t) {
   case 'l': return v->kind == TPL_LIST && v->elem == TPL_ELEM_ANY;
   case 'L': return v->kind == TPL_LIST && v->elem == TPL_ELEM_STRING;
   case 'm': return v->kind == TPL_MAP && v->elem == TPL_ELEM_ANY;
+  case 'T':
+  case 'C': /* host struct types: exactly that type */
+    return v->kind == TPL_OBJECT && !strcmp(v->u.obj->type->name, param_type_name(t));
+  case 'u': return false; /* no template value is a uint32; constants are converted in eval_arg */
   }
   return false;
 }
@@ -495,6 +502,12 @@ static int eval_arg(tpl__state_t *s, tpl_value_t dot, char typ, const tpl_node_t
       return 0;
     }
     return s_errorf(s, "expected string; found %s", node_str(s, n));
+  case 'u': /* Go's evalUnsignedInteger; reflect's SetUint truncates to the parameter's 32 bits */
+    if (n->type == TPL_N_NUMBER && (n->num & TPL_NUM_UINT)) {
+      *out = tpl_value_uint64((uint32_t)n->u);
+      return 0;
+    }
+    return s_errorf(s, "expected unsigned integer; found %s", node_str(s, n));
   }
   return s_errorf(s, "can't handle %s for arg of type %s", node_str(s, n), param_type_name(typ));
 }

@@ -166,19 +166,8 @@ static void be32(buf_t *b, uint32_t v) {
 
 SPRIG_FN(f_derive_password) {
   (void)n;
-  /* counter is a Go uint32: integer constants are truncated by the executor; other types are refused. */
-  tpl_value_t cv = sprig__arg(&args[0]);
-  uint32_t counter;
-  if (cv.kind == TPL_INT) {
-    counter = (uint32_t)cv.u.i;
-  } else {
-    buf_t t = BUF_INIT;
-    if (cv.kind == TPL_NIL) buf_puts(&t, "nil");
-    else tpl_value_type_name(&cv, &t);
-    int rc = tpl_call_errorf(c, "wrong type for value; expected uint32; got %.*s", (int)t.len, t.data ? t.data : "");
-    buf_free(&t);
-    return rc;
-  }
+  /* counter is a Go uint32 (signature letter 'u'): the executor converted the constant. */
+  uint32_t counter = (uint32_t)args[0].u.u;
   const tpl_value_t *type = &args[1], *pw = &args[2], *user = &args[3], *site = &args[4];
   const char *const *tmpls = NULL;
   size_t ntm = 0;
@@ -226,6 +215,6 @@ SPRIG_FN(f_derive_password) {
 }
 
 const tpl_func_t sprig__scrypt_fns[] = {
-    {"derivePassword", "assss", f_derive_password, NULL, "func(uint32, string, string, string, string) string"},
+    {"derivePassword", "ussss", f_derive_password, NULL, "func(uint32, string, string, string, string) string"},
 };
 const size_t sprig__scrypt_nfns = sizeof sprig__scrypt_fns / sizeof sprig__scrypt_fns[0];

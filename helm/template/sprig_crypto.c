@@ -706,9 +706,9 @@ const tpl_func_t sprig__crypto_fns[] = {
      "func(string, []interface {}, []interface {}, int) (sprig.certificate, error)"},
     {"genSelfSignedCertWithKey", "sllis", f_gen_self_key, NULL,
      "func(string, []interface {}, []interface {}, int, string) (sprig.certificate, error)"},
-    {"genSignedCert", "sllia", f_gen_signed, NULL,
+    {"genSignedCert", "slliC", f_gen_signed, NULL,
      "func(string, []interface {}, []interface {}, int, sprig.certificate) (sprig.certificate, error)"},
-    {"genSignedCertWithKey", "sllias", f_gen_signed_key, NULL,
+    {"genSignedCertWithKey", "slliCs", f_gen_signed_key, NULL,
      "func(string, []interface {}, []interface {}, int, sprig.certificate, string) (sprig.certificate, error)"},
 };
 const size_t sprig__crypto_nfns = sizeof sprig__crypto_fns / sizeof sprig__crypto_fns[0];

@@ -200,7 +200,9 @@ typedef struct tpl_call_s tpl_call_t;
 /* Parameter types of host functions, one letter each in tpl_func_t.sig:
  * 'a' interface{}, 'v' reflect.Value (raw, even invalid), 's' string,
  * 'i' int, 'I' int64, 'f' float64, 'b' bool, 'l' []interface{},
- * 'm' map[string]interface{}, 'L' []string, 'w' io.Writer (only nil fits). A final '*' makes the last
+ * 'm' map[string]interface{}, 'L' []string, 'w' io.Writer (only nil fits), 'u' uint32 (only integer
+ * constants fit, truncated; the function gets a TPL_UINT64), 'T' time.Time and 'C' sprig.certificate
+ * (host objects of exactly that type name). A final '*' makes the last
  * parameter variadic (Go's ...T). */
 typedef int (*tpl_fn_t)(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *result);
 
