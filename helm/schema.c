@@ -57,6 +57,7 @@ typedef struct sctx_s {
   int depth;
   int next_vid;
   bool assert_fmt; /* formats asserted in every draft (the metaschemas are checked that way) */
+  int max_depth;
 } sctx_t;
 
 /* ---- error values ---------------------------------------------------------------- */
@@ -1487,7 +1488,7 @@ static verr_t *validate(sctx_t *x, const cJSON *s, const cJSON *v, const char *l
       buf_free(&u);
       return e;
     }
-  if (x->depth >= SCHEMA_MAX_DEPTH) {
+  if (x->depth >= x->max_depth) {
     if (!x->fatal.len) buf_puts(&x->fatal, "jsonschema: schema or values nested too deeply");
     return NULL;
   }
@@ -1835,7 +1836,9 @@ static bool keep_literals(cJSON *n, bool lit, const jscan_t *j, size_t *idx) {
 /* One validation run of schema tree root (draft) over instance v: 0 valid, SCHEMA_EINVAL with
  * *err set (the library's error tree) or a fatal text in fatal, SCHEMA_ENOMEM. */
 static int run(const cJSON *root, int draft, bool assert_fmt, const cJSON *v, verr_t **err, buf_t *fatal) {
-  sctx_t x = {.root = root, .draft = draft, .assert_fmt = assert_fmt};
+  /* a metaschema spends about four levels on each level of the schema it checks */
+  sctx_t x = {.root = root, .draft = draft, .assert_fmt = assert_fmt,
+              .max_depth = assert_fmt ? 4 * SCHEMA_MAX_DEPTH : SCHEMA_MAX_DEPTH};
   x.urn_true.type = cJSON_True;
   x.md = pcre2_match_data_create(8, NULL);
   x.mc = pcre2_match_context_create(NULL);
