@@ -560,10 +560,18 @@ static int chart__load_files(const chart_file_t *files, size_t nfiles, const cha
     chart__flist_t files;
   } *groups = NULL;
   size_t ngroups = 0;
+  int v3 = 0;
   for (size_t i = 0; i < nfiles && !rc; i++) {
     if (!strcmp(files[i].name, "Chart.yaml")) {
       have_meta = 1;
       rc = chart__parse_yaml_meta(files[i].data, files[i].len, "Chart.yaml", &c->meta, err);
+      /* Helm 4 picks the loader by the top chart's apiVersion: v1, v2 or none load as charts v2;
+       * v3 loads as a chart v3, which install/template then refuse; anything else is refused. */
+      const char *av = c->meta.api_version ? c->meta.api_version : "";
+      if (!rc && depth == 0 && strcmp(av, "") && strcmp(av, "v1") && strcmp(av, "v2")) {
+        if (strcmp(av, "v3")) rc = chart__fail(err, CHART_EINVAL, "unsupported chart version");
+        else v3 = 1;
+      }
       if (!rc && (!c->meta.api_version || !*c->meta.api_version)) {
         free(c->meta.api_version);
         if (!(c->meta.api_version = strdup("v1"))) rc = chart__fail(err, CHART_ENOMEM, "out of memory");
@@ -693,6 +701,9 @@ static int chart__load_files(const chart_file_t *files, size_t nfiles, const cha
     chart__files_free(groups[g].files.v, groups[g].files.n);
   }
   free(groups);
+  /* A chart v3 loads (the checks above stand in for Helm's v3 loader), then install and template
+   * refuse it: Helm 4.3 renders charts v2 only. */
+  if (!rc && v3) rc = chart__fail(err, CHART_EINVAL, "invalid chart apiVersion");
   if (rc) {
     chart_free(c);
     return rc;
