@@ -1,5 +1,6 @@
 #include "base/gofloat.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +27,43 @@ static void gofloat__step(char *d, int n, int *e, int delta) {
   }
 }
 
+/* The common case without printf: v (> 0) is exactly m / 10^k for an integer m below 2^50 (2^21 for
+ * float32) and a small k, as integers and short decimals such as 8080, 0.5 or 12.25 are. Then m's
+ * digits are the shortest that read back: values that round to v lie within half an ulp of it, and
+ * ulp(v) < 10^-k / 4 there, so no other number on the 10^-k grid (and no shorter digit string) reads
+ * back as v. The check m / 10^k == v is a correctly rounded division, i.e. what parsing the decimal
+ * m e-k gives (10^k is exact). For float32, v must itself be a float32 (then the float interval,
+ * far wider than the double one, holds m e-k as well). Returns the digit count, 0 when it does not
+ * apply. */
+static int gofloat__exact(double v, int is32, char *d, size_t dlen, int *dp) {
+  static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  const double lim = is32 ? 2097152.0 : 1125899906842624.0; /* 2^21, 2^50 */
+  if (is32 && (double)(float)v != v) return 0;
+  for (int k = 0; k < (int)(sizeof p10 / sizeof *p10); k++) {
+    double x = v * p10[k];
+    if (x >= lim) return 0;
+    if (x != (double)(uint64_t)x || (double)(uint64_t)x / p10[k] != v) continue;
+    uint64_t m = (uint64_t)x;
+    if (!m) return 0;
+    char tmp[24];
+    int n = 0;
+    for (; m; m /= 10) tmp[n++] = (char)('0' + m % 10);
+    int e = n - k; /* v = 0.digits x 10^e */
+    while (n > 1 && tmp[0] == '0') memmove(tmp, tmp + 1, (size_t)--n); /* trailing zeros (reversed) */
+    if ((size_t)n >= dlen) return 0;
+    for (int i = 0; i < n; i++) d[i] = tmp[n - 1 - i];
+    d[n] = 0;
+    *dp = e;
+    return n;
+  }
+  return 0;
+}
+
 /* Shortest decimal digits that read back as v (at float32 precision when is32), choosing, like Go's
  * strconv, the closest such string: digits (no dot, no trailing zeros) into d; v = 0.d x 10^dp. */
 int gofloat_shortest(double v, int is32, char *d, size_t dlen, int *dp) {
+  int fast = gofloat__exact(fabs(v), is32, d, dlen, dp);
+  if (fast) return fast;
   char tmp[64], cand[64];
   int maxp = is32 ? 9 : 17;
   int n = 0, e = 0;

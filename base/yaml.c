@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
@@ -300,8 +301,12 @@ typedef struct yaml__ctx_s {
   size_t nanchors, capanchors;
   size_t alias_nodes, max_alias_nodes, max_depth;
   int flags;
+  int filter_next; /* YAML__KEEP_* for the next node built (YAML_OPT_SIMPLE_HEAD) */
   yaml_error_t *err;
 } yaml__ctx_t;
+
+/* Which members of a mapping YAML_OPT_SIMPLE_HEAD builds (the others are only checked). */
+enum { YAML__KEEP_ALL = 0, YAML__KEEP_ROOT, YAML__KEEP_META };
 
 static int yaml__fail(yaml__ctx_t *c, int code, const yaml_mark_t *mark, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -382,7 +387,7 @@ static void yaml__format_int(yaml__scalar_t *sc, char *buf, size_t n) {
 /* Makes a number node carrying its string-field text in valuestring. */
 static cJSON *yaml__number(double v, const char *text) {
   cJSON *n = cJSON_CreateNumber(v);
-  if (!n) return NULL;
+  if (!n || !text) return n;
   n->valuestring = strdup(text);
   if (!n->valuestring) {
     cJSON_Delete(n);
@@ -396,8 +401,9 @@ static int yaml__is_tag(const char *tag, const char *name) {
   return tag && strncmp(tag, YAML__TAG_PREFIX, pl) == 0 && strcmp(tag + pl, name) == 0;
 }
 
-/* Builds the node for a scalar event. */
-static int yaml__scalar(yaml__ctx_t *c, const yaml_event_t *ev, cJSON **out) {
+/* Builds the node for a scalar event; with out NULL only checks it (the same errors), and *kind (when
+ * not NULL) gets what it resolved to. */
+static int yaml__scalar(yaml__ctx_t *c, const yaml_event_t *ev, cJSON **out, yaml__kind_t *kind) {
   const char *val = (const char *)ev->data.scalar.value;
   size_t vlen = ev->data.scalar.length;
   const char *tag = (const char *)ev->data.scalar.tag;
@@ -420,6 +426,11 @@ static int yaml__scalar(yaml__ctx_t *c, const yaml_event_t *ev, cJSON **out) {
       free(bin);
       return yaml__fail(c, -EINVAL, &ev->start_mark, "!!binary value contains a NUL byte");
     }
+    if (!out) {
+      free(bin);
+      if (kind) *kind = YAML__STR;
+      return 0;
+    }
     *out = cJSON_CreateString((char *)bin);
     free(bin);
     return *out ? 0 : yaml__fail(c, -ENOMEM, NULL, "out of memory");
@@ -440,23 +451,35 @@ static int yaml__scalar(yaml__ctx_t *c, const yaml_event_t *ev, cJSON **out) {
       sc.kind = YAML__STR; /* timestamps stay strings */
     }
   }
+  if (!out) {
+    if (sc.kind == YAML__FLOAT && (isnan(sc.f) || isinf(sc.f)))
+      return yaml__fail(c, -EINVAL, &ev->start_mark, "`%.32s` (%s) cannot be represented in JSON", val,
+                        isnan(sc.f) ? "NaN" : "infinity");
+    if (kind) *kind = sc.kind;
+    return 0;
+  }
   char buf[64];
   switch (sc.kind) {
   case YAML__NULL: *out = cJSON_CreateNull(); break;
   case YAML__BOOL: *out = cJSON_CreateBool(sc.b); break;
   case YAML__INT:
   case YAML__UINT: {
-    yaml__format_int(&sc, buf, sizeof buf);
     double d = sc.kind == YAML__INT ? (double)sc.i : (double)sc.u;
     int big = sc.kind == YAML__UINT || sc.i > (INT64_C(1) << 53) || sc.i < -(INT64_C(1) << 53);
-    if (big && (c->flags & YAML_OPT_BIGINT_RAW)) *out = cJSON_CreateRaw(buf);
-    else *out = yaml__number(d, buf);
+    int raw = big && (c->flags & YAML_OPT_BIGINT_RAW);
+    if (raw || !(c->flags & YAML_OPT_NO_NUMBER_TEXT)) yaml__format_int(&sc, buf, sizeof buf);
+    if (raw) *out = cJSON_CreateRaw(buf);
+    else *out = yaml__number(d, c->flags & YAML_OPT_NO_NUMBER_TEXT ? NULL : buf);
     break;
   }
   case YAML__FLOAT:
     if (isnan(sc.f) || isinf(sc.f))
       return yaml__fail(c, -EINVAL, &ev->start_mark, "`%.32s` (%s) cannot be represented in JSON", val,
                         isnan(sc.f) ? "NaN" : "infinity");
+    if (c->flags & YAML_OPT_NO_NUMBER_TEXT) {
+      *out = yaml__number(sc.f, NULL);
+      break;
+    }
     yaml_format_float32(sc.f, buf, sizeof buf);
     *out = yaml__number(sc.f, buf);
     break;
@@ -559,7 +582,10 @@ static int yaml__key(yaml__ctx_t *c, yaml_event_t *ev, char **key, int *merge, s
   yaml_mark_t mark = ev->start_mark;
   cJSON *k = NULL;
   size_t cnt = 0;
+  int flags = c->flags;
+  c->flags &= ~YAML_OPT_NO_NUMBER_TEXT; /* a number key becomes its text */
   int rc = yaml__node(c, ev, depth, &k, &cnt);
+  c->flags = flags;
   if (rc) return rc;
   const char *text = NULL;
   if (cJSON_IsString(k)) text = k->valuestring;
@@ -576,7 +602,21 @@ static int yaml__key(yaml__ctx_t *c, yaml_event_t *ev, char **key, int *merge, s
   return 0;
 }
 
-static int yaml__mapping(yaml__ctx_t *c, const yaml_event_t *start, size_t depth, cJSON **out, size_t *count) {
+static int yaml__skip(yaml__ctx_t *c, yaml_event_t *ev, size_t depth);
+
+/* Whether a YAML_OPT_SIMPLE_HEAD mapping builds the value of key (case-insensitively, as
+ * encoding/json matches struct fields), and the filter for that value. */
+static int yaml__head_keeps(int filter, const char *key, int *sub) {
+  *sub = YAML__KEEP_ALL;
+  if (filter == YAML__KEEP_ROOT) {
+    if (!strcasecmp(key, "metadata")) *sub = YAML__KEEP_META;
+    return !strcasecmp(key, "apiVersion") || !strcasecmp(key, "kind") || !strcasecmp(key, "metadata");
+  }
+  return !strcasecmp(key, "name") || !strcasecmp(key, "annotations");
+}
+
+static int yaml__mapping(yaml__ctx_t *c, const yaml_event_t *start, size_t depth, int filter, cJSON **out,
+                         size_t *count) {
   cJSON *obj = cJSON_CreateObject();
   if (!obj) return yaml__fail(c, -ENOMEM, NULL, "out of memory");
   yaml__keyset_t ks = {0};
@@ -603,6 +643,16 @@ static int yaml__mapping(yaml__ctx_t *c, const yaml_event_t *start, size_t depth
     yaml_mark_t vmark = vev.start_mark;
     cJSON *val = NULL;
     size_t vcount = 0;
+    int sub = YAML__KEEP_ALL;
+    if (filter && !merge && !yaml__head_keeps(filter, key, &sub)) {
+      /* not part of the head: checked as the full conversion would, not built */
+      free(key);
+      rc = yaml__skip(c, &vev, depth + 1);
+      yaml_event_delete(&vev);
+      if (rc) break;
+      continue;
+    }
+    c->filter_next = sub;
     rc = yaml__node(c, &vev, depth + 1, &val, &vcount);
     yaml_event_delete(&vev);
     if (rc) {
@@ -679,6 +729,8 @@ static int yaml__sequence(yaml__ctx_t *c, size_t depth, cJSON **out, size_t *cou
 static int yaml__node(yaml__ctx_t *c, yaml_event_t *ev, size_t depth, cJSON **out, size_t *count) {
   const char *anchor = NULL;
   int rc;
+  int filter = c->filter_next;
+  c->filter_next = YAML__KEEP_ALL;
   *out = NULL;
   *count = 0;
   if (depth > c->max_depth)
@@ -697,7 +749,7 @@ static int yaml__node(yaml__ctx_t *c, yaml_event_t *ev, size_t depth, cJSON **ou
   }
   case YAML_SCALAR_EVENT:
     anchor = (const char *)ev->data.scalar.anchor;
-    rc = yaml__scalar(c, ev, out);
+    rc = yaml__scalar(c, ev, out, NULL);
     *count = 1;
     break;
   case YAML_SEQUENCE_START_EVENT:
@@ -706,7 +758,7 @@ static int yaml__node(yaml__ctx_t *c, yaml_event_t *ev, size_t depth, cJSON **ou
     break;
   case YAML_MAPPING_START_EVENT:
     anchor = (const char *)ev->data.mapping_start.anchor;
-    rc = yaml__mapping(c, ev, depth, out, count);
+    rc = yaml__mapping(c, ev, depth, anchor ? YAML__KEEP_ALL : filter, out, count); /* anchored: whole */
     break;
   default:
     return yaml__fail(c, -EINVAL, &ev->start_mark, "unexpected YAML event %d", (int)ev->type);
@@ -720,6 +772,104 @@ static int yaml__node(yaml__ctx_t *c, yaml_event_t *ev, size_t depth, cJSON **ou
     return rc;
   }
   return 0;
+}
+
+static const char *yaml__anchor_of(const yaml_event_t *ev) {
+  switch (ev->type) {
+  case YAML_SCALAR_EVENT: return (const char *)ev->data.scalar.anchor;
+  case YAML_SEQUENCE_START_EVENT: return (const char *)ev->data.sequence_start.anchor;
+  case YAML_MAPPING_START_EVENT: return (const char *)ev->data.mapping_start.anchor;
+  default: return NULL;
+  }
+}
+
+/* Consumes the node that starts with ev (which the caller deletes) and reports exactly the errors
+ * yaml__node would, in the same order, without building it. Anchored nodes, merge values and
+ * non-scalar keys are built (and dropped) by yaml__node itself: later aliases need the anchors, and
+ * those paths are rare. Only with YAML_OPT_DUP_LAST (repeated keys are then never an error). */
+static int yaml__skip(yaml__ctx_t *c, yaml_event_t *ev, size_t depth) {
+  int rc;
+  if (depth > c->max_depth)
+    return yaml__fail(c, -E2BIG, &ev->start_mark, "nesting deeper than %zu levels", c->max_depth);
+  if (yaml__anchor_of(ev)) {
+    cJSON *tmp = NULL;
+    size_t cnt;
+    rc = yaml__node(c, ev, depth, &tmp, &cnt);
+    cJSON_Delete(tmp);
+    return rc;
+  }
+  switch (ev->type) {
+  case YAML_ALIAS_EVENT: {
+    const yaml__anchor_t *a = yaml__find_anchor(c, (const char *)ev->data.alias.anchor);
+    if (!a)
+      return yaml__fail(c, -EINVAL, &ev->start_mark, "unknown anchor '%.100s' referenced",
+                        (const char *)ev->data.alias.anchor);
+    return yaml__charge(c, a->nodes, &ev->start_mark);
+  }
+  case YAML_SCALAR_EVENT: return yaml__scalar(c, ev, NULL, NULL);
+  case YAML_SEQUENCE_START_EVENT:
+    for (;;) {
+      yaml_event_t e;
+      if ((rc = yaml__next(c, &e))) return rc;
+      if (e.type == YAML_SEQUENCE_END_EVENT) {
+        yaml_event_delete(&e);
+        return 0;
+      }
+      rc = yaml__skip(c, &e, depth + 1);
+      yaml_event_delete(&e);
+      if (rc) return rc;
+    }
+  case YAML_MAPPING_START_EVENT:
+    for (;;) {
+      yaml_event_t kev, vev;
+      if ((rc = yaml__next(c, &kev))) return rc;
+      if (kev.type == YAML_MAPPING_END_EVENT) {
+        yaml_event_delete(&kev);
+        return 0;
+      }
+      yaml_mark_t kmark = kev.start_mark;
+      int merge = 0;
+      if (kev.type == YAML_SCALAR_EVENT && !yaml__anchor_of(&kev) && depth + 1 <= c->max_depth) {
+        const char *v = (const char *)kev.data.scalar.value;
+        const char *tag = (const char *)kev.data.scalar.tag;
+        if (strcmp(v, "<<") == 0 && ((!tag && kev.data.scalar.plain_implicit) || yaml__is_tag(tag, "merge"))) {
+          merge = 1;
+        } else {
+          yaml__kind_t k = YAML__STR;
+          rc = yaml__scalar(c, &kev, NULL, &k);
+          if (!rc && k == YAML__NULL) rc = yaml__fail(c, -EINVAL, &kmark, "unsupported map key (null)");
+        }
+      } else {
+        char *key = NULL;
+        rc = yaml__key(c, &kev, &key, &merge, depth + 1);
+        free(key);
+      }
+      yaml_event_delete(&kev);
+      if (rc) return rc;
+      if ((rc = yaml__next(c, &vev))) return rc;
+      if (merge) {
+        /* build the merge value to check it as yaml__mapping does */
+        yaml_mark_t vmark = vev.start_mark;
+        cJSON *val = NULL;
+        size_t cnt;
+        rc = yaml__node(c, &vev, depth + 1, &val, &cnt);
+        yaml_event_delete(&vev);
+        if (rc) return rc;
+        int ok = cJSON_IsObject(val);
+        if (cJSON_IsArray(val)) {
+          ok = 1;
+          for (cJSON *e = val->child; e; e = e->next) ok &= cJSON_IsObject(e);
+        }
+        cJSON_Delete(val);
+        if (!ok) return yaml__fail(c, -EINVAL, &vmark, "map merge requires map or sequence of maps as the value");
+        continue;
+      }
+      rc = yaml__skip(c, &vev, depth + 1);
+      yaml_event_delete(&vev);
+      if (rc) return rc;
+    }
+  default: return yaml__fail(c, -EINVAL, &ev->start_mark, "unexpected YAML event %d", (int)ev->type);
+  }
 }
 
 int yaml_to_json(const char *text, size_t len, const yaml_opts_t *opts, cJSON **out, yaml_error_t *err) {
@@ -747,6 +897,7 @@ int yaml_to_json(const char *text, size_t len, const yaml_opts_t *opts, cJSON **
   }
   yaml_event_delete(&ev); /* DOCUMENT-START */
   if ((rc = yaml__next(&c, &ev))) goto done;
+  if ((c.flags & YAML_OPT_SIMPLE_HEAD) && (c.flags & YAML_OPT_DUP_LAST)) c.filter_next = YAML__KEEP_ROOT;
   size_t count;
   rc = yaml__node(&c, &ev, 0, &doc, &count);
   yaml_event_delete(&ev);

@@ -11,6 +11,14 @@
 /* A repeated mapping key replaces the earlier value (as go-yaml v2 decoding into a map does for
  * Helm's fromYaml) instead of being an error. */
 #define YAML_OPT_DUP_LAST 2
+/* Numbers carry no text in valuestring (for trees that are only read as numbers, such as Helm
+ * values): saves a formatting and an allocation per number. */
+#define YAML_OPT_NO_NUMBER_TEXT 4
+/* Only what Helm's util.SimpleHead reads is built: the top-level apiVersion, kind and metadata, and
+ * of metadata only name and annotations (keys matched case-insensitively, as encoding/json does).
+ * Everything else is parsed and checked exactly as without the flag (same errors), not built.
+ * Needs YAML_OPT_DUP_LAST (ignored without it). */
+#define YAML_OPT_SIMPLE_HEAD 8
 
 typedef struct yaml_opts_s {
   size_t max_alias_nodes; /* nodes created by expanding aliases and merges; 0: 1,000,000 */

@@ -125,7 +125,7 @@ static int rt__sort_file(const char *path, const char *text, size_t len, rt__ite
   for (size_t i = 0; i < ns && !rc; i++) {
     const char *d = text + spans[i].offset;
     size_t dl = spans[i].len;
-    yaml_opts_t yo = {.flags = YAML_OPT_DUP_LAST};
+    yaml_opts_t yo = {.flags = YAML_OPT_DUP_LAST | YAML_OPT_SIMPLE_HEAD};
     yaml_error_t ye;
     cJSON *j = NULL;
     int r = yaml_to_json(d, dl, &yo, &j, &ye);
@@ -267,8 +267,9 @@ static int rt__sort_items(rt__item_t *v, size_t n) {
   return 0;
 }
 
-int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *opts, render_output_t *out,
-                    buf_t *err) {
+/* *owned (when set) is user_values, consumed (and cleared) by the coalescing. */
+static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, const render_opts_t *opts,
+                        render_output_t *out, buf_t *err) {
   memset(out, 0, sizeof *out);
   const render_opts_t def = {0};
   if (!opts) opts = &def;
@@ -306,7 +307,13 @@ int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *o
   }
   char msg[1024];
   cJSON *vals = NULL;
-  rc = values_coalesce(c, user_values, &vals, msg, sizeof msg);
+  if (*owned) {
+    cJSON *u = *owned;
+    *owned = NULL;
+    rc = values_coalesce_take(c, u, &vals, msg, sizeof msg);
+  } else {
+    rc = values_coalesce(c, user_values, &vals, msg, sizeof msg);
+  }
   if (rc) {
     buf_reset(err);
     buf_puts(err, msg);
@@ -421,5 +428,18 @@ int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *o
     }
     render_output_free(out);
   }
+  return rc;
+}
+
+int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *opts, render_output_t *out,
+                    buf_t *err) {
+  cJSON *none = NULL;
+  return rt__template(c, user_values, &none, opts, out, err);
+}
+
+int render_template_take(chart_t *c, cJSON *user_values, const render_opts_t *opts, render_output_t *out, buf_t *err) {
+  cJSON *own = user_values;
+  int rc = rt__template(c, user_values, &own, opts, out, err);
+  cJSON_Delete(own); /* not reached by the coalescing (an early error) */
   return rc;
 }

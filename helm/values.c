@@ -44,9 +44,26 @@ int values_merge_maps(cJSON *a, const cJSON *b) {
   return 0;
 }
 
+int values_merge_maps_take(cJSON *a, cJSON *b) {
+  int rc = 0;
+  if (cJSON_IsObject(b))
+    while (b->child && !rc) {
+      cJSON *kv = cJSON_DetachItemViaPointer(b, b->child);
+      cJSON *av = cJSON_GetObjectItemCaseSensitive(a, kv->string);
+      if (cJSON_IsObject(kv) && cJSON_IsObject(av)) {
+        rc = values_merge_maps_take(av, kv);
+        continue;
+      }
+      if (av) cJSON_ReplaceItemViaPointer(a, av, kv);
+      else cJSON_AddItemToArray(a, kv); /* keeps kv->string as the key */
+    }
+  cJSON_Delete(b);
+  return rc;
+}
+
 /* Parses one document into a map as sigs.k8s.io/yaml.Unmarshal(doc, &map[string]any{}) does. */
 static int values__parse_doc(const char *doc, size_t n, cJSON **out, char *err, size_t errlen) {
-  yaml_opts_t o = {.flags = YAML_OPT_DUP_LAST};
+  yaml_opts_t o = {.flags = YAML_OPT_DUP_LAST | YAML_OPT_NO_NUMBER_TEXT};
   yaml_error_t ye;
   cJSON *j = NULL;
   int rc = yaml_to_json(doc, n, &o, &j, &ye);
@@ -102,7 +119,11 @@ int values_parse_yaml(const char *text, size_t len, cJSON **out, char *err, size
       cJSON *doc = NULL;
       rc = values__parse_doc(text + start, end - start, &doc, msg, sizeof msg);
       if (rc == VALUES_EINVAL) base_errf(err, errlen, rc, "cannot unmarshal yaml document: %s", msg);
-      if (!rc && cJSON_IsObject(doc) && values_merge_maps(*out, doc)) rc = VALUES_ENOMEM;
+      if (!rc && cJSON_IsObject(doc) && !(*out)->child) {
+        cJSON_Delete(*out); /* the first document: taken as it is rather than copied */
+        *out = doc;
+        doc = NULL;
+      } else if (!rc && cJSON_IsObject(doc) && values_merge_maps(*out, doc)) rc = VALUES_ENOMEM;
       cJSON_Delete(doc);
     }
     start = pos;
@@ -300,10 +321,42 @@ static int values__coalesce(const chart_t *c, cJSON *dest, bool merge, char *err
   return 0;
 }
 
-static int values__run(const chart_t *c, const cJSON *user, bool merge, cJSON **out, char *err, size_t errlen) {
-  cJSON *v = cJSON_IsObject(user) ? cJSON_Duplicate(user, 1) : cJSON_CreateObject();
-  if (!v) return VALUES_ENOMEM;
+static int values__keycmp(const void *a, const void *b) {
+  return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
+}
+
+/* Orders every object's members by key (byte order, as Go's sort.Strings): the order the template
+ * engine visits map keys in, so it finds them sorted instead of sorting at every toJson, range or
+ * print. Nothing reads the members' order otherwise (Go maps have none). */
+static int values__sort_keys(cJSON *v) {
+  if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) return 0;
+  size_t n = 0;
+  int sorted = 1;
+  for (cJSON *c = v->child; c; c = c->next) {
+    if (values__sort_keys(c)) return VALUES_ENOMEM;
+    if (cJSON_IsObject(v) && c->next && strcmp(c->string, c->next->string) > 0) sorted = 0;
+    n++;
+  }
+  if (sorted || n < 2) return 0;
+  cJSON **a = malloc(n * sizeof *a);
+  if (!a) return VALUES_ENOMEM;
+  n = 0;
+  for (cJSON *c = v->child; c; c = c->next) a[n++] = c;
+  qsort(a, n, sizeof *a, values__keycmp);
+  for (size_t i = 0; i < n; i++) {
+    a[i]->prev = i ? a[i - 1] : a[n - 1]; /* cJSON: the first member's prev is the last */
+    a[i]->next = i + 1 < n ? a[i + 1] : NULL;
+  }
+  v->child = a[0];
+  free(a);
+  return 0;
+}
+
+static int values__run_take(const chart_t *c, cJSON *v, bool merge, cJSON **out, char *err, size_t errlen) {
+  *out = NULL;
+  if (!v) return base_errf(err, errlen, VALUES_ENOMEM, "out of memory");
   int rc = values__coalesce(c, v, merge, err, errlen);
+  if (!rc) rc = values__sort_keys(v);
   if (rc) {
     if (rc == VALUES_ENOMEM) base_errf(err, errlen, rc, "out of memory");
     cJSON_Delete(v);
@@ -314,8 +367,21 @@ static int values__run(const chart_t *c, const cJSON *user, bool merge, cJSON **
   return 0;
 }
 
+static int values__run(const chart_t *c, const cJSON *user, bool merge, cJSON **out, char *err, size_t errlen) {
+  return values__run_take(c, cJSON_IsObject(user) ? cJSON_Duplicate(user, 1) : cJSON_CreateObject(), merge, out, err,
+                          errlen);
+}
+
 int values_coalesce(const chart_t *c, const cJSON *user, cJSON **out, char *err, size_t errlen) {
   return values__run(c, user, false, out, err, errlen);
+}
+
+int values_coalesce_take(const chart_t *c, cJSON *user, cJSON **out, char *err, size_t errlen) {
+  if (!cJSON_IsObject(user)) {
+    cJSON_Delete(user);
+    user = cJSON_CreateObject();
+  }
+  return values__run_take(c, user, false, out, err, errlen);
 }
 
 int values_merge(const chart_t *c, const cJSON *user, cJSON **out, char *err, size_t errlen) {

@@ -23,6 +23,11 @@ int values_merge_maps(cJSON *a, const cJSON *b);
 /* CoalesceValues(chart, user): user values over chart defaults, recursively into subcharts with
  * globals; null deletes a key. *out is new (caller deletes). 0 or an error with err set. */
 int values_coalesce(const chart_t *c, const cJSON *user, cJSON **out, char *err, size_t errlen);
+/* values_coalesce that consumes user (deleted, or turned into *out, in every case) instead of
+ * copying it: big values are then held once. */
+int values_coalesce_take(const chart_t *c, cJSON *user, cJSON **out, char *err, size_t errlen);
+/* values_merge_maps that consumes b: its items move into a instead of being copied. 0 or VALUES_ENOMEM. */
+int values_merge_maps_take(cJSON *a, cJSON *b);
 /* MergeValues(chart, user): as values_coalesce but nulls are kept. */
 int values_merge(const chart_t *c, const cJSON *user, cJSON **out, char *err, size_t errlen);
 /* coalesceTablesFullKey(dst, src, "", merge): src's values fill in dst (src is modified as Go does;

@@ -218,8 +218,7 @@ int template_cmd_main(int argc, char **argv) {
       cJSON_Delete(vals);
       goto out;
     }
-    values_merge_maps(vals, cur);
-    cJSON_Delete(cur);
+    values_merge_maps_take(vals, cur); /* moves, does not copy */
   }
   for (size_t i = 0; i < set_jsons.n; i++) {
     const char *v = set_jsons.v[i];
@@ -266,8 +265,7 @@ int template_cmd_main(int argc, char **argv) {
                       .api_versions = apis.v, .napi_versions = apis.n};
   render_output_t o;
   buf_t err = BUF_INIT;
-  int r = render_template(c, vals, &ro, &o, &err);
-  cJSON_Delete(vals);
+  int r = render_template_take(c, vals, &ro, &o, &err); /* consumes vals */
   chart_free(c);
   if (r) {
     fail("%s", err.data ? err.data : "");

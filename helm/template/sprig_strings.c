@@ -7,10 +7,10 @@
 #include <zlib.h>
 
 #include <mbedtls/sha1.h>
-#include <mbedtls/sha256.h>
 #include <mbedtls/sha512.h>
 
 #include "base/b64.h"
+#include "base/sha256.h"
 #include "helm/template/sprig_internal.h"
 
 /* ---- Unicode helpers (Go's unicode package for the common scripts) ---- */
@@ -1112,7 +1112,7 @@ SPRIG_FN(f_sha1sum) {
 }
 SPRIG_FN(f_sha256sum) {
   unsigned char d[32];
-  mbedtls_sha256_ret((const unsigned char *)args[0].u.s.p, args[0].u.s.n, d, 0);
+  base_sha256(args[0].u.s.p, args[0].u.s.n, d);
   return hexout(c, d, 32, out);
 }
 SPRIG_FN(f_sha512sum) {

@@ -308,11 +308,16 @@ const tpl_map_entry_t **tpl_map_sorted(tpl_arena_t *a, const tpl_map_t *m) {
   const tpl_map_entry_t **v = tpl_arena_alloc(a, m->len * sizeof(*v));
   if (!v) return NULL;
   for (size_t i = 0; i < m->len; i++) v[i] = &m->ents[i];
-  qsort(v, m->len, sizeof(*v), tpl__keycmp);
+  tpl__sort_entries(v, m->len);
   return v;
 }
 
-void tpl__sort_entries(const tpl_map_entry_t **es, size_t n) { qsort(es, n, sizeof(*es), tpl__keycmp); }
+void tpl__sort_entries(const tpl_map_entry_t **es, size_t n) {
+  /* maps built from values come in key order (values_coalesce sorts them): one pass instead of a sort */
+  size_t i = 1;
+  while (i < n && tpl__keycmp(&es[i - 1], &es[i]) < 0) i++;
+  if (i < n) qsort(es, n, sizeof(*es), tpl__keycmp);
+}
 
 /* ---- type names, truth, length ---- */
 

@@ -225,7 +225,80 @@ static void bomb_tests(void) {
   free(big);
 }
 
+/* YAML_OPT_SIMPLE_HEAD against the full conversion: the same result code and error text for every
+ * document, and the same head (apiVersion, kind, metadata.name, metadata.annotations). */
+static void head_same(const char *y) {
+  yaml_opts_t full = {.flags = YAML_OPT_DUP_LAST}, head = {.flags = YAML_OPT_DUP_LAST | YAML_OPT_SIMPLE_HEAD};
+  yaml_error_t ef, eh;
+  cJSON *jf = NULL, *jh = NULL;
+  int rf = yaml_to_json(y, strlen(y), &full, &jf, &ef);
+  int rh = yaml_to_json(y, strlen(y), &head, &jh, &eh);
+  CHECK_EQ_INT(rh, rf);
+  if (rf || rh) {
+    CHECK_EQ_STR(eh.message, ef.message);
+    CHECK_EQ_STR(eh.context, ef.context);
+  } else if (cJSON_IsObject(jf)) {
+    const char *top[] = {"apiVersion", "kind"};
+    for (int i = 0; i < 2; i++)
+      CHECK(cJSON_Compare(cJSON_GetObjectItemCaseSensitive(jf, top[i]), cJSON_GetObjectItemCaseSensitive(jh, top[i]), 1) ||
+            (!cJSON_GetObjectItemCaseSensitive(jf, top[i]) && !cJSON_GetObjectItemCaseSensitive(jh, top[i])));
+    const cJSON *mf = cJSON_GetObjectItemCaseSensitive(jf, "metadata"), *mh = cJSON_GetObjectItemCaseSensitive(jh, "metadata");
+    CHECK(!mf == !mh);
+    if (cJSON_IsObject(mf)) {
+      const char *sub[] = {"name", "annotations"};
+      for (int i = 0; i < 2; i++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(mf, sub[i]), *b = cJSON_GetObjectItemCaseSensitive(mh, sub[i]);
+        CHECK((!a && !b) || cJSON_Compare(a, b, 1));
+      }
+      if (!strchr(y, '&')) CHECK(cJSON_GetObjectItemCaseSensitive(mh, "labels") == NULL); /* not built (anchored: whole) */
+    } else if (mf) {
+      CHECK(cJSON_Compare(mf, mh, 1));
+    }
+    CHECK(cJSON_GetObjectItemCaseSensitive(jh, "spec") == NULL);
+  } else {
+    CHECK(cJSON_Compare(jf, jh, 1));
+  }
+  cJSON_Delete(jf);
+  cJSON_Delete(jh);
+}
+
+static void head_tests(void) {
+  static const char *const docs[] = {
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: {x: y}\n  annotations:\n    helm.sh/hook: test\ndata:\n  k: v\n",
+      "kind: A\nspec:\n  x: [1, 2, {a: b}]\n  y: 1e3\n  z: 0x1F\n  w: !!binary aGVsbG8=\n",
+      "spec:\n  a: .nan\n", "spec:\n  a: !!float .inf\n", "spec: {a: !!int abc}\n", "spec: [!!bool maybe]\n",
+      "spec:\n  ? [a, b]\n  : c\n", "spec:\n  ~: x\n", "spec:\n  null: x\n", "spec:\n  1.5: x\n  8080: y\n",
+      "spec:\n  a: b\n   c: d\n", "spec: [a, b\n", "spec: *nope\n", "spec:\n  a: 1\n  a: 2\nkind: K\n",
+      "base: &b {x: 1}\nspec:\n  <<: *b\n  y: 2\nmetadata: *b\n", "spec:\n  <<: [1, 2]\n", "spec:\n  <<: 5\n",
+      "spec:\n  <<: [*x]\n", "a: &a [1, 2]\nspec:\n  - *a\n  - *a\nmetadata:\n  name: *a\n",
+      "metadata: [1, 2]\n", "metadata: null\nkind: 5\n", "- a\n- b\n", "just text\n", "",
+      "spec: !!binary '***'\n", "spec: \"a\\0b\"\n", "Kind: X\nMetadata:\n  Name: n\n  other: {a: b}\n",
+      "metadata: &m\n  name: x\n  labels: {a: b}\nspec:\n  template:\n    metadata: *m\n",
+      "spec:\n  x: 1\n---\nkind: second\n", "spec: {a: [b, {c: [d, [e, {f: .NaN}]]}]}\n",
+      "spec:\n  t: !custom x\n", "spec:\n  ts: 2001-12-14\n  tt: !!timestamp 2001-12-14\n",
+  };
+  for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) head_same(docs[i]);
+  /* alias budget and depth inside a skipped part */
+  char *bomb = malloc(4096);
+  strcpy(bomb, "a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+  for (int i = 0; i < 9; i++)
+    sprintf(bomb + strlen(bomb), "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", 'b' + i, 'b' + i, 'a' + i,
+            'a' + i, 'a' + i, 'a' + i, 'a' + i, 'a' + i, 'a' + i, 'a' + i, 'a' + i, 'a' + i);
+  strcat(bomb, "spec: [*j, *j]\n");
+  head_same(bomb);
+  free(bomb);
+  size_t n = 1000;
+  char *deep = malloc(n * 2 + 16);
+  strcpy(deep, "spec: ");
+  for (size_t i = 0; i < n; i++) deep[6 + i] = '[';
+  for (size_t i = 0; i < n; i++) deep[6 + n + i] = ']';
+  deep[6 + 2 * n] = 0;
+  head_same(deep);
+  free(deep);
+}
+
 int main(void) {
+  head_tests();
   split_tests();
   scalar_tests();
   float32_tests();
