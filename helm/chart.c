@@ -10,6 +10,7 @@
 
 #include "base/gz.h"
 #include "base/yaml.h"
+#include "helm/chart_lock.h"
 #include "helm/tar.h"
 #include "helm/template/semver.h"
 #include "helm/values.h"
@@ -583,6 +584,12 @@ static int chart__load_files(const chart_file_t *files, size_t nfiles, const cha
     const char *n = f->name;
     if (!strcmp(n, "Chart.yaml")) continue;
     if (!strcmp(n, "Chart.lock") || !strcmp(n, "requirements.lock")) {
+      char lm[sizeof err->message];
+      int lr = chart_lock_check(f->data, f->len, n, lm, sizeof lm);
+      if (lr) {
+        rc = lr == -12 ? chart__fail(err, CHART_ENOMEM, "out of memory") : chart__fail(err, CHART_EINVAL, "%s", lm);
+        continue;
+      }
       if (!strcmp(n, "requirements.lock")) {
         if (!have_meta) {
           have_meta = 1;
@@ -985,15 +992,19 @@ static int chart__enabled(chart_t *c, const cJSON *v, const char *path, chart_er
   }
   c->ndeps = w;
   size_t wm = 0;
-  for (size_t r = 0; r < c->meta.ndeps; r++) {
-    int disabled = 0;
+  /* decide for every entry before any is freed or moved: entries are compared by name */
+  unsigned char *off = c->meta.ndeps ? calloc(c->meta.ndeps, 1) : NULL;
+  if (c->meta.ndeps && !off) rc = chart__fail(err, CHART_ENOMEM, "out of memory");
+  for (size_t r = 0; off && r < c->meta.ndeps; r++)
     for (size_t q = 0; q < c->meta.ndeps; q++)
       if (!c->meta.deps[q].enabled && c->meta.deps[q].name && c->meta.deps[r].name &&
           !strcmp(c->meta.deps[q].name, c->meta.deps[r].name))
-        disabled = 1;
-    if (disabled) chart__dep_free(&c->meta.deps[r]);
+        off[r] = 1;
+  for (size_t r = 0; r < c->meta.ndeps; r++) {
+    if (off && off[r]) chart__dep_free(&c->meta.deps[r]);
     else c->meta.deps[wm++] = c->meta.deps[r];
   }
+  free(off);
   c->meta.ndeps = wm;
   if (!wm) {
     free(c->meta.deps);
