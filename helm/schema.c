@@ -1940,6 +1940,22 @@ static bool compile_walk(const cJSON *root, const cJSON *s, int draft, seen_t **
   return true;
 }
 
+/* encoding/json keeps the last of repeated keys in an object; cJSON finds the first: drop the
+ * earlier ones. */
+static void drop_repeated_keys(cJSON *n) {
+  for (cJSON *c = n->child; c; c = c->next) drop_repeated_keys(c);
+  if (!cJSON_IsObject(n)) return;
+  for (cJSON *c = n->child; c;) {
+    cJSON *next = c->next;
+    for (const cJSON *d = next; d; d = d->next)
+      if (!strcmp(c->string, d->string)) {
+        cJSON_Delete(cJSON_DetachItemViaPointer(n, c));
+        break;
+      }
+    c = next;
+  }
+}
+
 int schema_validate(const char *schema_json, size_t len, const cJSON *values, buf_t *out) {
   jscan_t js = {.s = schema_json, .n = len, .o = out};
   if (json_syntax_error(&js)) {
@@ -1959,6 +1975,7 @@ int schema_validate(const char *schema_json, size_t len, const cJSON *values, bu
     cJSON_Delete(root);
     return SCHEMA_ENOMEM;
   }
+  drop_repeated_keys(root);
   int draft = draft_of(root);
   verr_t *e = NULL;
   /* Compile(): the schema against its draft's metaschema first */

@@ -201,6 +201,9 @@ static void test_keywords(void) {
   EXPECT("{\"properties\": {\"a\": {\"enum\": [2.50, 1e3, -0, 1E+2, \"x\"]}}}", "{\"a\": 1}",
          "- at '/a': value must be one of 2.50, 1e3, -0, 1E+2, 'x'\n");
   EXPECT("{\"properties\": {\"a\": {\"enum\": [0.10e1, 5]}}}", "{\"a\": 1}", "");
+  /* repeated keys: the last one counts, as in encoding/json */
+  EXPECT("{\"properties\": {\"a\": {\"type\": \"number\"}, \"a\": {\"type\": \"string\"}}}", "{\"a\": 1}",
+         "- at '/a': got number, want string\n");
   /* Go's quoting of a lone backslash */
   EXPECT("{\"properties\": {\"s\": {\"const\": \"x\"}}}", "{\"s\": \"\\\\\"}", "- at '/s': value must be 'x'\n");
 }
