@@ -12,6 +12,7 @@
 #include "base/b64.h"
 #include "base/sha256.h"
 #include "helm/template/sprig_internal.h"
+#include "helm/template/unicode.h"
 
 /* ---- Unicode helpers (Go's unicode package for the common scripts) ---- */
 
@@ -24,58 +25,12 @@ bool sprig__is_space(int32_t r) {
   return r >= 0x2000 && r <= 0x200A;
 }
 
-int32_t sprig__to_upper(int32_t r);
-int32_t sprig__to_lower(int32_t r);
-int32_t sprig__to_upper(int32_t r) {
-  if (r >= 'a' && r <= 'z') return r - 32;
-  if (r >= 0x1C4 && r <= 0x1CC) return r - (r - 0x1C4) % 3;
-  if (r >= 0x1F1 && r <= 0x1F3) return 0x1F1;
-  if (r < 0x80) return r;
-  if (r == 0xB5) return 0x39C;
-  if (r == 0xFF) return 0x178;
-  if (r >= 0xE0 && r <= 0xFE && r != 0xF7) return r - 32;
-  if (r >= 0x100 && r <= 0x17F) {
-    if ((r >= 0x139 && r <= 0x148) || (r >= 0x179 && r <= 0x17E)) return (r & 1) ? r : r - 1;
-    if (r == 0x131) return 'I';
-    if (r == 0x17F) return 'S';
-    if (r >= 0x100 && r <= 0x137 && (r & 1)) return r - 1;
-    if (r >= 0x14A && r <= 0x177 && (r & 1)) return r - 1;
-    return r;
-  }
-  if (r >= 0x3B1 && r <= 0x3C9 && r != 0x3C2) return r - 32;
-  if (r == 0x3C2) return 0x3A3;
-  if (r >= 0x430 && r <= 0x44F) return r - 32;
-  if (r >= 0x450 && r <= 0x45F) return r - 80;
-  return r;
-}
-int32_t sprig__to_lower(int32_t r) {
-  if (r >= 'A' && r <= 'Z') return r + 32;
-  if (r >= 0x1C4 && r <= 0x1CC) return r - (r - 0x1C4) % 3 + 2;
-  if (r >= 0x1F1 && r <= 0x1F3) return 0x1F3;
-  if (r < 0x80) return r;
-  if (r >= 0xC0 && r <= 0xDE && r != 0xD7) return r + 32;
-  if (r == 0x178) return 0xFF;
-  if (r >= 0x100 && r <= 0x17F) {
-    if ((r >= 0x139 && r <= 0x148) || (r >= 0x179 && r <= 0x17E)) return (r & 1) ? r + 1 : r;
-    if (r == 0x130) return 'i' /* Go: U+0069 */;
-    if (r >= 0x100 && r <= 0x137 && !(r & 1)) return r + 1;
-    if (r >= 0x14A && r <= 0x177 && !(r & 1)) return r + 1;
-    return r;
-  }
-  if (r >= 0x391 && r <= 0x3A9 && r != 0x3A2) return r + 32;
-  if (r >= 0x410 && r <= 0x42F) return r + 32;
-  if (r >= 0x400 && r <= 0x40F) return r + 80;
-  return r;
-}
-static bool is_upper(int32_t r) { return sprig__to_lower(r) != r || (r >= 'A' && r <= 'Z'); }
-static bool is_lower(int32_t r) { return sprig__to_upper(r) != r || (r >= 'a' && r <= 'z') || r == 0xDF; }
-static bool is_letter(int32_t r) {
-  if ((r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')) return true;
-  if (r < 0x80) return false;
-  return is_upper(r) || is_lower(r) || (r >= 0x4E00 && r <= 0x9FFF) || (r >= 0x3040 && r <= 0x30FF) ||
-         (r >= 0xAC00 && r <= 0xD7A3) || (r >= 0x5D0 && r <= 0x5EA) || (r >= 0x620 && r <= 0x64A);
-}
-static bool is_digit(int32_t r) { return (r >= '0' && r <= '9'); }
+/* Go's unicode case mappings and predicates (tables generated from Go: unicode_tables.c). */
+static int32_t to_upper(int32_t r) { return tpl_unicode_to_upper(r); }
+static int32_t to_lower(int32_t r) { return tpl_unicode_to_lower(r); }
+static bool is_upper(int32_t r) { return tpl_unicode_is_upper(r); }
+static bool is_lower(int32_t r) { return tpl_unicode_is_lower(r); }
+static bool is_title(int32_t r) { return tpl_unicode_is(TPL_U_TITLE, r); }
 
 static void put_rune(buf_t *b, int32_t r) {
   char u[4];
@@ -105,8 +60,8 @@ static int map_case(tpl_call_t *c, const tpl_value_t *s, int32_t (*f)(int32_t), 
   return sprig__ret_buf(c, &b, out);
 }
 
-SPRIG_FN(f_upper) { return map_case(c, &args[0], sprig__to_upper, out); }
-SPRIG_FN(f_lower) { return map_case(c, &args[0], sprig__to_lower, out); }
+SPRIG_FN(f_upper) { return map_case(c, &args[0], to_upper, out); }
+SPRIG_FN(f_lower) { return map_case(c, &args[0], to_lower, out); }
 
 /* strings.Title: upper-cases letters that begin words. */
 static bool is_separator(int32_t r) {
@@ -117,8 +72,8 @@ static bool is_separator(int32_t r) {
     if (r == '_') return false;
     return true;
   }
-  if (is_letter(r) || is_digit(r)) return false;
-  return sprig__is_space(r);
+  if (tpl_unicode_is_letter(r) || tpl_unicode_is_digit(r)) return false;
+  return tpl_unicode_is_space(r);
 }
 
 SPRIG_FN(f_title) {
@@ -129,7 +84,7 @@ SPRIG_FN(f_title) {
   for (size_t i = 0; i < len;) {
     int32_t r;
     size_t w = tpl__utf8_decode(p + i, len - i, &r);
-    if (is_separator(prev)) put_rune(&b, sprig__to_upper(r));
+    if (is_separator(prev)) put_rune(&b, tpl_unicode_to_title(r));
     else if (r == 0xFFFD && w == 1) buf_append(&b, p + i, 1);
     else put_rune(&b, r);
     prev = r;
@@ -138,6 +93,7 @@ SPRIG_FN(f_title) {
   return sprig__ret_buf(c, &b, out);
 }
 
+/* goutils.Uncapitalize: lower-cases the first rune after each space (over []rune(s)). */
 SPRIG_FN(f_untitle) {
   buf_t b = BUF_INIT;
   const char *p = args[0].u.s.p;
@@ -146,24 +102,27 @@ SPRIG_FN(f_untitle) {
   for (size_t i = 0; i < len;) {
     int32_t r;
     size_t w = tpl__utf8_decode(p + i, len - i, &r);
-    if (sprig__is_space(r)) next = true, put_rune(&b, r);
-    else if (next) put_rune(&b, sprig__to_lower(r)), next = false;
-    else put_rune(&b, r);
+    if (tpl_unicode_is_space(r)) next = true;
+    else if (next) r = to_lower(r), next = false;
+    put_rune(&b, r);
     i += w;
   }
   return sprig__ret_buf(c, &b, out);
 }
 
+/* goutils.SwapCase over []rune(s): upper and title case to lower; lower to upper, or to title case
+ * at the start and after a space (only non-letters update "after a space"). */
 SPRIG_FN(f_swapcase) {
   buf_t b = BUF_INIT;
   const char *p = args[0].u.s.p;
   size_t len = args[0].u.s.n;
+  bool ws = true;
   for (size_t i = 0; i < len;) {
     int32_t r;
     size_t w = tpl__utf8_decode(p + i, len - i, &r);
-    /* goutils.SwapCase: upper/title to lower, lower to upper (title after space, the same here). */
-    if (is_upper(r) && sprig__to_lower(r) != r) r = sprig__to_lower(r);
-    else if (is_lower(r) && sprig__to_upper(r) != r) r = sprig__to_upper(r);
+    if (is_upper(r) || is_title(r)) r = to_lower(r), ws = false;
+    else if (is_lower(r)) r = ws ? tpl_unicode_to_title(r) : to_upper(r), ws = false;
+    else ws = tpl_unicode_is_space(r);
     put_rune(&b, r);
     i += w;
   }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "helm/template/sprig_internal.h"
+#include "helm/template/unicode.h"
 
 
 enum {
@@ -473,15 +474,8 @@ S(lex_key_end) {
   return errorf(lx, m);
 }
 
-/* unicode.IsLetter for lexValue/lexBool (ASCII and Latin letters; approximate beyond). */
-static bool is_letter(int32_t r) {
-  if ((r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')) return true;
-  if (r < 0x80) return false;
-  if (r == 0xAA || r == 0xB5 || r == 0xBA) return true;
-  if (r >= 0xC0 && r <= 0x24F && r != 0xD7 && r != 0xF7) return true;
-  return r >= 0x370 && r != RUNE_ERROR && !(r >= 0x2000 && r <= 0x2BFF) && !(r >= 0x3000 && r <= 0x303F) &&
-         !(r >= 0xFF00 && r <= 0xFF20) && !(r >= 0x1F000 && r <= 0x1FAFF);
-}
+/* unicode.IsLetter for lexValue/lexBool. */
+static bool is_letter(int32_t r) { return tpl_unicode_is_letter(r); }
 
 S(lex_value) {
   int32_t r = next(lx);
