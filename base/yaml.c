@@ -667,7 +667,7 @@ static int yaml__mapping(yaml__ctx_t *c, const yaml_event_t *start, size_t depth
       } else if (cJSON_IsArray(val)) {
         for (cJSON *e = val->child; e; e = e->next)
           if (!cJSON_IsObject(e)) {
-            rc = yaml__fail(c, -EINVAL, &vmark, "map merge requires map or sequence of maps as the value");
+            rc = yaml__fail(c, -EINVAL, NULL, "map merge requires map or sequence of maps as the value");
             break;
           }
         while (!rc && val->child) {
@@ -677,7 +677,7 @@ static int yaml__mapping(yaml__ctx_t *c, const yaml_event_t *start, size_t depth
         cJSON_Delete(val);
       } else {
         cJSON_Delete(val);
-        rc = yaml__fail(c, -EINVAL, &vmark, "map merge requires map or sequence of maps as the value");
+        rc = yaml__fail(c, -EINVAL, NULL, "map merge requires map or sequence of maps as the value");
       }
       if (rc) break;
       continue;
@@ -849,7 +849,6 @@ static int yaml__skip(yaml__ctx_t *c, yaml_event_t *ev, size_t depth) {
       if ((rc = yaml__next(c, &vev))) return rc;
       if (merge) {
         /* build the merge value to check it as yaml__mapping does */
-        yaml_mark_t vmark = vev.start_mark;
         cJSON *val = NULL;
         size_t cnt;
         rc = yaml__node(c, &vev, depth + 1, &val, &cnt);
@@ -861,7 +860,7 @@ static int yaml__skip(yaml__ctx_t *c, yaml_event_t *ev, size_t depth) {
           for (cJSON *e = val->child; e; e = e->next) ok &= cJSON_IsObject(e);
         }
         cJSON_Delete(val);
-        if (!ok) return yaml__fail(c, -EINVAL, &vmark, "map merge requires map or sequence of maps as the value");
+        if (!ok) return yaml__fail(c, -EINVAL, NULL, "map merge requires map or sequence of maps as the value");
         continue;
       }
       rc = yaml__skip(c, &vev, depth + 1);
