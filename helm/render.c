@@ -11,6 +11,7 @@
 #include "helm/template/helm_funcs.h"
 #include "helm/template/sprig.h"
 #include "helm/template/tpl.h"
+#include "helm/template/unicode.h" /* tpl_go_append_cap */
 #include "helm/values.h"
 
 /* What the pinned helm (v4.3.1, built with go1.26.8 against client-go v0.37) reports. */
@@ -93,6 +94,31 @@ static tpl_value_t render__from_json(tpl_arena_t *a, const cJSON *j) {
     return v;
   }
   return tpl_value_nil();
+}
+
+/* render__from_json for a tree the caller owns, which it consumes: each member is deleted once
+ * converted, so the cJSON and the template copies of big values are not both whole at once; a list
+ * gets its final capacity (what appending one by one gives, as encoding/json does) in one allocation
+ * instead of every intermediate one. */
+static tpl_value_t render__from_json_take(tpl_arena_t *a, cJSON *j) {
+  bool list = cJSON_IsArray(j);
+  if (!list && !cJSON_IsObject(j)) return render__from_json(a, j);
+  size_t n = 0, cap = 0;
+  if (list)
+    for (const cJSON *it = j->child; it; it = it->next)
+      if (++n > cap) cap = tpl_go_append_cap(cap, n, sizeof(tpl_value_t), false);
+  tpl_value_t v = list ? tpl_value_list_new(a, TPL_ELEM_ANY, cap) : tpl_value_map_new(a, TPL_ELEM_ANY);
+  if (v.kind == TPL_INVALID) return v;
+  while (j->child) {
+    cJSON *it = cJSON_DetachItemViaPointer(j, j->child);
+    tpl_value_t e = render__from_json_take(a, it);
+    int bad = e.kind == TPL_INVALID;
+    e.iface = 1;
+    if (!bad) bad = list ? tpl_list_push(a, v.u.list, e) : tpl_map_set(a, v.u.map, it->string, strlen(it->string), e);
+    cJSON_Delete(it);
+    if (bad) return tpl_value_invalid();
+  }
+  return v;
 }
 
 static int render__set(tpl_arena_t *a, tpl_value_t m, const char *k, tpl_value_t v) {
@@ -1007,7 +1033,7 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
     goto done;
   }
   if ((rc = render__caps_value(a, o, NULL, &b.caps, err))) goto done;
-  tpl_value_t vals = render__from_json(a, values);
+  tpl_value_t vals = owned ? render__from_json_take(a, owned) : render__from_json(a, values);
   cJSON_Delete(owned);
   owned = NULL;
   if (vals.kind != TPL_MAP) vals = tpl_value_map_new(a, TPL_ELEM_ANY);

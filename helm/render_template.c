@@ -46,6 +46,22 @@ static int rt__push(render_doc_t **v, size_t *n, const char *path, const char *c
   return 0;
 }
 
+/* rt__push that takes content (malloc'd, NUL-terminated) instead of copying it; frees it on failure. */
+static int rt__push_take(render_doc_t **v, size_t *n, const char *path, char *content, bool is_test) {
+  render_doc_t *nv = realloc(*v, (*n + 1) * sizeof *nv);
+  char *p = nv ? strdup(path) : NULL;
+  if (nv) *v = nv;
+  if (!p) {
+    free(content);
+    return -1;
+  }
+  nv[*n].path = p;
+  nv[*n].content = content;
+  nv[*n].is_test = is_test;
+  (*n)++;
+  return 0;
+}
+
 static int rt__has_manifest_ext(const char *name) {
   const char *dot = strrchr(name, '.');
   const char *slash = strrchr(name, '/');
@@ -392,6 +408,9 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, con
     base = base ? base + 1 : files[i].name;
     if (base[0] == '_' || rt__is_blank(files[i].text, files[i].len)) continue;
     int r = rt__sort_file(files[i].name, files[i].text, files[i].len, &gen, &ngen, &hooks, &nhooks, err);
+    free(files[i].text); /* its documents are copied out: the rendered text is not held twice */
+    files[i].text = NULL;
+    files[i].len = 0;
     if (r < 0) rc = RENDER_ENOMEM;
     else if (r > 0) {
       buf_puts(err, DEBUG_HINT);
@@ -400,11 +419,14 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, con
   }
   if (!rc && (rt__sort_items(gen, ngen) || rt__sort_items(hooks, nhooks))) rc = RENDER_ENOMEM;
   if (!rc && rt__crds(c, out)) rc = RENDER_ENOMEM;
-  for (size_t i = 0; i < ngen && !rc; i++)
-    if (rt__push(&out->manifests, &out->nmanifests, gen[i].path, gen[i].content, gen[i].len, false)) rc = RENDER_ENOMEM;
-  for (size_t i = 0; i < nhooks && !rc; i++)
-    if (rt__push(&out->hooks, &out->nhooks, hooks[i].path, hooks[i].content, hooks[i].len, hooks[i].is_test))
-      rc = RENDER_ENOMEM;
+  for (size_t i = 0; i < ngen && !rc; i++) {
+    if (rt__push_take(&out->manifests, &out->nmanifests, gen[i].path, gen[i].content, false)) rc = RENDER_ENOMEM;
+    gen[i].content = NULL; /* moved */
+  }
+  for (size_t i = 0; i < nhooks && !rc; i++) {
+    if (rt__push_take(&out->hooks, &out->nhooks, hooks[i].path, hooks[i].content, hooks[i].is_test)) rc = RENDER_ENOMEM;
+    hooks[i].content = NULL;
+  }
   for (size_t i = 0; i < ngen; i++) {
     free(gen[i].content);
     free(gen[i].kind);
