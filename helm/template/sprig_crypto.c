@@ -1,27 +1,33 @@
 /* Sprig's key, certificate and AES functions on mbedTLS 2.28: genPrivateKey
  * (rsa 4096, ecdsa P-256, dsa L2048N256 as Go generates its parameters,
  * ed25519 as PKCS#8 of a random seed), genCA/genSelfSignedCert/genSignedCert and their
- * WithKey forms (RSA 2048 keys, 128-bit random serials, the extensions Go's
- * x509.CreateCertificate writes for Sprig's template), buildCustomCert, and
- * encryptAES/decryptAES in Sprig's wire format (base64(IV || AES-256-CBC with
- * PKCS#7 padding), the key being the password zero-padded to 32 bytes).
- * Certificates are random: tested by properties (test_template_sprig_crypto.c). */
+ * WithKey forms (RSA 2048 keys by default; RSA, EC and Ed25519 keys given; 128-bit random
+ * serials, the extensions Go's x509.CreateCertificate writes for Sprig's template; the
+ * certificate DER is written here, signed by mbedTLS or by base/ed25519, since mbedTLS 2.28
+ * has no Ed25519), buildCustomCert, and encryptAES/decryptAES in Sprig's wire format
+ * (base64(IV || AES-256-CBC with PKCS#7 padding), the key being the password zero-padded
+ * to 32 bytes). Certificates are random: tested by properties and against Go through the
+ * template oracle (test_template_sprig_crypto.c). */
 #include <arpa/inet.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
 #include <mbedtls/aes.h>
+#include <mbedtls/asn1.h>
 #include <mbedtls/asn1write.h>
 #include <mbedtls/bignum.h>
 #include <mbedtls/ecp.h>
+#include <mbedtls/md.h>
 #include <mbedtls/oid.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/platform_util.h>
 #include <mbedtls/rsa.h>
+#include <mbedtls/version.h>
 #include <mbedtls/x509_crt.h>
 
 #include "base/b64.h"
+#include "base/ed25519.h"
 #include "helm/template/sprig_internal.h"
 
 static int os_rng(void *ctx, unsigned char *out, size_t n) {
@@ -162,38 +168,6 @@ static int pem_decode(const char *s, size_t n, char *type, size_t tcap, unsigned
   return rc ? -1 : 0;
 }
 
-/* parsePrivateKeyPEM; 0 or -1 with Sprig's error text. */
-static int parse_key_pem(const char *s, size_t n, mbedtls_pk_context *pk, buf_t *err) {
-  char type[128];
-  unsigned char *der;
-  size_t dn;
-  if (pem_decode(s, n, type, sizeof type, &der, &dn)) return buf_puts(err, "no PEM data in input"), -1;
-  size_t tl = strlen(type);
-  int rc;
-  if (!strcmp(type, "PRIVATE KEY")) {
-    rc = mbedtls_pk_parse_key(pk, der, dn, NULL, 0);
-    free(der);
-    if (rc) return buf_puts(err, "decoding PEM as PKCS#8: unsupported or malformed private key"), -1;
-    return 0;
-  }
-  if (tl < 12 || strcmp(type + tl - 12, " PRIVATE KEY")) {
-    free(der);
-    return buf_printf(err, "no private key data in PEM block of type %s", type), -1;
-  }
-  type[tl - 12] = 0;
-  if (strcmp(type, "RSA") && strcmp(type, "EC")) {
-    bool dsa = !strcmp(type, "DSA");
-    type[tl - 12] = ' ';
-    free(der);
-    if (dsa) return buf_puts(err, "parsing DSA private key from PEM: DSA keys are not supported"), -1;
-    return buf_printf(err, "invalid private key type %s", type), -1;
-  }
-  rc = mbedtls_pk_parse_key(pk, der, dn, NULL, 0);
-  free(der);
-  if (rc) return buf_printf(err, "parsing %s private key from PEM: malformed key", type), -1;
-  return 0;
-}
-
 static int gen_rsa(mbedtls_pk_context *pk, unsigned bits) {
   int rc = mbedtls_pk_setup(pk, mbedtls_pk_info_from_type(MBEDTLS_PK_RSA));
   if (!rc) rc = mbedtls_rsa_gen_key(mbedtls_pk_rsa(*pk), os_rng, NULL, bits, 65537);
@@ -232,13 +206,243 @@ static int pem_encode(buf_t *out, const char *type, const unsigned char *der, si
   return rc ? TPL_ENOMEM : 0;
 }
 
-/* ed25519.GenerateKey + x509.MarshalPKCS8PrivateKey: the PKCS#8 encoding holds
- * only the 32-byte seed (RFC 8410), so no curve arithmetic is needed here. */
-static int gen_ed25519(buf_t *out) {
+/* ed25519.GenerateKey + x509.MarshalPKCS8PrivateKey: PKCS#8 of version 0, the Ed25519
+ * algorithm without parameters and the 32-byte seed as an OCTET STRING in the privateKey
+ * OCTET STRING (RFC 8410); the public key is derived from the seed when needed. */
+static int ed25519_pkcs8_pem(const unsigned char seed[32], buf_t *out) {
   unsigned char der[48] = {0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20};
-  if (os_rng(NULL, der + 16, 32)) return -1;
+  memcpy(der + 16, seed, 32);
   int rc = pem_encode(out, "PRIVATE KEY", der, sizeof der);
   mbedtls_platform_zeroize(der, sizeof der);
+  return rc;
+}
+
+static int gen_ed25519(buf_t *out) {
+  unsigned char seed[32];
+  if (os_rng(NULL, seed, sizeof seed)) return -1;
+  int rc = ed25519_pkcs8_pem(seed, out);
+  mbedtls_platform_zeroize(seed, sizeof seed);
+  return rc;
+}
+
+/* A key for certificates: RSA or EC on mbedTLS, Ed25519 (which mbedTLS 2.28 lacks) on
+ * base/ed25519; DSA and X25519 keys parse (as in Go, buildCustomCert takes them) but cannot
+ * sign, and only X25519 could be certified (not done here). */
+typedef struct {
+  enum { CK_PK, CK_ED25519, CK_DSA, CK_X25519 } kind;
+  unsigned char seed[32], pub[32]; /* CK_ED25519 */
+  mbedtls_pk_context pk;           /* CK_PK */
+} ckey_t;
+
+static void ckey_init(ckey_t *k) {
+  memset(k, 0, sizeof *k);
+  mbedtls_pk_init(&k->pk);
+}
+
+static void ckey_free(ckey_t *k) {
+  mbedtls_pk_free(&k->pk);
+  mbedtls_platform_zeroize(k->seed, sizeof k->seed);
+}
+
+#define OID_ED25519 "\x2b\x65\x70" /* 1.3.101.112 */
+#define OID_X25519 "\x2b\x65\x6e"  /* 1.3.101.110 */
+
+/* The curves x509.ParseECPrivateKey knows. */
+static bool ec_curve_ok(const mbedtls_pk_context *pk) {
+  mbedtls_ecp_group_id id = mbedtls_pk_ec(*pk)->grp.id;
+  return id == MBEDTLS_ECP_DP_SECP224R1 || id == MBEDTLS_ECP_DP_SECP256R1 || id == MBEDTLS_ECP_DP_SECP384R1 ||
+         id == MBEDTLS_ECP_DP_SECP521R1;
+}
+
+/* The pkcs8 structure x509.ParsePKCS8PrivateKey reads: SEQUENCE { version INTEGER,
+ * AlgorithmIdentifier { OID, optional parameters }, privateKey OCTET STRING, ... } (later
+ * elements and trailing bytes ignored, as Go's asn1 does). 0 or -1. */
+static int pkcs8_split(const unsigned char *der, size_t dn, mbedtls_asn1_buf *oid, bool *params,
+                       mbedtls_asn1_buf *priv) {
+  unsigned char *p = (unsigned char *)der, *end = p + dn, *aend;
+  size_t len;
+  int ver;
+  if (mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE)) return -1;
+  end = p + len;
+  if (mbedtls_asn1_get_int(&p, end, &ver)) return -1;
+  if (mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE)) return -1;
+  aend = p + len;
+  if (mbedtls_asn1_get_tag(&p, aend, &oid->len, MBEDTLS_ASN1_OID)) return -1;
+  oid->tag = MBEDTLS_ASN1_OID;
+  oid->p = p;
+  *params = p + oid->len < aend;
+  p = aend;
+  if (mbedtls_asn1_get_tag(&p, end, &priv->len, MBEDTLS_ASN1_OCTET_STRING)) return -1;
+  priv->tag = MBEDTLS_ASN1_OCTET_STRING;
+  priv->p = p;
+  return 0;
+}
+
+/* The type mbedTLS finds in der (any format it reads), MBEDTLS_PK_NONE when none. */
+static mbedtls_pk_type_t pk_sniff(const unsigned char *der, size_t dn) {
+  mbedtls_pk_context t;
+  mbedtls_pk_init(&t);
+  mbedtls_pk_type_t ty = mbedtls_pk_parse_key(&t, der, dn, NULL, 0) ? MBEDTLS_PK_NONE : mbedtls_pk_get_type(&t);
+  mbedtls_pk_free(&t);
+  return ty;
+}
+
+/* x509.ParsePKCS8PrivateKey (reasons after Go's prefixes are ours where mbedTLS parses). */
+static int parse_pkcs8(const unsigned char *der, size_t dn, ckey_t *k, buf_t *err) {
+  mbedtls_asn1_buf oid, priv;
+  bool params;
+  buf_puts(err, "decoding PEM as PKCS#8: ");
+  if (pkcs8_split(der, dn, &oid, &params, &priv)) {
+    mbedtls_pk_type_t ty = pk_sniff(der, dn);
+    if (ty == MBEDTLS_PK_ECKEY)
+      buf_puts(err, "x509: failed to parse private key (use ParseECPrivateKey instead for this key format)");
+    else if (ty == MBEDTLS_PK_RSA)
+      buf_puts(err, "x509: failed to parse private key (use ParsePKCS1PrivateKey instead for this key format)");
+    else
+      buf_puts(err, "unsupported or malformed private key");
+    return -1;
+  }
+  if (!MBEDTLS_OID_CMP(OID_ED25519, &oid)) {
+    if (params) return buf_puts(err, "x509: invalid Ed25519 private key parameters"), -1;
+    unsigned char *p = priv.p;
+    size_t len;
+    if (mbedtls_asn1_get_tag(&p, priv.p + priv.len, &len, MBEDTLS_ASN1_OCTET_STRING))
+      return buf_puts(err, "x509: invalid Ed25519 private key: malformed seed"), -1;
+    if (len != 32) return buf_printf(err, "x509: invalid Ed25519 private key length: %zu", len), -1;
+    k->kind = CK_ED25519;
+    memcpy(k->seed, p, 32);
+    ed25519_public_key(k->pub, k->seed);
+    return 0;
+  }
+  bool rsa = !MBEDTLS_OID_CMP(MBEDTLS_OID_PKCS1_RSA, &oid), ec = !MBEDTLS_OID_CMP(MBEDTLS_OID_EC_ALG_UNRESTRICTED, &oid);
+  if (!rsa && !ec) {
+    if (!MBEDTLS_OID_CMP(OID_X25519, &oid)) {
+      unsigned char *p = priv.p;
+      size_t len;
+      if (params) return buf_puts(err, "x509: invalid X25519 private key parameters"), -1;
+      if (mbedtls_asn1_get_tag(&p, priv.p + priv.len, &len, MBEDTLS_ASN1_OCTET_STRING))
+        return buf_puts(err, "x509: invalid X25519 private key: malformed key"), -1;
+      if (len != 32) return buf_puts(err, "crypto/ecdh: invalid private key size"), -1;
+      k->kind = CK_X25519;
+      buf_reset(err);
+      return 0;
+    }
+    char dotted[128];
+    if (mbedtls_oid_get_numeric_string(dotted, sizeof dotted, &oid) < 0) strcpy(dotted, "?");
+    return buf_printf(err, "x509: PKCS#8 wrapping contained private key with unknown algorithm: %s", dotted), -1;
+  }
+  if (mbedtls_pk_parse_key(&k->pk, der, dn, NULL, 0))
+    return buf_printf(err, "x509: failed to parse %s private key embedded in PKCS#8: malformed key", rsa ? "RSA" : "EC"), -1;
+  if (ec && !ec_curve_ok(&k->pk))
+    return buf_puts(err, "x509: failed to parse EC private key embedded in PKCS#8: x509: unknown elliptic curve"), -1;
+  buf_reset(err);
+  return 0;
+}
+
+/* x509.ParsePKCS1PrivateKey / x509.ParseECPrivateKey of an "RSA/EC PRIVATE KEY" block. */
+static int parse_typed(const unsigned char *der, size_t dn, bool rsa, ckey_t *k, buf_t *err) {
+  const char *what = rsa ? "RSA" : "EC";
+  mbedtls_asn1_buf oid, priv;
+  bool params;
+  if (!pkcs8_split(der, dn, &oid, &params, &priv))
+    return buf_printf(err, "parsing %s private key from PEM: x509: failed to parse private key (use ParsePKCS8PrivateKey "
+                      "instead for this key format)", what), -1;
+  if (mbedtls_pk_parse_key(&k->pk, der, dn, NULL, 0))
+    return buf_printf(err, "parsing %s private key from PEM: malformed key", what), -1;
+  mbedtls_pk_type_t ty = mbedtls_pk_get_type(&k->pk);
+  if (rsa && ty != MBEDTLS_PK_RSA)
+    return buf_puts(err, "parsing RSA private key from PEM: x509: failed to parse private key (use ParseECPrivateKey "
+                         "instead for this key format)"), -1;
+  if (!rsa && ty != MBEDTLS_PK_ECKEY)
+    return buf_puts(err, "parsing EC private key from PEM: x509: failed to parse private key (use ParsePKCS1PrivateKey "
+                         "instead for this key format)"), -1;
+  if (!rsa && !ec_curve_ok(&k->pk)) return buf_puts(err, "parsing EC private key from PEM: x509: unknown elliptic curve"), -1;
+  return 0;
+}
+
+/* Sprig's parsePrivateKeyPEM; 0 or -1 with its error text in err. */
+static int parse_key_pem(const char *s, size_t n, ckey_t *k, buf_t *err) {
+  char type[128];
+  unsigned char *der;
+  size_t dn;
+  if (pem_decode(s, n, type, sizeof type, &der, &dn)) return buf_puts(err, "no PEM data in input"), -1;
+  size_t tl = strlen(type);
+  int rc = -1;
+  if (!strcmp(type, "PRIVATE KEY")) rc = parse_pkcs8(der, dn, k, err);
+  else if (tl < 12 || strcmp(type + tl - 12, " PRIVATE KEY"))
+    buf_printf(err, "no private key data in PEM block of type %s", type);
+  else if (!strcmp(type, "RSA PRIVATE KEY") || !strcmp(type, "EC PRIVATE KEY"))
+    rc = parse_typed(der, dn, type[0] == 'R', k, err);
+  else if (!strcmp(type, "DSA PRIVATE KEY")) {
+    /* Sprig's DSAKeyFormat: SEQUENCE { version, P, Q, G, Y, X } of INTEGERs */
+    unsigned char *p = der, *end = der + dn;
+    size_t len;
+    rc = mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE) ? -1 : 0;
+    end = p + len;
+    for (int i = 0; i < 6 && !rc; i++, p += len)
+      if (mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_INTEGER) || !len) rc = -1;
+    if (rc) buf_puts(err, "parsing DSA private key from PEM: malformed key");
+    else k->kind = CK_DSA;
+  }
+  else
+    buf_printf(err, "invalid private key type %s", type);
+  mbedtls_platform_zeroize(der, dn);
+  free(der);
+  return rc;
+}
+
+/* The key's PEM as Sprig's pemBlockForKey writes it: PKCS#1, SEC1 or PKCS#8 (Ed25519). */
+static int ckey_pem(ckey_t *k, buf_t *out) {
+  return k->kind == CK_ED25519 ? ed25519_pkcs8_pem(k->seed, out) : key_pem(&k->pk, out);
+}
+
+/* SubjectPublicKeyInfo DER (RFC 8410 for Ed25519: the algorithm without parameters and the
+ * 32-byte key as the BIT STRING). */
+static int ckey_spki(ckey_t *k, buf_t *out) {
+  if (k->kind == CK_ED25519) {
+    static const unsigned char h[] = {0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00};
+    return buf_append(out, h, sizeof h) || buf_append(out, k->pub, 32) ? TPL_ENOMEM : 0;
+  }
+  unsigned char b[4096];
+  int len = mbedtls_pk_write_pubkey_der(&k->pk, b, sizeof b);
+  if (len < 0) return len;
+  return buf_append(out, b + sizeof b - len, (size_t)len) ? TPL_ENOMEM : 0;
+}
+
+/* The AlgorithmIdentifier of the signatures k makes, as x509.CreateCertificate picks them:
+ * SHA256WithRSA, ECDSA with SHA-256/384/512 by curve, PureEd25519. Returns the digest
+ * (MBEDTLS_MD_NONE for Ed25519, which signs the message itself). */
+static mbedtls_md_type_t ckey_sigalg(ckey_t *k, buf_t *alg) {
+  static const unsigned char ed[] = {0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70};
+  static const unsigned char rsa[] = {0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0b, 0x05, 0x00};
+  unsigned char ecdsa[] = {0x30, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02};
+  if (k->kind == CK_ED25519) return buf_append(alg, ed, sizeof ed), MBEDTLS_MD_NONE;
+  if (mbedtls_pk_get_type(&k->pk) == MBEDTLS_PK_RSA) return buf_append(alg, rsa, sizeof rsa), MBEDTLS_MD_SHA256;
+  mbedtls_ecp_group_id id = mbedtls_pk_ec(k->pk)->grp.id;
+  mbedtls_md_type_t md = id == MBEDTLS_ECP_DP_SECP384R1   ? MBEDTLS_MD_SHA384
+                         : id == MBEDTLS_ECP_DP_SECP521R1 ? MBEDTLS_MD_SHA512
+                                                          : MBEDTLS_MD_SHA256;
+  ecdsa[sizeof ecdsa - 1] = md == MBEDTLS_MD_SHA256 ? 2 : md == MBEDTLS_MD_SHA384 ? 3 : 4;
+  buf_append(alg, ecdsa, sizeof ecdsa);
+  return md;
+}
+
+static int ckey_sign(ckey_t *k, mbedtls_md_type_t md, const unsigned char *m, size_t n, buf_t *sig) {
+  if (k->kind == CK_ED25519) {
+    unsigned char s[64];
+    ed25519_sign(s, m, n, k->seed);
+    return buf_append(sig, s, sizeof s) ? TPL_ENOMEM : 0;
+  }
+  unsigned char hash[MBEDTLS_MD_MAX_SIZE], s[MBEDTLS_PK_SIGNATURE_MAX_SIZE];
+  size_t sl = 0;
+  const mbedtls_md_info_t *mi = mbedtls_md_info_from_type(md);
+  int rc = mbedtls_md(mi, m, n, hash);
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+  if (!rc) rc = mbedtls_pk_sign(&k->pk, md, hash, mbedtls_md_get_size(mi), s, sizeof s, &sl, os_rng, NULL);
+#else
+  if (!rc) rc = mbedtls_pk_sign(&k->pk, md, hash, mbedtls_md_get_size(mi), s, &sl, os_rng, NULL);
+#endif
+  if (!rc && buf_append(sig, s, sl)) rc = TPL_ENOMEM;
   return rc;
 }
 
@@ -391,22 +595,21 @@ static int ret_cert(tpl_call_t *c, buf_t *crt, buf_t *key, tpl_value_t *out) {
   return 0;
 }
 
-/* X.509 DN string for mbedTLS with RFC 4514 escaping of the CN. */
-static void dn_cn(buf_t *b, const char *s, size_t n) {
-  buf_puts(b, "CN=");
-  for (size_t i = 0; i < n; i++) {
-    char ch = s[i];
-    if (ch == ',' || ch == '=' || ch == '+' || ch == '<' || ch == '>' || ch == ';' || ch == '\\' || ch == '"' ||
-        ch == '#')
-      buf_putc(b, '\\');
-    buf_putc(b, ch);
+/* DER: tag, definite length, content. Nonzero when out of memory. */
+static int der_tlv(buf_t *b, unsigned char tag, const void *p, size_t n) {
+  int e = buf_putc(b, (char)tag);
+  if (n < 128) e |= buf_putc(b, (char)n);
+  else {
+    int k = n > 0xffffff ? 4 : n > 0xffff ? 3 : n > 0xff ? 2 : 1;
+    e |= buf_putc(b, (char)(0x80 | k));
+    for (int i = k - 1; i >= 0; i--) e |= buf_putc(b, (char)(n >> (8 * i)));
   }
+  if (n) e |= buf_append(b, p, n);
+  return e;
 }
 
-static int der_len(buf_t *b, size_t n) {
-  if (n < 128) return buf_putc(b, (char)n);
-  if (n < 256) return buf_putc(b, (char)0x81) || buf_putc(b, (char)n);
-  return buf_putc(b, (char)0x82) || buf_putc(b, (char)(n >> 8)) || buf_putc(b, (char)n);
+static int der_wrap(buf_t *b, unsigned char tag, const buf_t *content) {
+  return der_tlv(b, tag, content->data, content->len);
 }
 
 typedef struct {
@@ -444,9 +647,7 @@ static int collect_sans(tpl_call_t *c, const tpl_value_t *ips, const tpl_value_t
     }
     static const unsigned char v4m[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     if (fam == 6 && !memcmp(a6, v4m, 12)) memmove(a6, a6 + 12, 4), fam = 4;
-    buf_putc(&ipb, (char)0x87);
-    buf_putc(&ipb, fam == 4 ? 4 : 16);
-    buf_append(&ipb, a6, fam == 4 ? 4 : 16);
+    der_tlv(&ipb, 0x87, a6, fam == 4 ? 4 : 16);
   }
   for (size_t i = 0; dl && i < dl->len; i++) {
     tpl_value_t e = sprig__elem(dns, &dl->items[i]);
@@ -459,9 +660,7 @@ static int collect_sans(tpl_call_t *c, const tpl_value_t *ips, const tpl_value_t
       buf_free(&ipb);
       return rc;
     }
-    buf_putc(&s->san, (char)0x82);
-    der_len(&s->san, e.u.s.n);
-    buf_append(&s->san, e.u.s.p, e.u.s.n);
+    der_tlv(&s->san, 0x82, e.u.s.p, e.u.s.n);
     s->any = true;
   }
   if (ipb.len) {
@@ -472,125 +671,243 @@ static int collect_sans(tpl_call_t *c, const tpl_value_t *ips, const tpl_value_t
   return 0;
 }
 
-static void fmt_validity(char *out, size_t cap, time_t t) {
+/* UTCTime for 1950-2049, GeneralizedTime otherwise (RFC 5280 4.1.2.5, as Go writes them). */
+static int der_time(buf_t *b, time_t t) {
   struct tm tm;
   gmtime_r(&t, &tm);
-  snprintf(out, cap, "%04d%02d%02d%02d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-           tm.tm_sec);
+  int y = tm.tm_year + 1900;
+  char s[32];
+  if (y >= 1950 && y < 2050) {
+    snprintf(s, sizeof s, "%02d%02d%02d%02d%02d%02dZ", y % 100, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+             tm.tm_sec);
+    return der_tlv(b, 0x17, s, strlen(s));
+  }
+  snprintf(s, sizeof s, "%04d%02d%02d%02d%02d%02dZ", y, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  return der_tlv(b, 0x18, s, strlen(s));
 }
 
-/* getCertAndKey over Sprig's base template; parent_der NULL: self-signed. */
+static int der_ext(buf_t *exts, const char *oid, size_t oidn, bool critical, const void *val, size_t vn) {
+  buf_t e = BUF_INIT;
+  int r = der_tlv(&e, 0x06, oid, oidn);
+  if (critical) r |= buf_append(&e, "\x01\x01\xff", 3);
+  r |= der_tlv(&e, 0x04, val, vn);
+  r |= der_wrap(exts, 0x30, &e);
+  buf_free(&e);
+  return r;
+}
+
+/* What signing needs from a parent certificate: its subject (copied as the issuer) and its
+ * SubjectPublicKeyInfo (which the signing key must match), as raw DER inside the certificate. */
+typedef struct {
+  const unsigned char *subject, *spki;
+  size_t nsubject, nspki;
+  bool ed; /* Ed25519 key or signature */
+} certinfo_t;
+
+/* Walks a Certificate (RFC 5280 4.1) down to the fields above; 0, or -1 when the DER is not
+ * that structure or holds a malformed Ed25519 key. */
+static int cert_split(const unsigned char *der, size_t dn, certinfo_t *ci) {
+  const int SEQ = MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE;
+  unsigned char *p = (unsigned char *)der, *end = p + dn, *tend, *kend, *s0;
+  size_t len;
+  mbedtls_asn1_buf oid, params;
+  memset(ci, 0, sizeof *ci);
+  if (mbedtls_asn1_get_tag(&p, end, &len, SEQ)) return -1;
+  end = p + len;
+  if (mbedtls_asn1_get_tag(&p, end, &len, SEQ)) return -1;
+  tend = p + len;
+  if (!mbedtls_asn1_get_tag(&p, tend, &len, MBEDTLS_ASN1_CONTEXT_SPECIFIC | MBEDTLS_ASN1_CONSTRUCTED | 0)) p += len;
+  if (mbedtls_asn1_get_tag(&p, tend, &len, MBEDTLS_ASN1_INTEGER)) return -1;
+  p += len;
+  if (mbedtls_asn1_get_alg(&p, tend, &oid, &params)) return -1;
+  for (int i = 0; i < 2; i++) { /* issuer, validity */
+    if (mbedtls_asn1_get_tag(&p, tend, &len, SEQ)) return -1;
+    p += len;
+  }
+  s0 = p;
+  if (mbedtls_asn1_get_tag(&p, tend, &len, SEQ)) return -1;
+  p += len;
+  ci->subject = s0;
+  ci->nsubject = (size_t)(p - s0);
+  s0 = p;
+  if (mbedtls_asn1_get_tag(&p, tend, &len, SEQ)) return -1;
+  kend = p + len;
+  memset(&params, 0, sizeof params);
+  if (mbedtls_asn1_get_alg(&p, kend, &oid, &params)) return -1;
+  if (!MBEDTLS_OID_CMP(OID_ED25519, &oid)) {
+    /* x509.ParseCertificate: no parameters, a 32-byte key */
+    if (params.p || params.tag) return -1;
+    if (mbedtls_asn1_get_tag(&p, kend, &len, MBEDTLS_ASN1_BIT_STRING) || len != 33 || p[0]) return -1;
+    ci->ed = true;
+  }
+  ci->spki = s0;
+  ci->nspki = (size_t)(kend - s0);
+  p = tend;
+  if (mbedtls_asn1_get_alg(&p, end, &oid, &params)) return -1;
+  if (!MBEDTLS_OID_CMP(OID_ED25519, &oid)) ci->ed = true;
+  if (mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_BIT_STRING)) return -1;
+  return 0;
+}
+
+/* Stands in for x509.ParseCertificate: mbedTLS parses RSA and EC certificates; those with an
+ * Ed25519 key or signature, which mbedTLS 2.28 cannot read, pass on cert_split's checks. */
+static int cert_check(const unsigned char *der, size_t dn, certinfo_t *ci) {
+  if (cert_split(der, dn, ci)) return -1;
+  mbedtls_x509_crt crt;
+  mbedtls_x509_crt_init(&crt);
+  int rc = mbedtls_x509_crt_parse_der(&crt, der, dn);
+  mbedtls_x509_crt_free(&crt);
+  return rc && !ci->ed ? -1 : 0;
+}
+
+/* getCertAndKey over Sprig's base template (x509.CreateCertificate's layout and extension
+ * order); parent NULL: self-signed with key, otherwise signed by signer under parent's name. */
 static int make_cert(tpl_call_t *c, const char *cn, size_t cnn, const sans_t *sans, int64_t days, bool is_ca,
-                     mbedtls_pk_context *key, const mbedtls_x509_crt *parent, mbedtls_pk_context *parent_key,
-                     tpl_value_t *out) {
-  mbedtls_x509write_cert w;
-  mbedtls_x509write_crt_init(&w);
-  mbedtls_mpi serial;
-  mbedtls_mpi_init(&serial);
-  buf_t subj = BUF_INIT, crt = BUF_INIT, kp = BUF_INIT;
-  unsigned char sb[16];
-  int rc = os_rng(NULL, sb, sizeof sb);
-  if (!rc) rc = mbedtls_mpi_read_binary(&serial, sb, sizeof sb);
-  dn_cn(&subj, cn, cnn);
-  buf_putc(&subj, 0);
+                     ckey_t *key, const certinfo_t *parent, ckey_t *signer, tpl_value_t *out) {
+  buf_t subj = BUF_INIT, spki = BUF_INIT, alg = BUF_INIT, body = BUF_INIT, exts = BUF_INIT, t = BUF_INIT, u = BUF_INIT,
+        tbs = BUF_INIT, sig = BUF_INIT, crt = BUF_INIT, kp = BUF_INIT;
+  int e = 0, rc = 0;
+  if (!signer) signer = key;
+  /* x509.CreateCertificate's checks, in its order */
+  if (signer->kind == CK_DSA || signer->kind == CK_X25519)
+    return tpl_call_errorf(c, "error creating certificate: x509: certificate private key does not implement crypto.Signer");
+  if (key->kind == CK_DSA)
+    return tpl_call_errorf(c, "error creating certificate: x509: unsupported public key type: *dsa.PublicKey");
+  if (key->kind == CK_X25519)
+    return tpl_call_errorf(c, "error creating certificate: X25519 public keys in certificates are not supported");
+  /* subject: the CN as UTF8String; an empty CN gives an empty name, as in Go */
+  if (cnn) {
+    e |= der_tlv(&t, 0x06, "\x55\x04\x03", 3) | der_tlv(&t, 0x0c, cn, cnn);
+    e |= der_wrap(&u, 0x30, &t);
+    buf_reset(&t);
+    e |= der_wrap(&t, 0x31, &u);
+  }
+  e |= der_wrap(&subj, 0x30, &t);
+  buf_reset(&t);
+  buf_reset(&u);
+  rc = ckey_spki(key, &spki);
+  if (!rc && parent) {
+    rc = ckey_spki(signer, &t);
+    if (!rc && (t.len != parent->nspki || memcmp(t.data, parent->spki, t.len))) {
+      rc = tpl_call_errorf(c, "error creating certificate: x509: provided PrivateKey doesn't match parent's PublicKey");
+      goto out;
+    }
+    buf_reset(&t);
+  }
+  mbedtls_md_type_t md = ckey_sigalg(signer, &alg);
+  unsigned char sb[17] = {0};
+  if (!rc) rc = os_rng(NULL, sb + 1, 16);
+  if (rc) goto out;
+  /* serial: a random 128-bit non-negative INTEGER in its minimal encoding */
+  size_t s0 = 1;
+  while (s0 < 16 && !sb[s0]) s0++;
+  if (sb[s0] & 0x80) s0--;
   time_t now = time(NULL);
-  char nb[32], na[32];
-  fmt_validity(nb, sizeof nb, now);
   int64_t later = (int64_t)now + days * 86400;
   if (later < 0) later = 0;
   if (later > 253402300799LL) later = 253402300799LL;
-  fmt_validity(na, sizeof na, (time_t)later);
-  mbedtls_x509write_crt_set_version(&w, MBEDTLS_X509_CRT_VERSION_3);
-  mbedtls_x509write_crt_set_md_alg(&w, MBEDTLS_MD_SHA256);
-  if (!rc) rc = mbedtls_x509write_crt_set_serial(&w, &serial);
-  if (!rc) rc = mbedtls_x509write_crt_set_validity(&w, nb, na);
-  if (!rc) rc = mbedtls_x509write_crt_set_subject_name(&w, subj.data);
-  if (!rc) {
-    if (parent) {
-      char issuer[1024];
-      if (mbedtls_x509_dn_gets(issuer, sizeof issuer, &parent->subject) < 0) rc = -1;
-      else rc = mbedtls_x509write_crt_set_issuer_name(&w, issuer);
-    } else {
-      rc = mbedtls_x509write_crt_set_issuer_name(&w, subj.data);
-    }
-  }
-  mbedtls_x509write_crt_set_subject_key(&w, key);
-  mbedtls_x509write_crt_set_issuer_key(&w, parent ? parent_key : key);
-  if (!rc) rc = mbedtls_x509write_crt_set_basic_constraints(&w, is_ca, -1);
-  if (!rc)
-    rc = mbedtls_x509write_crt_set_key_usage(&w, MBEDTLS_X509_KU_DIGITAL_SIGNATURE | MBEDTLS_X509_KU_KEY_ENCIPHERMENT |
-                                                     (is_ca ? MBEDTLS_X509_KU_KEY_CERT_SIGN : 0));
+  e |= buf_append(&body, "\xa0\x03\x02\x01\x02", 5);
+  e |= der_tlv(&body, 0x02, sb + s0, 17 - s0);
+  e |= buf_append(&body, alg.data, alg.len);
+  if (parent) e |= buf_append(&body, parent->subject, parent->nsubject);
+  else e |= buf_append(&body, subj.data, subj.len);
+  e |= der_time(&t, now) | der_time(&t, (time_t)later);
+  e |= der_wrap(&body, 0x30, &t);
+  buf_reset(&t);
+  e |= buf_append(&body, subj.data, subj.len) | buf_append(&body, spki.data, spki.len);
+  /* extensions: KeyUsage (critical), ExtKeyUsage server+client, BasicConstraints (critical on
+   * CAs), SubjectKeyId on CAs (SHA-1 of the key bits), SANs (critical when the subject is empty) */
+  e |= der_ext(&exts, MBEDTLS_OID_KEY_USAGE, MBEDTLS_OID_SIZE(MBEDTLS_OID_KEY_USAGE), true,
+               is_ca ? "\x03\x02\x02\xa4" : "\x03\x02\x05\xa0", 4);
   static const unsigned char eku[] = {0x30, 0x14, 0x06, 0x08, 0x2B, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03,
                                       0x01, 0x06, 0x08, 0x2B, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x02};
-  if (!rc)
-    rc = mbedtls_x509write_crt_set_extension(&w, MBEDTLS_OID_EXTENDED_KEY_USAGE,
-                                             MBEDTLS_OID_SIZE(MBEDTLS_OID_EXTENDED_KEY_USAGE), 0, eku, sizeof eku);
-  if (!rc && is_ca) rc = mbedtls_x509write_crt_set_subject_key_identifier(&w);
-  if (!rc && sans->any) {
-    buf_t seq = BUF_INIT;
-    buf_putc(&seq, 0x30);
-    der_len(&seq, sans->san.len);
-    buf_append(&seq, sans->san.data, sans->san.len);
-    rc = mbedtls_x509write_crt_set_extension(&w, MBEDTLS_OID_SUBJECT_ALT_NAME,
-                                             MBEDTLS_OID_SIZE(MBEDTLS_OID_SUBJECT_ALT_NAME), 0,
-                                             (const unsigned char *)seq.data, seq.len);
-    buf_free(&seq);
+  e |= der_ext(&exts, MBEDTLS_OID_EXTENDED_KEY_USAGE, MBEDTLS_OID_SIZE(MBEDTLS_OID_EXTENDED_KEY_USAGE), false, eku,
+               sizeof eku);
+  e |= der_ext(&exts, MBEDTLS_OID_BASIC_CONSTRAINTS, MBEDTLS_OID_SIZE(MBEDTLS_OID_BASIC_CONSTRAINTS), is_ca,
+               is_ca ? "\x30\x03\x01\x01\xff" : "\x30\x00", is_ca ? 5 : 2);
+  if (is_ca && !e) {
+    unsigned char *p = (unsigned char *)spki.data, *end = p + spki.len, h[20 + 2] = {0x04, 20};
+    size_t len;
+    mbedtls_asn1_bitstring bits;
+    rc = mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE);
+    if (!rc) rc = mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE);
+    if (!rc) p += len, rc = mbedtls_asn1_get_bitstring(&p, end, &bits);
+    if (!rc) rc = mbedtls_md(mbedtls_md_info_from_type(MBEDTLS_MD_SHA1), bits.p, bits.len, h + 2);
+    if (rc) goto out;
+    e |= der_ext(&exts, MBEDTLS_OID_SUBJECT_KEY_IDENTIFIER, MBEDTLS_OID_SIZE(MBEDTLS_OID_SUBJECT_KEY_IDENTIFIER), false,
+                 h, sizeof h);
   }
-  unsigned char *pem = NULL;
-  if (!rc) {
-    size_t cap = 16384 + sans->san.len * 2;
-    pem = malloc(cap);
-    if (!pem) rc = TPL_ENOMEM;
-    else rc = mbedtls_x509write_crt_pem(&w, pem, cap, os_rng, NULL);
-    if (!rc) buf_puts(&crt, (char *)pem);
+  if (sans->any) {
+    e |= der_wrap(&t, 0x30, &sans->san);
+    e |= der_ext(&exts, MBEDTLS_OID_SUBJECT_ALT_NAME, MBEDTLS_OID_SIZE(MBEDTLS_OID_SUBJECT_ALT_NAME), !cnn, t.data,
+                 t.len);
+    buf_reset(&t);
   }
-  free(pem);
-  if (!rc) rc = key_pem(key, &kp);
-  mbedtls_x509write_crt_free(&w);
-  mbedtls_mpi_free(&serial);
-  buf_free(&subj);
+  e |= der_wrap(&t, 0x30, &exts);
+  e |= der_wrap(&body, 0xa3, &t);
+  buf_reset(&t);
+  e |= der_wrap(&tbs, 0x30, &body);
+  if (e) goto out;
+  rc = ckey_sign(signer, md, (const unsigned char *)tbs.data, tbs.len, &sig);
+  if (rc) goto out;
+  e |= buf_append(&t, tbs.data, tbs.len) | buf_append(&t, alg.data, alg.len);
+  e |= buf_putc(&u, 0) | buf_append(&u, sig.data, sig.len);
+  e |= der_wrap(&t, 0x03, &u);
+  buf_reset(&u);
+  e |= der_wrap(&u, 0x30, &t);
+  if (e) goto out;
+  rc = pem_encode(&crt, "CERTIFICATE", (const unsigned char *)u.data, u.len);
+  if (!rc) rc = ckey_pem(key, &kp);
+out:;
+  buf_t *all[] = {&subj, &spki, &alg, &body, &exts, &t, &u, &tbs, &sig};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) buf_free(all[i]);
+  if (e && !rc) rc = TPL_ENOMEM;
   if (rc) {
     buf_free(&crt);
     buf_free(&kp);
-    if (rc == TPL_ENOMEM) return rc;
+    if (rc == TPL_ENOMEM || rc == TPL_EEXEC) return rc;
     return tpl_call_errorf(c, "error creating certificate: mbedtls error -0x%04x", (unsigned)-rc);
   }
   return ret_cert(c, &crt, &kp, out);
 }
 
-static int key_arg(tpl_call_t *c, const tpl_value_t *pem, mbedtls_pk_context *pk) {
-  if (!pem) return gen_rsa(pk, 2048) ? tpl_call_errorf(c, "error generating rsa key") : 0;
+/* The certificate key: parsed from pem (Sprig's "parsing private key: ..." on failure). */
+static int key_arg(tpl_call_t *c, const tpl_value_t *pem, ckey_t *k) {
   buf_t err = BUF_INIT;
-  if (parse_key_pem(pem->u.s.p, pem->u.s.n, pk, &err)) {
-    int rc = tpl_call_errorf(c, "parsing private key: %.*s", (int)err.len, err.data);
-    buf_free(&err);
-    return rc;
-  }
+  int rc = 0;
+  if (parse_key_pem(pem->u.s.p, pem->u.s.n, k, &err))
+    rc = tpl_call_errorf(c, "parsing private key: %.*s", (int)err.len, err.data ? err.data : "");
   buf_free(&err);
-  return 0;
+  return rc;
+}
+
+/* Sprig's default key: RSA 2048. */
+static int key_gen(tpl_call_t *c, ckey_t *k) {
+  return gen_rsa(&k->pk, 2048) ? tpl_call_errorf(c, "error generating rsa key") : 0;
 }
 
 static int gen_ca(tpl_call_t *c, tpl_value_t *args, const tpl_value_t *pem, tpl_value_t *out) {
-  mbedtls_pk_context pk;
-  mbedtls_pk_init(&pk);
+  ckey_t k;
+  ckey_init(&k);
   sans_t s = {BUF_INIT, false};
-  int rc = key_arg(c, pem, &pk);
-  if (!rc) rc = make_cert(c, args[0].u.s.p, args[0].u.s.n, &s, args[1].u.i, true, &pk, NULL, NULL, out);
-  mbedtls_pk_free(&pk);
+  int rc = pem ? key_arg(c, pem, &k) : key_gen(c, &k);
+  if (!rc) rc = make_cert(c, args[0].u.s.p, args[0].u.s.n, &s, args[1].u.i, true, &k, NULL, NULL, out);
+  ckey_free(&k);
   return rc;
 }
 SPRIG_FN(f_gen_ca) { (void)n; return gen_ca(c, args, NULL, out); }
 SPRIG_FN(f_gen_ca_key) { (void)n; return gen_ca(c, args, &args[2], out); }
 
+/* Sprig parses a given key before the template's IPs and names; RSA keys are made after. */
 static int gen_self(tpl_call_t *c, tpl_value_t *args, const tpl_value_t *pem, tpl_value_t *out) {
+  ckey_t k;
+  ckey_init(&k);
   sans_t s = {BUF_INIT, false};
-  int rc = collect_sans(c, &args[1], &args[2], &s);
-  if (rc) return buf_free(&s.san), rc;
-  mbedtls_pk_context pk;
-  mbedtls_pk_init(&pk);
-  rc = key_arg(c, pem, &pk);
-  if (!rc) rc = make_cert(c, args[0].u.s.p, args[0].u.s.n, &s, args[3].u.i, false, &pk, NULL, NULL, out);
-  mbedtls_pk_free(&pk);
+  int rc = pem ? key_arg(c, pem, &k) : 0;
+  if (!rc) rc = collect_sans(c, &args[1], &args[2], &s);
+  if (!rc && !pem) rc = key_gen(c, &k);
+  if (!rc) rc = make_cert(c, args[0].u.s.p, args[0].u.s.n, &s, args[3].u.i, false, &k, NULL, NULL, out);
+  ckey_free(&k);
   buf_free(&s.san);
   return rc;
 }
@@ -609,39 +926,40 @@ static int gen_signed(tpl_call_t *c, tpl_value_t *args, const tpl_value_t *pem, 
     return rc;
   }
   const cert_t *ca = cav->u.obj->self;
-  /* Sprig decodes the signing certificate and key before building the template. */
-  char type[128];
-  unsigned char *der;
-  size_t dn;
-  if (pem_decode(ca->cert, ca->ncert, type, sizeof type, &der, &dn)) return tpl_call_errorf(c, "unable to decode certificate");
-  mbedtls_x509_crt parent;
-  mbedtls_x509_crt_init(&parent);
-  int rc = mbedtls_x509_crt_parse_der(&parent, der, dn);
-  free(der);
-  if (rc) {
-    mbedtls_x509_crt_free(&parent);
-    return tpl_call_errorf(c, "error parsing certificate: decodedSignerCert.Bytes: x509: malformed certificate");
-  }
-  mbedtls_pk_context ck, pk;
-  mbedtls_pk_init(&ck);
-  mbedtls_pk_init(&pk);
+  ckey_t k, ck;
+  ckey_init(&k);
+  ckey_init(&ck);
   buf_t err = BUF_INIT;
   sans_t s = {BUF_INIT, false};
+  unsigned char *der = NULL;
+  int rc = pem ? key_arg(c, pem, &k) : 0;
+  if (rc) goto out;
+  /* Sprig decodes the signing certificate and key before building the template. */
+  char type[128];
+  size_t dn;
+  if (pem_decode(ca->cert, ca->ncert, type, sizeof type, &der, &dn)) {
+    der = NULL;
+    rc = tpl_call_errorf(c, "unable to decode certificate");
+    goto out;
+  }
+  certinfo_t parent;
+  if (cert_check(der, dn, &parent)) {
+    rc = tpl_call_errorf(c, "error parsing certificate: decodedSignerCert.Bytes: x509: malformed certificate");
+    goto out;
+  }
   if (parse_key_pem(ca->key, ca->nkey, &ck, &err)) {
-    rc = tpl_call_errorf(c, "error parsing private key: %.*s", (int)err.len, err.data);
+    rc = tpl_call_errorf(c, "error parsing private key: %.*s", (int)err.len, err.data ? err.data : "");
     goto out;
   }
   rc = collect_sans(c, &args[1], &args[2], &s);
-  if (rc) goto out;
-  rc = key_arg(c, pem, &pk);
-  if (rc) goto out;
-  rc = make_cert(c, args[0].u.s.p, args[0].u.s.n, &s, args[3].u.i, false, &pk, &parent, &ck, out);
+  if (!rc && !pem) rc = key_gen(c, &k);
+  if (!rc) rc = make_cert(c, args[0].u.s.p, args[0].u.s.n, &s, args[3].u.i, false, &k, &parent, &ck, out);
 out:
+  free(der);
   buf_free(&err);
   buf_free(&s.san);
-  mbedtls_pk_free(&ck);
-  mbedtls_pk_free(&pk);
-  mbedtls_x509_crt_free(&parent);
+  ckey_free(&ck);
+  ckey_free(&k);
   return rc;
 }
 SPRIG_FN(f_gen_signed) { (void)n; return gen_signed(c, args, NULL, out); }
@@ -667,20 +985,18 @@ SPRIG_FN(f_build_custom_cert) {
     free(cert), free(key);
     return tpl_call_errorf(c, "unable to decode certificate");
   }
-  mbedtls_x509_crt crt;
-  mbedtls_x509_crt_init(&crt);
-  rc = mbedtls_x509_crt_parse_der(&crt, der, dn);
-  mbedtls_x509_crt_free(&crt);
+  certinfo_t ci;
+  rc = cert_check(der, dn, &ci);
   free(der);
   if (rc) {
     free(cert), free(key);
     return tpl_call_errorf(c, "error parsing certificate: decodedCert.Bytes: x509: malformed certificate");
   }
-  mbedtls_pk_context pk;
-  mbedtls_pk_init(&pk);
+  ckey_t pk;
+  ckey_init(&pk);
   buf_t err = BUF_INIT;
   rc = parse_key_pem((const char *)key, kn, &pk, &err);
-  mbedtls_pk_free(&pk);
+  ckey_free(&pk);
   if (rc) {
     free(cert), free(key);
     rc = tpl_call_errorf(c, "error parsing private key: %.*s", (int)err.len, err.data);

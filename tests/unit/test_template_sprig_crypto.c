@@ -1,11 +1,16 @@
 /* Property tests of Sprig's certificate, key and AES functions (random
  * outputs the oracle cannot compare): OpenSSL parses and verifies the chain,
  * SANs, validity and key types; keys match their certificates; AES round
- * trips (decrypting Go's ciphertexts is in the oracle corpus, fn_crypto). */
+ * trips (decrypting Go's ciphertexts is in the oracle corpus, fn_crypto).
+ * Ed25519 keys in certificates are also checked against Go through the template
+ * oracle: Go parses our certificates and keys and signs with them, and the error
+ * texts for bad or unusable keys are Go's. Needs openssl and Go. */
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/b64.h"
 #include "helm/template/helm_funcs.h"
 #include "helm/template/sprig.h"
 #include "helm/template/tpl.h"
@@ -81,6 +86,415 @@ static void split_store(char *s) {
 }
 
 static int contains(const char *hay, const char *needle) { return hay && strstr(hay, needle) != NULL; }
+
+#define OID_ED "\x2b\x65\x70"
+
+/* ---- Ed25519 keys in certificates ------------------------------------------------------ */
+
+/* The template's error text, NULL when it rendered. */
+static char *render_err(const char *text) {
+  tpl_funcs_t *f = tpl_funcs_new();
+  tpl_helm_funcs_add(f);
+  sprig_funcs_add(f);
+  tpl_set_t *set = tpl_set_new(f);
+  buf_t out = BUF_INIT, err = BUF_INIT;
+  tpl_arena_t *a = tpl_arena_new(0);
+  char *res = NULL;
+  if (tpl_set_parse(set, "t", text, strlen(text), &err) == 0) {
+    tpl_exec_opts_t o = {0};
+    tpl_helm_state_t *hs = calloc(1, sizeof(*hs));
+    o.udata = hs;
+    o.missingkey = TPL_MISSINGKEY_ZERO;
+    if (tpl_set_execute(set, "t", tpl_value_map_new(a, TPL_ELEM_ANY), a, &o, &out, &err) != 0)
+      res = strdup(err.data ? err.data : "");
+    free(hs);
+  } else {
+    res = strdup(err.data ? err.data : "");
+  }
+  buf_free(&out);
+  buf_free(&err);
+  tpl_arena_free(a);
+  tpl_set_free(set);
+  tpl_funcs_free(f);
+  return res;
+}
+
+/* s as a Go string literal (for keys and certificates inside template text). */
+static char *golit(const char *s) {
+  buf_t b = BUF_INIT;
+  buf_putc(&b, '"');
+  for (; s && *s; s++) {
+    if (*s == '\n') buf_puts(&b, "\\n");
+    else if (*s == '"' || *s == '\\') buf_putc(&b, '\\'), buf_putc(&b, *s);
+    else buf_putc(&b, *s);
+  }
+  buf_putc(&b, '"');
+  buf_putc(&b, 0);
+  return b.data;
+}
+
+/* A PEM block of type around der (one base64 line; pem.Decode takes any line length). */
+static char *pem_of(const char *type, const unsigned char *der, size_t n) {
+  char *b64 = malloc(b64_encoded_len(n) + 1);
+  b64_encode(der, n, b64);
+  buf_t b = BUF_INIT;
+  buf_printf(&b, "-----BEGIN %s-----\n%s\n-----END %s-----\n", type, b64, type);
+  buf_putc(&b, 0);
+  free(b64);
+  return b.data;
+}
+
+/* The same PEM under another block type. */
+static char *retype(const char *pem, const char *from, const char *to) {
+  buf_t b = BUF_INIT;
+  const char *p = pem;
+  for (const char *q; p && (q = strstr(p, from)); p = q + strlen(from)) {
+    buf_append(&b, p, (size_t)(q - p));
+    buf_puts(&b, to);
+  }
+  if (p) buf_puts(&b, p);
+  buf_putc(&b, 0);
+  return b.data;
+}
+
+static char *slurp(const char *name) {
+  char p[256];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *f = fopen(p, "r");
+  if (!f) return NULL;
+  buf_t b = BUF_INIT;
+  char tmp[4096];
+  size_t k;
+  while ((k = fread(tmp, 1, sizeof tmp, f)) > 0) buf_append(&b, tmp, k);
+  fclose(f);
+  buf_putc(&b, 0);
+  return b.data;
+}
+
+static void split_named(char *s, const char *const *names, int n) {
+  char *p = s;
+  for (int i = 0; i < n && p; i++) {
+    char *e = strstr(p, "@@");
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    put(names[i], p, len);
+    p = e ? e + 2 : NULL;
+  }
+}
+
+/* Runs the Go template oracle on templates[0..n): out[i] gets the output or NULL, err[i]
+ * the error or NULL. 0, or -1 when the oracle cannot be built or run. */
+static int oracle(size_t n, char *const *templates, char **out, char **err) {
+  const char *src = getenv("RUDDER_SOURCE_DIR");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s/tests/oracle/template/build.sh", src ? src : ".");
+  FILE *p = popen(cmd, "r");
+  char bin[1024] = {0};
+  if (!p || !fgets(bin, sizeof bin, p)) bin[0] = 0;
+  int st = p ? pclose(p) : -1;
+  bin[strcspn(bin, "\n")] = 0;
+  if (st != 0 || !bin[0]) {
+    fprintf(stderr, "FAIL: could not build the Go template oracle (needs Go): %s\n", cmd);
+    return -1;
+  }
+  buf_t tc = BUF_INIT;
+  for (size_t i = 0; i < n; i++) buf_printf(&tc, "=== c%zu\n--- template t\n%s\n", i, templates[i]);
+  put("ed.tcase", tc.data, tc.len);
+  buf_free(&tc);
+  snprintf(cmd, sizeof cmd, "'%s' %s/ed.tcase", bin, dir);
+  p = popen(cmd, "r");
+  if (!p) return -1;
+  buf_t all = BUF_INIT;
+  char tmp[8192];
+  size_t k;
+  while ((k = fread(tmp, 1, sizeof tmp, p)) > 0) buf_append(&all, tmp, k);
+  st = pclose(p);
+  buf_putc(&all, 0);
+  for (size_t i = 0; i < n; i++) out[i] = err[i] = NULL;
+  size_t seen = 0;
+  for (char *line = all.data, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+    nl = strchr(line, '\n');
+    if (nl) *nl = 0;
+    cJSON *j = cJSON_Parse(line);
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(j, "name"));
+    size_t i = name && name[0] == 'c' ? (size_t)strtoul(name + 1, NULL, 10) : n;
+    if (i < n) {
+      const char *o = cJSON_GetStringValue(cJSON_GetObjectItem(j, "output"));
+      const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(j, "error"));
+      out[i] = o ? strdup(o) : NULL;
+      err[i] = e ? strdup(e) : NULL;
+      seen++;
+    }
+    cJSON_Delete(j);
+  }
+  buf_free(&all);
+  if (st != 0 || seen != n) {
+    fprintf(stderr, "FAIL: the oracle answered %zu of %zu cases (status %d)\n", seen, n, st);
+    return -1;
+  }
+  return 0;
+}
+
+/* A PKCS#8 "PRIVATE KEY" for algorithm OID oid (DER content) with optional parameters, the
+ * inner key as tag/len/bytes, and an optional trailing element. */
+static char *pkcs8_pem(const char *oid, size_t oidn, const char *params, size_t pn, unsigned char inner_tag,
+                       size_t inner_len, const char *extra, size_t en) {
+  unsigned char d[256], a[64], k[80];
+  size_t an = 0, kn = 0, n = 0;
+  a[an++] = 0x06, a[an++] = (unsigned char)oidn;
+  memcpy(a + an, oid, oidn), an += oidn;
+  memcpy(a + an, params, pn), an += pn;
+  k[kn++] = inner_tag, k[kn++] = (unsigned char)inner_len;
+  for (size_t i = 0; i < inner_len; i++) k[kn++] = (unsigned char)(0x11 * (i % 15 + 1));
+  size_t body = 3 + 2 + an + 2 + kn + en;
+  d[n++] = 0x30, d[n++] = (unsigned char)body;
+  d[n++] = 0x02, d[n++] = 0x01, d[n++] = 0x00;
+  d[n++] = 0x30, d[n++] = (unsigned char)an;
+  memcpy(d + n, a, an), n += an;
+  d[n++] = 0x04, d[n++] = (unsigned char)kn;
+  memcpy(d + n, k, kn), n += kn;
+  memcpy(d + n, extra, en), n += en;
+  return pem_of("PRIVATE KEY", d, n);
+}
+
+static void ed25519_checks(const char *dsa_key) {
+  /* Certificates with Ed25519 keys: a CA, and leaves of each key type it signs; a
+   * self-signed certificate; an Ed25519 leaf under an RSA CA. */
+  char *s = render(
+      "{{ $k := genPrivateKey \"ed25519\" }}{{ $ca := genCAWithKey \"Rudder Ed CA\" 365 $k }}"
+      "{{ $rl := genSignedCert \"rsa.leaf\" (list \"10.1.1.1\") (list \"rsa.example\") 30 $ca }}"
+      "{{ $ek := genPrivateKey \"ecdsa\" }}{{ $el := genSignedCertWithKey \"ec.leaf\" nil (list \"ec.example\") 30 $ca $ek }}"
+      "{{ $k2 := genPrivateKey \"ed25519\" }}"
+      "{{ $dl := genSignedCertWithKey \"ed.leaf\" (list \"::1\") (list \"ed.example\") 30 $ca $k2 }}"
+      "{{ $s := genSelfSignedCertWithKey \"ed.self\" nil (list \"self.example\") 10 $k2 }}"
+      "{{ $rca := genCA \"Rudder RSA CA\" 30 }}"
+      "{{ $dr := genSignedCertWithKey \"ed.under.rsa\" nil (list \"edr.example\") 30 $rca $k2 }}"
+      "{{ $k }}@@{{ $ca.Cert }}@@{{ $ca.Key }}@@{{ $rl.Cert }}@@{{ $el.Cert }}@@{{ $k2 }}@@{{ $dl.Cert }}@@{{ $dl.Key }}"
+      "@@{{ $s.Cert }}@@{{ $s.Key }}@@{{ $rca.Cert }}@@{{ $rca.Key }}@@{{ $dr.Cert }}@@{{ $dr.Key }}@@{{ $ek }}");
+  CHECK(s != NULL);
+  if (!s) return;
+  static const char *const names[] = {"edk.key",  "edca.crt",   "edca.key", "rsaleaf.crt", "ecleaf2.crt",
+                                      "ed2.key",  "edleaf.crt", "edleaf.key", "edself.crt", "edself.key",
+                                      "rca.crt",  "rca.key",    "edr.crt",  "edr.key",     "ec2.key"};
+  split_named(s, names, 15);
+  free(s);
+  char *edk = slurp("edk.key"), *ed2 = slurp("ed2.key"), *edca = slurp("edca.crt"), *edleaf = slurp("edleaf.crt");
+  char *edself = slurp("edself.crt"), *edr = slurp("edr.crt"), *rsaleaf = slurp("rsaleaf.crt");
+  char *rca = slurp("rca.crt"), *rcak = slurp("rca.key"), *ec2 = slurp("ec2.key");
+  /* .Key of a WithKey certificate is the given key, as Go re-encodes it (PKCS#8 of the seed) */
+  char *k;
+  CHECK_EQ_STR((k = slurp("edca.key")), edk);
+  free(k);
+  CHECK_EQ_STR((k = slurp("edleaf.key")), ed2);
+  free(k);
+  CHECK_EQ_STR((k = slurp("edself.key")), ed2);
+  free(k);
+  CHECK_EQ_STR((k = slurp("edr.key")), ed2);
+  free(k);
+  char *o;
+  o = sh("openssl verify -CAfile edca.crt edca.crt");
+  CHECK(contains(o, "edca.crt: OK"));
+  free(o);
+  o = sh("openssl verify -CAfile edca.crt -purpose sslserver rsaleaf.crt");
+  CHECK(contains(o, "rsaleaf.crt: OK"));
+  free(o);
+  o = sh("openssl verify -CAfile edca.crt -purpose sslclient ecleaf2.crt");
+  CHECK(contains(o, "ecleaf2.crt: OK"));
+  free(o);
+  o = sh("openssl verify -CAfile edca.crt -purpose sslserver edleaf.crt");
+  CHECK(contains(o, "edleaf.crt: OK"));
+  free(o);
+  o = sh("openssl verify -CAfile edself.crt edself.crt");
+  CHECK(contains(o, "edself.crt: OK"));
+  free(o);
+  o = sh("openssl verify -CAfile rca.crt edr.crt");
+  CHECK(contains(o, "edr.crt: OK"));
+  free(o);
+  /* the checks can fail: another CA, and a changed signature byte, are refused */
+  o = sh("! openssl verify -CAfile rca.crt edleaf.crt >/dev/null 2>&1 && echo refused");
+  CHECK(contains(o, "refused"));
+  free(o);
+  o = sh("openssl x509 -in edself.crt -outform DER -out t.der && n=$(stat -c %s t.der) && "
+         "b=$(tail -c1 t.der | od -An -tu1 | tr -d ' ') && printf \"\\\\$(printf %o $((b ^ 1)))\" | "
+         "dd of=t.der bs=1 seek=$((n - 1)) conv=notrunc 2>/dev/null && openssl x509 -inform DER -in t.der -out t.crt && "
+         "! openssl verify -CAfile edself.crt t.crt >/dev/null 2>&1 && echo refused");
+  CHECK(contains(o, "refused"));
+  free(o);
+  o = sh("openssl x509 -in edca.crt -noout -text");
+  CHECK(contains(o, "Signature Algorithm: ED25519"));
+  CHECK(contains(o, "Public Key Algorithm: ED25519"));
+  CHECK(contains(o, "ED25519 Public-Key"));
+  CHECK(contains(o, "CA:TRUE"));
+  CHECK(contains(o, "Certificate Sign"));
+  CHECK(contains(o, "Subject Key Identifier"));
+  free(o);
+  o = sh("openssl x509 -in rsaleaf.crt -noout -text");
+  CHECK(contains(o, "Signature Algorithm: ED25519"));
+  CHECK(contains(o, "Public-Key: (2048 bit)"));
+  CHECK(contains(o, "DNS:rsa.example, IP Address:10.1.1.1"));
+  CHECK(contains(o, "Issuer: CN = Rudder Ed CA") || contains(o, "Issuer: CN=Rudder Ed CA"));
+  free(o);
+  o = sh("openssl x509 -in ecleaf2.crt -noout -text");
+  CHECK(contains(o, "Signature Algorithm: ED25519"));
+  CHECK(contains(o, "id-ecPublicKey"));
+  free(o);
+  o = sh("openssl x509 -in edleaf.crt -noout -text");
+  CHECK(contains(o, "Signature Algorithm: ED25519"));
+  CHECK(contains(o, "ED25519 Public-Key"));
+  CHECK(contains(o, "DNS:ed.example, IP Address:0:0:0:0:0:0:0:1") || contains(o, "DNS:ed.example, IP Address:::1"));
+  CHECK(contains(o, "CA:FALSE"));
+  free(o);
+  o = sh("openssl x509 -in edr.crt -noout -text");
+  CHECK(contains(o, "Signature Algorithm: sha256WithRSAEncryption"));
+  CHECK(contains(o, "ED25519 Public-Key"));
+  free(o);
+  o = sh("[ \"$(openssl x509 -in edca.crt -noout -pubkey)\" = \"$(openssl pkey -in edk.key -pubout)\" ] && "
+         "[ \"$(openssl x509 -in edleaf.crt -noout -pubkey)\" = \"$(openssl pkey -in ed2.key -pubout)\" ] && "
+         "[ \"$(openssl x509 -in edself.crt -noout -pubkey)\" = \"$(openssl pkey -in ed2.key -pubout)\" ] && "
+         "[ \"$(openssl x509 -in edr.crt -noout -pubkey)\" = \"$(openssl pkey -in ed2.key -pubout)\" ] && echo same");
+  CHECK(contains(o, "same"));
+  free(o);
+  /* P-384 keys sign with ECDSA-SHA384, as Go picks */
+  o = sh("openssl ecparam -name secp384r1 -genkey -noout -out p384.key && "
+         "openssl ecparam -name secp256k1 -genkey -noout -out k1.key && openssl pkcs8 -topk8 -nocrypt -in k1.key -out k1p8.key && "
+         "openssl genpkey -algorithm X25519 -out x25519.key && echo made");
+  CHECK(contains(o, "made"));
+  free(o);
+  char *p384 = slurp("p384.key"), *k1 = slurp("k1.key"), *k1p8 = slurp("k1p8.key"), *x25519 = slurp("x25519.key");
+  char *lp384 = golit(p384), *ledk = golit(edk), *led2 = golit(ed2), *ledca = golit(edca);
+  char *ledleaf = golit(edleaf), *ledself = golit(edself), *ledr = golit(edr), *lrsaleaf = golit(rsaleaf);
+  char *lrca = golit(rca), *lrcak = golit(rcak), *lec2 = golit(ec2), *lk1 = golit(k1), *lk1p8 = golit(k1p8);
+  char *lx = golit(x25519), *ldsa = golit(dsa_key);
+  buf_t t = BUF_INIT;
+  buf_printf(&t, "{{ $c := genSelfSignedCertWithKey \"p384\" nil nil 5 %s }}{{ $c.Cert }}", lp384);
+  buf_putc(&t, 0);
+  s = render(t.data);
+  CHECK(s != NULL);
+  if (s) {
+    put("p384.crt", s, strlen(s));
+    o = sh("openssl verify -CAfile p384.crt p384.crt && openssl x509 -in p384.crt -noout -text");
+    CHECK(contains(o, "p384.crt: OK"));
+    CHECK(contains(o, "Signature Algorithm: ecdsa-with-SHA384"));
+    free(o);
+  }
+  free(s);
+  buf_free(&t);
+
+  /* Against Go: the oracle parses our certificates and keys (x509.ParseCertificate,
+   * ParsePKCS8PrivateKey), signs with our Ed25519 CA key and self-signs with our key; the
+   * error texts for bad and unusable keys are compared with Go's. */
+  enum { NT = 32 };
+  char *tpl[NT];
+  int nt = 0;
+#define TPL(...)                                  \
+  do {                                            \
+    buf_t b_ = BUF_INIT;                          \
+    buf_printf(&b_, __VA_ARGS__);                 \
+    buf_putc(&b_, 0);                             \
+    tpl[nt++] = b_.data;                          \
+  } while (0)
+  /* 0: parsing */
+  TPL("{{ $a := buildCustomCert (b64enc %s) (b64enc %s) }}{{ $b := buildCustomCert (b64enc %s) (b64enc %s) }}"
+      "{{ $c := buildCustomCert (b64enc %s) (b64enc %s) }}{{ $d := buildCustomCert (b64enc %s) (b64enc %s) }}"
+      "{{ $e := buildCustomCert (b64enc %s) (b64enc %s) }}parsed",
+      ledca, ledk, ledleaf, led2, ledself, led2, ledr, led2, lrsaleaf, ledk);
+  /* 1: Go signs a leaf with our CA's Ed25519 key */
+  TPL("{{ $ca := buildCustomCert (b64enc %s) (b64enc %s) }}{{ (genSignedCert \"go.leaf\" nil (list \"go.example\") 5 $ca).Cert }}",
+      ledca, ledk);
+  /* 2: Go self-signs with our key; its .Key is the key Go re-encodes */
+  TPL("{{ $s := genSelfSignedCertWithKey \"go.self\" nil nil 5 %s }}{{ $s.Cert }}@@{{ $s.Key }}", ledk);
+  int first_err = nt;
+  static const char zero[] = "";
+  char *kp = pkcs8_pem(OID_ED, 3, "\x05\x00", 2, 0x04, 32, zero, 0); /* 3: Ed25519 with NULL parameters */
+  char *lkp = golit(kp);
+  TPL("{{ genCAWithKey \"x\" 1 %s }}", lkp);
+  char *ks = pkcs8_pem(OID_ED, 3, zero, 0, 0x04, 31, zero, 0); /* 4: 31-byte seed */
+  char *lks = golit(ks);
+  TPL("{{ genSelfSignedCertWithKey \"x\" nil nil 1 %s }}", lks);
+  char *ku = pkcs8_pem("\x2a\x03\x04", 3, zero, 0, 0x04, 32, zero, 0); /* 5: unknown algorithm 1.2.3.4 */
+  char *lku = golit(ku);
+  TPL("{{ genCAWithKey \"x\" 1 %s }}", lku);
+  char *a = retype(rcak, "RSA PRIVATE KEY", "PRIVATE KEY"), *la = golit(a); /* 6: PKCS#1 as PKCS#8 */
+  TPL("{{ genCAWithKey \"x\" 1 %s }}", la);
+  char *b = retype(ec2, "EC PRIVATE KEY", "PRIVATE KEY"), *lb = golit(b); /* 7: SEC1 as PKCS#8 */
+  TPL("{{ genCAWithKey \"x\" 1 %s }}", lb);
+  char *c8 = retype(edk, "PRIVATE KEY", "RSA PRIVATE KEY"), *lc8 = golit(c8); /* 8: PKCS#8 as PKCS#1 */
+  TPL("{{ genCAWithKey \"x\" 1 %s }}", lc8);
+  char *d8 = retype(edk, "PRIVATE KEY", "EC PRIVATE KEY"), *ld8 = golit(d8); /* 9: PKCS#8 as SEC1 */
+  TPL("{{ genCAWithKey \"x\" 1 %s }}", ld8);
+  char *e1 = retype(ec2, "EC PRIVATE KEY", "RSA PRIVATE KEY"), *le1 = golit(e1); /* 10: SEC1 as PKCS#1 */
+  TPL("{{ genCAWithKey \"x\" 1 %s }}", le1);
+  char *f1 = retype(rcak, "RSA PRIVATE KEY", "EC PRIVATE KEY"), *lf1 = golit(f1); /* 11: PKCS#1 as SEC1 */
+  TPL("{{ genCAWithKey \"x\" 1 %s }}", lf1);
+  TPL("{{ genCAWithKey \"x\" 1 %s }}", lk1);   /* 12: secp256k1 */
+  TPL("{{ genCAWithKey \"x\" 1 %s }}", lk1p8); /* 13: secp256k1 in PKCS#8 */
+  TPL("{{ genCAWithKey \"x\" 1 %s }}", lx);    /* 14: X25519 cannot sign */
+  TPL("{{ genCAWithKey \"x\" 1 %s }}", ldsa);  /* 15: DSA cannot sign */
+  /* 16: a DSA key cannot be certified */
+  TPL("{{ genSignedCertWithKey \"x\" nil nil 1 (buildCustomCert (b64enc %s) (b64enc %s)) %s }}", ledca, ledk, ldsa);
+  /* 17, 18: the CA key must be the CA certificate's */
+  TPL("{{ genSignedCert \"x\" nil nil 1 (buildCustomCert (b64enc %s) (b64enc %s)) }}", ledca, led2);
+  TPL("{{ genSignedCert \"x\" nil nil 1 (buildCustomCert (b64enc %s) (b64enc %s)) }}", lrca, lec2);
+  /* 19: the parsing errors of the CA key are reported first, as "error parsing private key" */
+  TPL("{{ genSignedCert \"x\" nil nil 1 (buildCustomCert (b64enc %s) (b64enc %s)) }}", ledca, lks);
+  int first_ok = nt;
+  /* 20: DSA and X25519 keys parse (buildCustomCert) */
+  TPL("{{ $a := buildCustomCert (b64enc %s) (b64enc %s) }}{{ $b := buildCustomCert (b64enc %s) (b64enc %s) }}ok", ledca,
+      ldsa, ledca, lx);
+  /* 21: a PKCS#8 Ed25519 key with a trailing public key element parses; .Key is re-encoded */
+  char *kt = pkcs8_pem(OID_ED, 3, zero, 0, 0x04, 32, "\x81\x03\x00\x01\x02", 5);
+  char *lkt = golit(kt);
+  TPL("{{ (genCAWithKey \"x\" 1 %s).Key }}", lkt);
+  TPL("{{ (genCAWithKey \"x\" 1 %s).Key }}", ledk); /* 22 */
+  char *outs[NT], *errs[NT];
+  int orc = oracle((size_t)nt, tpl, outs, errs);
+  CHECK(orc == 0);
+  if (orc == 0) {
+    CHECK_EQ_STR(outs[0], "parsed");
+    char *ours = render(tpl[0]);
+    CHECK_EQ_STR(ours, "parsed");
+    free(ours);
+    if (outs[1]) put("goleaf.crt", outs[1], strlen(outs[1]));
+    o = sh("openssl verify -CAfile edca.crt goleaf.crt && openssl x509 -in goleaf.crt -noout -text");
+    CHECK(contains(o, "goleaf.crt: OK"));
+    CHECK(contains(o, "Signature Algorithm: ED25519"));
+    free(o);
+    char *at = outs[2] ? strstr(outs[2], "@@") : NULL;
+    CHECK(at != NULL);
+    if (at) {
+      put("goself.crt", outs[2], (size_t)(at - outs[2]));
+      CHECK_EQ_STR(at + 2, edk);
+      o = sh("[ \"$(openssl x509 -in goself.crt -noout -pubkey)\" = \"$(openssl x509 -in edca.crt -noout -pubkey)\" ] && echo same");
+      CHECK(contains(o, "same"));
+      free(o);
+    }
+    for (int i = first_err; i < first_ok; i++) {
+      char *mine = render_err(tpl[i]);
+      CHECK(errs[i] != NULL);
+      if (i == 4) {
+        CHECK(errs[i] && strstr(errs[i], "x509: invalid Ed25519 private key length: 31"));
+      }
+      CHECK_EQ_STR(mine, errs[i]);
+      free(mine);
+    }
+    for (int i = first_ok; i < nt; i++) {
+      CHECK(errs[i] == NULL);
+      char *mine = render(tpl[i]);
+      CHECK_EQ_STR(mine, outs[i]);
+      free(mine);
+    }
+    CHECK_EQ_STR(outs[22], edk);
+  }
+  for (int i = 0; i < nt; i++) {
+    free(tpl[i]);
+    if (orc == 0) free(outs[i]), free(errs[i]);
+  }
+#undef TPL
+  char *frees[] = {edk, ed2, edca, edleaf, edself, edr, rsaleaf, rca, rcak, ec2, p384, k1, k1p8, x25519,
+                   lp384, ledk, led2, ledca, ledleaf, ledself, ledr, lrsaleaf, lrca, lrcak, lec2, lk1, lk1p8, lx, ldsa,
+                   kp, lkp, ks, lks, ku, lku, a, la, b, lb, c8, lc8, d8, ld8, e1, le1, f1, lf1, kt, lkt};
+  for (size_t i = 0; i < sizeof frees / sizeof frees[0]; i++) free(frees[i]);
+}
+
 
 int main(void) {
   if (system("command -v openssl >/dev/null 2>&1") != 0) {
@@ -198,8 +612,9 @@ int main(void) {
            "openssl pkeyutl -verify -pubin -inkey ed.pub -rawin -in msg -sigfile ed.sig");
     CHECK(contains(o, "Signature Verified Successfully"));
     free(o);
-    free(dk);
   }
+  ed25519_checks(dk);
+  free(dk);
   /* serials differ between certificates */
   o = sh("[ \"$(openssl x509 -in ca.crt -noout -serial)\" != \"$(openssl x509 -in leaf.crt -noout -serial)\" ] && echo differ");
   CHECK(contains(o, "differ"));
