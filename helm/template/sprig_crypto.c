@@ -701,7 +701,7 @@ static int der_ext(buf_t *exts, const char *oid, size_t oidn, bool critical, con
 typedef struct {
   const unsigned char *subject, *spki;
   size_t nsubject, nspki;
-  bool ed; /* Ed25519 key or signature */
+  bool odd; /* an Ed25519 key or signature, or an empty issuer or subject: mbedTLS 2.28 reads none */
 } certinfo_t;
 
 /* Walks a Certificate (RFC 5280 4.1) down to the fields above; 0, or -1 when the DER is not
@@ -722,10 +722,12 @@ static int cert_split(const unsigned char *der, size_t dn, certinfo_t *ci) {
   if (mbedtls_asn1_get_alg(&p, tend, &oid, &params)) return -1;
   for (int i = 0; i < 2; i++) { /* issuer, validity */
     if (mbedtls_asn1_get_tag(&p, tend, &len, SEQ)) return -1;
+    if (!i && !len) ci->odd = true;
     p += len;
   }
   s0 = p;
   if (mbedtls_asn1_get_tag(&p, tend, &len, SEQ)) return -1;
+  if (!len) ci->odd = true;
   p += len;
   ci->subject = s0;
   ci->nsubject = (size_t)(p - s0);
@@ -738,26 +740,26 @@ static int cert_split(const unsigned char *der, size_t dn, certinfo_t *ci) {
     /* x509.ParseCertificate: no parameters, a 32-byte key */
     if (params.p || params.tag) return -1;
     if (mbedtls_asn1_get_tag(&p, kend, &len, MBEDTLS_ASN1_BIT_STRING) || len != 33 || p[0]) return -1;
-    ci->ed = true;
+    ci->odd = true;
   }
   ci->spki = s0;
   ci->nspki = (size_t)(kend - s0);
   p = tend;
   if (mbedtls_asn1_get_alg(&p, end, &oid, &params)) return -1;
-  if (!MBEDTLS_OID_CMP(OID_ED25519, &oid)) ci->ed = true;
+  if (!MBEDTLS_OID_CMP(OID_ED25519, &oid)) ci->odd = true;
   if (mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_BIT_STRING)) return -1;
   return 0;
 }
 
-/* Stands in for x509.ParseCertificate: mbedTLS parses RSA and EC certificates; those with an
- * Ed25519 key or signature, which mbedTLS 2.28 cannot read, pass on cert_split's checks. */
+/* Stands in for x509.ParseCertificate: mbedTLS parses RSA and EC certificates; those it
+ * cannot read (Ed25519, empty names, as Go and Sprig write them) pass on cert_split's checks. */
 static int cert_check(const unsigned char *der, size_t dn, certinfo_t *ci) {
   if (cert_split(der, dn, ci)) return -1;
   mbedtls_x509_crt crt;
   mbedtls_x509_crt_init(&crt);
   int rc = mbedtls_x509_crt_parse_der(&crt, der, dn);
   mbedtls_x509_crt_free(&crt);
-  return rc && !ci->ed ? -1 : 0;
+  return rc && !ci->odd ? -1 : 0;
 }
 
 /* getCertAndKey over Sprig's base template (x509.CreateCertificate's layout and extension

@@ -378,6 +378,24 @@ static void ed25519_checks(const char *dsa_key) {
   }
   free(s);
   buf_free(&t);
+  /* An empty CN gives an empty subject; the SANs are then critical (as Go writes them) */
+  buf_printf(&t, "{{ $e := genCAWithKey \"\" 10 %s }}{{ $s := genSelfSignedCert \"\" nil (list \"only.san\") 3 }}"
+             "{{ $e.Cert }}@@{{ $s.Cert }}@@{{ $s.Key }}", ledk);
+  buf_putc(&t, 0);
+  s = render(t.data);
+  CHECK(s != NULL);
+  static const char *const enames[] = {"emptyca.crt", "emptyself.crt", "emptyself.key"};
+  if (s) split_named(s, enames, 3);
+  free(s);
+  buf_free(&t);
+  o = sh("openssl verify -CAfile emptyca.crt emptyca.crt && openssl verify -CAfile emptyself.crt emptyself.crt && "
+         "openssl x509 -in emptyself.crt -noout -text");
+  CHECK(contains(o, "emptyca.crt: OK"));
+  CHECK(contains(o, "emptyself.crt: OK"));
+  CHECK(contains(o, "X509v3 Subject Alternative Name: critical"));
+  free(o);
+  char *emptyca = slurp("emptyca.crt"), *emptyself = slurp("emptyself.crt"), *emptyselfk = slurp("emptyself.key");
+  char *lemptyca = golit(emptyca), *lemptyself = golit(emptyself), *lemptyselfk = golit(emptyselfk);
 
   /* Against Go: the oracle parses our certificates and keys (x509.ParseCertificate,
    * ParsePKCS8PrivateKey), signs with our Ed25519 CA key and self-signs with our key; the
@@ -395,8 +413,9 @@ static void ed25519_checks(const char *dsa_key) {
   /* 0: parsing */
   TPL("{{ $a := buildCustomCert (b64enc %s) (b64enc %s) }}{{ $b := buildCustomCert (b64enc %s) (b64enc %s) }}"
       "{{ $c := buildCustomCert (b64enc %s) (b64enc %s) }}{{ $d := buildCustomCert (b64enc %s) (b64enc %s) }}"
-      "{{ $e := buildCustomCert (b64enc %s) (b64enc %s) }}parsed",
-      ledca, ledk, ledleaf, led2, ledself, led2, ledr, led2, lrsaleaf, ledk);
+      "{{ $e := buildCustomCert (b64enc %s) (b64enc %s) }}{{ $f := buildCustomCert (b64enc %s) (b64enc %s) }}"
+      "{{ $g := buildCustomCert (b64enc %s) (b64enc %s) }}parsed",
+      ledca, ledk, ledleaf, led2, ledself, led2, ledr, led2, lrsaleaf, ledk, lemptyca, ledk, lemptyself, lemptyselfk);
   /* 1: Go signs a leaf with our CA's Ed25519 key */
   TPL("{{ $ca := buildCustomCert (b64enc %s) (b64enc %s) }}{{ (genSignedCert \"go.leaf\" nil (list \"go.example\") 5 $ca).Cert }}",
       ledca, ledk);
@@ -436,15 +455,18 @@ static void ed25519_checks(const char *dsa_key) {
   TPL("{{ genSignedCert \"x\" nil nil 1 (buildCustomCert (b64enc %s) (b64enc %s)) }}", lrca, lec2);
   /* 19: the parsing errors of the CA key are reported first, as "error parsing private key" */
   TPL("{{ genSignedCert \"x\" nil nil 1 (buildCustomCert (b64enc %s) (b64enc %s)) }}", ledca, lks);
+  /* 20, 21: Sprig parses a given key before the IPs and names */
+  TPL("{{ genSelfSignedCertWithKey \"x\" (list \"bad\") nil 1 \"nope\" }}");
+  TPL("{{ genSignedCertWithKey \"x\" (list \"bad\") nil 1 (buildCustomCert (b64enc %s) (b64enc %s)) \"nope\" }}", ledca, ledk);
   int first_ok = nt;
-  /* 20: DSA and X25519 keys parse (buildCustomCert) */
+  /* 22: DSA and X25519 keys parse (buildCustomCert) */
   TPL("{{ $a := buildCustomCert (b64enc %s) (b64enc %s) }}{{ $b := buildCustomCert (b64enc %s) (b64enc %s) }}ok", ledca,
       ldsa, ledca, lx);
-  /* 21: a PKCS#8 Ed25519 key with a trailing public key element parses; .Key is re-encoded */
+  /* 23: a PKCS#8 Ed25519 key with a trailing public key element parses; .Key is re-encoded */
   char *kt = pkcs8_pem(OID_ED, 3, zero, 0, 0x04, 32, "\x81\x03\x00\x01\x02", 5);
   char *lkt = golit(kt);
   TPL("{{ (genCAWithKey \"x\" 1 %s).Key }}", lkt);
-  TPL("{{ (genCAWithKey \"x\" 1 %s).Key }}", ledk); /* 22 */
+  TPL("{{ (genCAWithKey \"x\" 1 %s).Key }}", ledk); /* 24 */
   char *outs[NT], *errs[NT];
   int orc = oracle((size_t)nt, tpl, outs, errs);
   CHECK(orc == 0);
@@ -482,7 +504,7 @@ static void ed25519_checks(const char *dsa_key) {
       CHECK_EQ_STR(mine, outs[i]);
       free(mine);
     }
-    CHECK_EQ_STR(outs[22], edk);
+    CHECK_EQ_STR(outs[24], edk);
   }
   for (int i = 0; i < nt; i++) {
     free(tpl[i]);
@@ -491,7 +513,8 @@ static void ed25519_checks(const char *dsa_key) {
 #undef TPL
   char *frees[] = {edk, ed2, edca, edleaf, edself, edr, rsaleaf, rca, rcak, ec2, p384, k1, k1p8, x25519,
                    lp384, ledk, led2, ledca, ledleaf, ledself, ledr, lrsaleaf, lrca, lrcak, lec2, lk1, lk1p8, lx, ldsa,
-                   kp, lkp, ks, lks, ku, lku, a, la, b, lb, c8, lc8, d8, ld8, e1, le1, f1, lf1, kt, lkt};
+                   kp, lkp, ks, lks, ku, lku, a, la, b, lb, c8, lc8, d8, ld8, e1, le1, f1, lf1, kt, lkt,
+                   emptyca, emptyself, emptyselfk, lemptyca, lemptyself, lemptyselfk};
   for (size_t i = 0; i < sizeof frees / sizeof frees[0]; i++) free(frees[i]);
 }
 
