@@ -918,3 +918,12 @@ done:
   *out = doc;
   return 0;
 }
+
+const char *yaml_json_kind(const cJSON *v) {
+  if (cJSON_IsObject(v)) return "object";
+  if (cJSON_IsArray(v)) return "array";
+  if (cJSON_IsString(v)) return "string";
+  if (cJSON_IsBool(v)) return "bool";
+  if (cJSON_IsNumber(v) || cJSON_IsRaw(v)) return "number";
+  return "null";
+}

@@ -50,6 +50,11 @@ typedef struct yaml_span_s {
  * -E2BIG (alias budget or depth exceeded) or -ENOMEM. opts and err may be NULL. */
 int yaml_to_json(const char *text, size_t len, const yaml_opts_t *opts, cJSON **out, yaml_error_t *err);
 
+/* The JSON kind of a decoded value as encoding/json names it in its type errors ("cannot unmarshal
+ * <kind> into Go struct field ..."): object, array, string, bool, number (also a cJSON_Raw
+ * integer) or null. */
+const char *yaml_json_kind(const cJSON *v);
+
 /* Splits text into documents exactly as Helm's releaseutil.SplitManifests: the text is left-trimmed
  * of Unicode space, split at every match of (?m)^---[ \t]*, pieces that are only space are dropped
  * and the others left-trimmed. *spans (caller frees; NULL when none) gets their offsets into text.

@@ -237,15 +237,6 @@ static void chart__sanitize(char *s) {
   *w = 0;
 }
 
-static const char *chart__json_kind(const cJSON *v) {
-  if (cJSON_IsObject(v)) return "object";
-  if (cJSON_IsArray(v)) return "array";
-  if (cJSON_IsString(v)) return "string";
-  if (cJSON_IsBool(v)) return "bool";
-  if (cJSON_IsNumber(v) || cJSON_IsRaw(v)) return "number";
-  return "null";
-}
-
 /* encoding/json matches field names case-insensitively, preferring an exact match. */
 static const cJSON *chart__get(const cJSON *obj, const char *key) {
   const cJSON *exact = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -265,7 +256,7 @@ static int chart__type_err(chart__dec_t *d, const cJSON *v, const char *field, c
   return chart__fail(d->err, CHART_EINVAL,
                      "cannot load %s: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go "
                      "struct field %s.%s of type %s",
-                     d->what, chart__json_kind(v), d->type, field, gotype);
+                     d->what, yaml_json_kind(v), d->type, field, gotype);
 }
 
 /* A string-typed field as sigs.k8s.io/yaml fills it (numbers and bools become their text). 1 when set. */
@@ -347,7 +338,7 @@ static int chart__dec_meta(const cJSON *obj, const char *what, chart_meta_t *m, 
     return chart__fail(err, CHART_EINVAL,
                        "cannot load %s: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go "
                        "value of type chart.Metadata",
-                       what, chart__json_kind(obj));
+                       what, yaml_json_kind(obj));
   struct {
     const char *key;
     char **dst;

@@ -22,18 +22,9 @@ typedef struct {
   buf_t fatal; /* an error that stops decoding */
 } lockdec_t;
 
-static const char *json_kind(const cJSON *v) {
-  if (cJSON_IsObject(v)) return "object";
-  if (cJSON_IsArray(v)) return "array";
-  if (cJSON_IsString(v)) return "string";
-  if (cJSON_IsBool(v)) return "bool";
-  if (cJSON_IsNumber(v) || cJSON_IsRaw(v)) return "number";
-  return "null";
-}
-
 static void type_err(lockdec_t *d, const cJSON *v, const char *st, const char *field, const char *gotype) {
   if (d->saved.len) return;
-  buf_printf(&d->saved, "json: cannot unmarshal %s into Go struct field %s.%s of type %s", json_kind(v), st, field,
+  buf_printf(&d->saved, "json: cannot unmarshal %s into Go struct field %s.%s of type %s", yaml_json_kind(v), st, field,
              gotype);
 }
 
@@ -220,7 +211,7 @@ int chart_lock_check(const char *data, size_t len, const char *what, char *err, 
   }
   lockdec_t d = {BUF_INIT, BUF_INIT};
   if (!cJSON_IsNull(j) && !cJSON_IsObject(j)) {
-    buf_printf(&d.saved, "json: cannot unmarshal %s into Go value of type v2.Lock", json_kind(j));
+    buf_printf(&d.saved, "json: cannot unmarshal %s into Go value of type v2.Lock", yaml_json_kind(j));
   } else {
     size_t n;
     const cJSON **m = cJSON_IsObject(j) ? sorted_members(j, &n) : NULL;

@@ -10,15 +10,6 @@
 #include "helm/schema.h"
 
 
-static const char *values__json_type(const cJSON *v) {
-  if (cJSON_IsObject(v)) return "object";
-  if (cJSON_IsArray(v)) return "array";
-  if (cJSON_IsString(v)) return "string";
-  if (cJSON_IsBool(v)) return "bool";
-  if (cJSON_IsNumber(v) || cJSON_IsRaw(v)) return "number";
-  return "null";
-}
-
 /* Replaces (or adds) key in obj with item, taking ownership of item. */
 static void values__set(cJSON *obj, const char *key, cJSON *item) {
   if (cJSON_GetObjectItemCaseSensitive(obj, key))
@@ -76,7 +67,7 @@ static int values__parse_doc(const char *doc, size_t n, cJSON **out, char *err, 
   if (!cJSON_IsObject(j) && !cJSON_IsNull(j)) {
     rc = base_errf(err, errlen, VALUES_EINVAL,
                       "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go value of type map[string]interface {}",
-                      values__json_type(j));
+                      yaml_json_kind(j));
     cJSON_Delete(j);
     return rc;
   }
