@@ -126,6 +126,16 @@ static int rt__head_str(const cJSON *v, const char **out) {
   return 0;
 }
 
+/* A SimpleHead struct field as Helm fills it: every key equal to the field's name up to case maps
+ * to it (encoding/json), and the last one in the JSON text wins; that text comes from a Go map with
+ * its keys sorted, so the greatest key wins ("kind" over "Kind" over "KIND"), wherever it stands. */
+static const cJSON *rt__head_field(const cJSON *obj, const char *name) {
+  const cJSON *found = NULL;
+  for (const cJSON *m = obj ? obj->child : NULL; m; m = m->next)
+    if (m->string && !strcasecmp(m->string, name) && (!found || strcmp(m->string, found->string) > 0)) found = m;
+  return found;
+}
+
 static const char *rt__kind_name(const cJSON *v) {
   return cJSON_IsObject(v) ? "object" : cJSON_IsArray(v) ? "array" : cJSON_IsString(v) ? "string"
        : cJSON_IsBool(v) ? "bool" : "number";
@@ -172,15 +182,15 @@ static int rt__sort_file(const char *path, const char *text, size_t len, rt__ite
         break;
       }
       const char *tmp;
-      const cJSON *av = cJSON_GetObjectItemCaseSensitive(j, "apiVersion");
-      const cJSON *kv = cJSON_GetObjectItemCaseSensitive(j, "kind");
-      const cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+      const cJSON *av = rt__head_field(j, "apiVersion");
+      const cJSON *kv = rt__head_field(j, "kind");
+      const cJSON *md = rt__head_field(j, "metadata");
       if (rt__head_str(av, &tmp)) bad = av, bad_field = "SimpleHead.apiVersion";
       else if (rt__head_str(kv, &kind)) bad = kv, bad_field = "SimpleHead.kind";
       else if (md && !cJSON_IsNull(md) && !cJSON_IsObject(md)) bad = md, bad_field = "SimpleHead.metadata";
       else if (md && cJSON_IsObject(md)) {
-        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(md, "name");
-        ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+        const cJSON *nm = rt__head_field(md, "name");
+        ann = rt__head_field(md, "annotations");
         if (rt__head_str(nm, &tmp)) bad = nm, bad_field = "SimpleHead.metadata.name";
         else if (ann && !cJSON_IsNull(ann) && !cJSON_IsObject(ann)) bad = ann, bad_field = "SimpleHead.metadata.annotations";
         else if (cJSON_IsObject(ann)) {
