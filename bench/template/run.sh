@@ -16,7 +16,7 @@ oracle=$("$root/tests/oracle/template/build.sh")
 # Same sources as tests/template/build-runner.sh, optimised.
 cc -std=gnu11 -O2 -DNDEBUG -I"$root" -I/usr/include/cjson -o "$out/bench_template" "$here/bench_template.c" \
   $(ls "$root"/helm/template/*.c) "$root"/base/buf.c "$root"/base/yaml.c "$root"/base/b64.c \
-  "$root/base/gofloat.c" "$root/base/gz.c" "$root/base/log.c" "$root/helm/release.c" "$root/helm/manifest.c" \
+  "$root/base/gofloat.c" "$root/base/gz.c" "$root/base/log.c" "$root/base/err.c" "$root/helm/release.c" "$root/helm/manifest.c" \
   -lcjson -lyaml -lpcre2-8 -lmbedx509 -lmbedcrypto -lz -lm
 for s in $sets; do
   "$oracle" "$s" > "$out/set.jsonl"

@@ -23,7 +23,7 @@ typedef struct item_s {
   item_type_t typ;
   uint32_t pos;
   const char *val;
-  size_t len;
+  uint32_t len; /* texts are at most UINT32_MAX bytes (tpl_set_parse) */
   int line;
 } item_t;
 
@@ -47,43 +47,79 @@ typedef struct lexer_s {
 #define RIGHT_DELIM "}}"
 #define EOF_RUNE (-1)
 
-static bool is_space(int32_t r) { return r == ' ' || r == '\t' || r == '\r' || r == '\n'; }
+static inline bool is_space(int32_t r) { return r == ' ' || r == '\t' || r == '\r' || r == '\n'; }
+
+/* An ASCII byte that Go's isAlphaNumeric accepts: '_', a letter or a digit. */
+static inline bool ascii_alnum(unsigned char c) {
+  return c == '_' || (unsigned)(c - '0') < 10u || (unsigned)((c | 0x20) - 'a') < 26u;
+}
 
 /* Go's isAlphaNumeric: '_', unicode.IsLetter or unicode.IsDigit. */
-static bool is_alnum(int32_t r) {
-  if (r == '_') return true;
+static inline bool is_alnum(int32_t r) {
+  if (r >= 0 && r < 0x80) return ascii_alnum((unsigned char)r);
   return tpl_unicode_is_letter(r) || tpl_unicode_is_digit(r);
 }
 
-static int32_t lx_next(lexer_t *l) {
+/* The rune at pos (not ASCII) and its width. */
+static int32_t lx_decode(const lexer_t *l, size_t *w) {
+  int32_t r;
+  *w = tpl__utf8_decode(l->input + l->pos, l->len - l->pos, &r);
+  return r;
+}
+
+static inline int32_t lx_next(lexer_t *l) {
   if (l->pos >= l->len) {
     l->at_eof = true;
     l->lastw = 0;
     return EOF_RUNE;
   }
-  int32_t r;
-  size_t w = tpl__utf8_decode(l->input + l->pos, l->len - l->pos, &r);
-  l->pos += w;
-  l->lastw = w;
-  if (r == '\n') l->line++;
-  return r;
+  unsigned char c = (unsigned char)l->input[l->pos];
+  if (c >= 0x80) {
+    size_t w;
+    int32_t r = lx_decode(l, &w);
+    l->pos += w;
+    l->lastw = w;
+    return r;
+  }
+  l->pos++;
+  l->lastw = 1;
+  if (c == '\n') l->line++;
+  return c;
 }
 
-static void lx_backup(lexer_t *l) {
+static inline void lx_backup(lexer_t *l) {
   if (!l->at_eof && l->pos > 0) {
     l->pos -= l->lastw;
     if (l->input[l->pos] == '\n') l->line--;
   }
 }
 
-static int32_t lx_peek(lexer_t *l) {
-  int32_t r = lx_next(l);
-  lx_backup(l);
-  return r;
+/* next then backup: the rune at pos, leaving lastw as next left it. */
+static inline int32_t lx_peek(lexer_t *l) {
+  if (l->pos >= l->len) {
+    l->at_eof = true;
+    l->lastw = 0;
+    return EOF_RUNE;
+  }
+  unsigned char c = (unsigned char)l->input[l->pos];
+  if (c >= 0x80) return lx_decode(l, &l->lastw);
+  l->lastw = 1;
+  return c;
 }
 
-static item_t lx_this(lexer_t *l, item_type_t t) {
-  item_t i = {t, (uint32_t)l->start, l->input + l->start, l->pos - l->start, l->start_line};
+/* Consumes a run of ASCII letters, digits and '_' (what a loop of lx_next
+ * over them would do: none of them is a newline). */
+static inline void lx_skip_ascii_alnum(lexer_t *l) {
+  size_t p = l->pos;
+  while (p < l->len && ascii_alnum((unsigned char)l->input[p])) p++;
+  if (p != l->pos) {
+    l->pos = p;
+    l->lastw = 1;
+  }
+}
+
+static inline item_t lx_this(lexer_t *l, item_type_t t) {
+  item_t i = {t, (uint32_t)l->start, l->input + l->start, (uint32_t)(l->pos - l->start), l->start_line};
   l->start = l->pos;
   l->start_line = l->line;
   return i;
@@ -96,8 +132,23 @@ static lstate_t lx_emit(lexer_t *l, item_type_t t) {
 
 static int count_nl(const char *s, size_t n) {
   int c = 0;
-  for (size_t i = 0; i < n; i++) c += s[i] == '\n';
+  const char *e = s + n;
+  while (s < e && (s = memchr(s, '\n', (size_t)(e - s))) != NULL) {
+    c++;
+    s++;
+  }
   return c;
+}
+
+/* The first "{{" in [p, e), or NULL. */
+static const char *find_left_delim(const char *p, const char *e) {
+  while (e - p >= 2) {
+    const char *q = memchr(p, '{', (size_t)(e - p - 1));
+    if (!q) return NULL;
+    if (q[1] == '{') return q;
+    p = q + 1;
+  }
+  return NULL;
 }
 
 static void lx_ignore(lexer_t *l) {
@@ -133,7 +184,7 @@ static lstate_t lx_errorf(lexer_t *l, const char *fmt, ...) {
   l->item.typ = IT_ERROR;
   l->item.pos = (uint32_t)l->start;
   l->item.val = m ? m : "out of memory";
-  l->item.len = strlen(l->item.val);
+  l->item.len = (uint32_t)strlen(l->item.val);
   l->item.line = l->start_line;
   l->start = 0;
   l->pos = 0;
@@ -154,36 +205,59 @@ static bool has_right_trim(const lexer_t *l, size_t at) {
   return l->len >= at + 2 && is_space((unsigned char)l->input[at]) && l->input[at + 1] == '-';
 }
 
-static bool at_right_delim(const lexer_t *l, bool *trim) {
-  if (has_right_trim(l, l->pos) && starts_with(l, l->pos + 2, RIGHT_DELIM)) {
+/* " -}}" (trim set) or "}}" at pos. */
+static inline bool at_right_delim(const lexer_t *l, bool *trim) {
+  const char *in = l->input + l->pos;
+  size_t n = l->len - l->pos;
+  if (n >= 4 && is_space((unsigned char)in[0]) && in[1] == '-' && in[2] == '}' && in[3] == '}') {
     *trim = true;
     return true;
   }
   *trim = false;
-  return starts_with(l, l->pos, RIGHT_DELIM);
+  return n >= 2 && in[0] == '}' && in[1] == '}';
 }
 
-static bool at_terminator(lexer_t *l) {
+static inline bool at_terminator(lexer_t *l) {
   int32_t r = lx_peek(l);
   if (is_space(r)) return true;
   switch (r) {
   case EOF_RUNE: case '.': case ',': case '|': case ':': case ')': case '(': return true;
   }
-  return starts_with(l, l->pos, RIGHT_DELIM);
+  return l->len - l->pos >= 2 && l->input[l->pos] == '}' && l->input[l->pos + 1] == '}';
 }
 
-static const struct { const char *w; item_type_t t; } keywords[] = {
-    {".", IT_DOT}, {"block", IT_BLOCK}, {"break", IT_BREAK}, {"continue", IT_CONTINUE},
-    {"define", IT_DEFINE}, {"else", IT_ELSE}, {"end", IT_END}, {"if", IT_IF}, {"range", IT_RANGE},
-    {"nil", IT_NIL}, {"template", IT_TEMPLATE}, {"with", IT_WITH},
-};
+/* The keyword item of an identifier, or IT_ERROR when it is none ("." is
+ * lexed elsewhere). */
+static item_type_t keyword(const char *w, size_t n) {
+  switch (n) {
+  case 2: if (w[0] == 'i' && w[1] == 'f') return IT_IF; break;
+  case 3:
+    if (memcmp(w, "end", 3) == 0) return IT_END;
+    if (memcmp(w, "nil", 3) == 0) return IT_NIL;
+    break;
+  case 4:
+    if (memcmp(w, "else", 4) == 0) return IT_ELSE;
+    if (memcmp(w, "with", 4) == 0) return IT_WITH;
+    break;
+  case 5:
+    if (memcmp(w, "range", 5) == 0) return IT_RANGE;
+    if (memcmp(w, "block", 5) == 0) return IT_BLOCK;
+    if (memcmp(w, "break", 5) == 0) return IT_BREAK;
+    break;
+  case 6: if (memcmp(w, "define", 6) == 0) return IT_DEFINE; break;
+  case 8:
+    if (memcmp(w, "template", 8) == 0) return IT_TEMPLATE;
+    if (memcmp(w, "continue", 8) == 0) return IT_CONTINUE;
+    break;
+  }
+  return IT_ERROR;
+}
 
 static lstate_t lx_run(lexer_t *l, lstate_t st) {
   switch (st) {
   case S_NONE: return S_NONE;
   case S_TEXT: {
-    const char *hit = NULL;
-    if (l->pos < l->len) hit = memmem(l->input + l->pos, l->len - l->pos, LEFT_DELIM, 2);
+    const char *hit = find_left_delim(l->input + l->pos, l->input + l->len);
     if (hit) {
       size_t x = (size_t)(hit - (l->input + l->pos));
       if (x > 0) {
@@ -318,12 +392,12 @@ static lstate_t lx_run(lexer_t *l, lstate_t st) {
   }
   case S_SPACE: {
     int n = 0;
-    for (;;) {
-      int32_t r = lx_peek(l);
-      if (!is_space(r)) break;
-      lx_next(l);
+    while (l->pos < l->len && is_space((unsigned char)l->input[l->pos])) {
+      if (l->input[l->pos] == '\n') l->line++;
+      l->pos++;
       n++;
     }
+    (void)lx_peek(l); /* the loop's last peek: sets at_eof or lastw */
     if (has_right_trim(l, l->pos - 1) && starts_with(l, l->pos - 1 + 2, RIGHT_DELIM)) {
       lx_backup(l);
       if (n == 1) return S_RIGHT_DELIM;
@@ -332,6 +406,7 @@ static lstate_t lx_run(lexer_t *l, lstate_t st) {
   }
   case S_IDENT: {
     for (;;) {
+      lx_skip_ascii_alnum(l);
       int32_t r = lx_next(l);
       if (is_alnum(r)) continue;
       lx_backup(l);
@@ -344,12 +419,10 @@ static lstate_t lx_run(lexer_t *l, lstate_t st) {
         buf_free(&b);
         return s;
       }
-      for (size_t k = 0; k < sizeof keywords / sizeof keywords[0]; k++) {
-        if (strlen(keywords[k].w) == wn && memcmp(keywords[k].w, w, wn) == 0) {
-          item_type_t t = keywords[k].t;
-          if ((t == IT_BREAK && !l->break_ok) || (t == IT_CONTINUE && !l->continue_ok)) return lx_emit(l, IT_IDENTIFIER);
-          return lx_emit(l, t);
-        }
+      item_type_t t = keyword(w, wn);
+      if (t != IT_ERROR) {
+        if ((t == IT_BREAK && !l->break_ok) || (t == IT_CONTINUE && !l->continue_ok)) return lx_emit(l, IT_IDENTIFIER);
+        return lx_emit(l, t);
       }
       if (w[0] == '.') return lx_emit(l, IT_FIELD);
       if ((wn == 4 && memcmp(w, "true", 4) == 0) || (wn == 5 && memcmp(w, "false", 5) == 0)) return lx_emit(l, IT_BOOL);
@@ -362,6 +435,7 @@ static lstate_t lx_run(lexer_t *l, lstate_t st) {
     if (at_terminator(l)) return lx_emit(l, typ == IT_VARIABLE ? IT_VARIABLE : IT_DOT);
     int32_t r;
     for (;;) {
+      lx_skip_ascii_alnum(l);
       r = lx_next(l);
       if (!is_alnum(r)) {
         lx_backup(l);
@@ -434,6 +508,12 @@ static lstate_t lx_run(lexer_t *l, lstate_t st) {
   }
   case S_QUOTE:
     for (;;) {
+      /* Bytes other than '\\', '"' and newline: skipped whole (no multi-byte rune holds them). */
+      while (l->pos < l->len) {
+        char c = l->input[l->pos];
+        if (c == '\\' || c == '"' || c == '\n') break;
+        l->pos++;
+      }
       int32_t r = lx_next(l);
       if (r == '\\') {
         r = lx_next(l);
@@ -444,13 +524,15 @@ static lstate_t lx_run(lexer_t *l, lstate_t st) {
       if (r == '"') break;
     }
     return lx_emit(l, IT_STRING);
-  case S_RAW_QUOTE:
-    for (;;) {
-      int32_t r = lx_next(l);
-      if (r == EOF_RUNE) return lx_errorf(l, "unterminated raw quoted string");
-      if (r == '`') break;
-    }
+  case S_RAW_QUOTE: {
+    const char *q = l->pos < l->len ? memchr(l->input + l->pos, '`', l->len - l->pos) : NULL;
+    if (!q) return lx_errorf(l, "unterminated raw quoted string");
+    size_t e = (size_t)(q - l->input) + 1;
+    l->line += count_nl(l->input + l->pos, e - l->pos);
+    l->pos = e;
+    l->lastw = 1;
     return lx_emit(l, IT_RAW_STRING);
+  }
   }
   return S_NONE;
 }
@@ -501,23 +583,35 @@ bool tpl_set_has(const tpl_set_t *set, const char *name) { return tpl__set_looku
 
 const tpl_funcs_t *tpl__set_funcs(const tpl_set_t *set) { return set->funcs; }
 
+size_t tpl__set_arena_used(const tpl_set_t *set) { return tpl_arena_used(set->arena); }
+
 /* ---- parser ---- */
 
 typedef struct ptree_s {
   tpl_tree_t *t;
   item_t token[3];
   int peek_count;
-  const char **vars;
-  size_t *vlens;
-  size_t nvars, vcap;
+  size_t vbase, nvars; /* this tree's variables: parser_t.vars[vbase..nvars) */
   int action_line, range_depth, stack_depth;
 } ptree_t;
+
+typedef struct pvar_s {
+  const char *name;
+  size_t len;
+} pvar_t;
 
 typedef struct parser_s {
   tpl_set_t *set;
   tpl_arena_t *a;
   lexer_t lex;
   ptree_t p; /* the tree being parsed */
+  /* Scratch stacks (malloc'd, reused through the parse). Node lists being
+   * built are pushed here and copied to the arena at their exact size once
+   * complete; nested lists push above and pop back first. */
+  tpl_node_t **stk;
+  size_t nstk, stkcap;
+  pvar_t *vars; /* declared variables in scope, of every tree being parsed */
+  size_t varcap;
   tpl_map_t pending; /* trees defined by this parse: name -> tree */
   jmp_buf jb;
   buf_t *err;
@@ -633,19 +727,39 @@ static tpl_node_t *p_node(parser_t *P, tpl_node_type_t type, uint32_t pos) {
   n->type = (uint8_t)type;
   n->pos = pos;
   n->tree = P->p.t;
-  n->builtin = -1;
   return n;
 }
 
-static void nodes_push(parser_t *P, tpl_nodes_t *ns, tpl_node_t *n) {
-  if (ns->n == ns->cap) {
-    size_t nc = ns->cap ? ns->cap * 2 : 4;
-    tpl_node_t **v = p_alloc(P, nc * sizeof(*v));
-    if (ns->n) memcpy(v, ns->v, ns->n * sizeof(*v));
-    ns->v = v;
-    ns->cap = nc;
+/* Pushes a node of the list being built onto the scratch stack. */
+static void stk_push(parser_t *P, tpl_node_t *n) {
+  if (P->nstk == P->stkcap) {
+    size_t nc = P->stkcap ? P->stkcap * 2 : 64;
+    tpl_node_t **v = realloc(P->stk, nc * sizeof(*v));
+    if (!v) p_fail(P, TPL_ENOMEM);
+    P->stk = v;
+    P->stkcap = nc;
   }
-  ns->v[ns->n++] = n;
+  P->stk[P->nstk++] = n;
+}
+
+/* Moves the nodes pushed since mark into an exact-size arena array. */
+static void stk_pop_into(parser_t *P, size_t mark, tpl_nodes_t *ns) {
+  size_t n = P->nstk - mark;
+  if (n) {
+    ns->v = p_alloc(P, n * sizeof(*ns->v));
+    memcpy(ns->v, P->stk + mark, n * sizeof(*ns->v));
+  }
+  ns->n = ns->cap = n;
+  P->nstk = mark;
+}
+
+/* A list (or else list) of one node. */
+static tpl_node_t *p_list_of(parser_t *P, uint32_t pos, tpl_node_t *item) {
+  tpl_node_t *l = p_node(P, TPL_N_LIST, pos);
+  l->kids.v = p_alloc(P, sizeof(*l->kids.v));
+  l->kids.v[0] = item;
+  l->kids.n = l->kids.cap = 1;
+  return l;
 }
 
 static bool has_function(parser_t *P, const char *name, size_t len) {
@@ -654,29 +768,24 @@ static bool has_function(parser_t *P, const char *name, size_t len) {
 }
 
 static void vars_push(parser_t *P, const char *name, size_t len) {
-  ptree_t *t = &P->p;
-  if (t->nvars == t->vcap) {
-    size_t nc = t->vcap ? t->vcap * 2 : 8;
-    const char **nv = p_alloc(P, nc * sizeof(*nv));
-    size_t *nl = p_alloc(P, nc * sizeof(*nl));
-    if (t->nvars) {
-      memcpy(nv, t->vars, t->nvars * sizeof(*nv));
-      memcpy(nl, t->vlens, t->nvars * sizeof(*nl));
-    }
-    t->vars = nv;
-    t->vlens = nl;
-    t->vcap = nc;
+  if (P->p.nvars == P->varcap) {
+    size_t nc = P->varcap ? P->varcap * 2 : 16;
+    pvar_t *nv = realloc(P->vars, nc * sizeof(*nv));
+    if (!nv) p_fail(P, TPL_ENOMEM);
+    P->vars = nv;
+    P->varcap = nc;
   }
-  t->vars[t->nvars] = name;
-  t->vlens[t->nvars++] = len;
+  P->vars[P->p.nvars].name = name;
+  P->vars[P->p.nvars++].len = len;
 }
 
-/* Splits "a.b.c" into identifiers; skip_first drops a leading '.' (fields). */
+/* Splits "a.b.c" into identifiers (one arena block holds both arrays). */
 static void split_idents(parser_t *P, tpl_node_t *n, const char *s, size_t len) {
   size_t cnt = 1;
   for (size_t i = 0; i < len; i++) cnt += s[i] == '.';
-  n->idents = p_alloc(P, cnt * sizeof(char *));
-  n->ilens = p_alloc(P, cnt * sizeof(size_t));
+  char *mem = p_alloc(P, cnt * (sizeof(char *) + sizeof(size_t)));
+  n->idents = (const char **)(void *)mem;
+  n->ilens = (size_t *)(void *)(mem + cnt * sizeof(char *));
   size_t k = 0, st = 0;
   for (size_t i = 0; i <= len; i++) {
     if (i == len || s[i] == '.') {
@@ -997,7 +1106,7 @@ static tpl_node_t *new_number(parser_t *P, item_t tok) {
       return n;
     }
   }
-  uint64_t u;
+  uint64_t u = 0; /* Go: 0 when ParseUint fails (the -0 case below) */
   int64_t i;
   if (parse_uint(text, len, &u)) {
     n->num |= TPL_NUM_UINT;
@@ -1064,20 +1173,22 @@ static tpl_node_t *p_term(parser_t *P) {
   item_t tok = p_next_nonspace(P);
   switch (tok.typ) {
   case IT_IDENTIFIER: {
-    if (!has_function(P, tok.val, tok.len)) p_errorf(P, "function \"%.*s\" not defined", (int)tok.len, tok.val);
+    const tpl_func_t *fn = P->set->funcs ? tpl_funcs_find(P->set->funcs, tok.val, tok.len) : NULL;
+    int builtin = fn ? -1 : tpl__builtin_find(tok.val, tok.len);
+    if (!fn && builtin < 0) p_errorf(P, "function \"%.*s\" not defined", (int)tok.len, tok.val);
     tpl_node_t *n = p_node(P, TPL_N_IDENT, tok.pos);
     n->str = tok.val;
     n->slen = tok.len;
-    if (P->set->funcs) n->fn = tpl_funcs_find(P->set->funcs, tok.val, tok.len);
-    if (!n->fn) n->builtin = tpl__builtin_find(tok.val, tok.len);
+    n->fn = fn;
+    n->builtin = builtin;
     return n;
   }
   case IT_DOT: return p_node(P, TPL_N_DOT, tok.pos);
   case IT_NIL: return p_node(P, TPL_N_NIL, tok.pos);
   case IT_VARIABLE: {
     tpl_node_t *v = new_variable(P, tok.pos, tok.val, tok.len);
-    for (size_t i = 0; i < P->p.nvars; i++)
-      if (P->p.vlens[i] == v->ilens[0] && memcmp(P->p.vars[i], v->idents[0], v->ilens[0]) == 0) return v;
+    for (size_t i = P->p.vbase; i < P->p.nvars; i++)
+      if (P->vars[i].len == v->ilens[0] && memcmp(P->vars[i].name, v->idents[0], v->ilens[0]) == 0) return v;
     p_errorf(P, "undefined variable \"%.*s\"", (int)v->ilens[0], v->idents[0]);
   }
   case IT_FIELD: return new_field(P, tok.pos, tok.val, tok.len);
@@ -1168,17 +1279,19 @@ static tpl_node_t *p_operand(parser_t *P) {
 
 static tpl_node_t *p_command(parser_t *P) {
   tpl_node_t *cmd = p_node(P, TPL_N_COMMAND, p_peek_nonspace(P).pos);
+  size_t mark = P->nstk;
   for (;;) {
     p_peek_nonspace(P);
     tpl_node_t *op = p_operand(P);
-    if (op) nodes_push(P, &cmd->kids, op);
+    if (op) stk_push(P, op);
     item_t tok = p_next(P);
     if (tok.typ == IT_SPACE) continue;
     if (tok.typ == IT_RIGHT_DELIM || tok.typ == IT_RIGHT_PAREN) p_backup(P);
     else if (tok.typ != IT_PIPE) p_unexpected(P, tok, "operand");
     break;
   }
-  if (cmd->kids.n == 0) p_errorf(P, "empty command");
+  if (P->nstk == mark) p_errorf(P, "empty command");
+  stk_pop_into(P, mark, &cmd->kids);
   return cmd;
 }
 
@@ -1231,6 +1344,7 @@ static tpl_node_t *p_pipeline(parser_t *P, const char *context, item_type_t end)
   item_t tok = p_peek_nonspace(P);
   tpl_node_t *pipe = p_node(P, TPL_N_PIPE, tok.pos);
   bool is_range = strcmp(context, "range") == 0;
+  size_t mark = P->nstk;
 decls:;
   item_t v = p_peek_nonspace(P);
   if (v.typ == IT_VARIABLE) {
@@ -1240,13 +1354,13 @@ decls:;
     if (next.typ == IT_ASSIGN || next.typ == IT_DECLARE) {
       pipe->flag = next.typ == IT_ASSIGN;
       p_next_nonspace(P);
-      nodes_push(P, &pipe->decl, new_variable(P, v.pos, v.val, v.len));
+      stk_push(P, new_variable(P, v.pos, v.val, v.len));
       vars_push(P, v.val, v.len);
     } else if (next.typ == IT_CHAR && next.len == 1 && next.val[0] == ',') {
       p_next_nonspace(P);
-      nodes_push(P, &pipe->decl, new_variable(P, v.pos, v.val, v.len));
+      stk_push(P, new_variable(P, v.pos, v.val, v.len));
       vars_push(P, v.val, v.len);
-      if (is_range && pipe->decl.n < 2) {
+      if (is_range && P->nstk - mark < 2) {
         item_type_t pt = p_peek_nonspace(P).typ;
         if (pt == IT_VARIABLE || pt == IT_RIGHT_DELIM || pt == IT_RIGHT_PAREN) goto decls;
         p_errorf(P, "range can only initialize variables");
@@ -1258,9 +1372,11 @@ decls:;
       p_backup2(P, v);
     }
   }
+  stk_pop_into(P, mark, &pipe->decl);
   for (;;) {
     item_t t = p_next_nonspace(P);
     if (t.typ == end) {
+      stk_pop_into(P, mark, &pipe->kids);
       check_pipeline(P, pipe, context);
       return pipe;
     }
@@ -1268,7 +1384,7 @@ decls:;
     case IT_BOOL: case IT_CHAR_CONSTANT: case IT_COMPLEX: case IT_DOT: case IT_FIELD: case IT_IDENTIFIER:
     case IT_NUMBER: case IT_NIL: case IT_RAW_STRING: case IT_STRING: case IT_VARIABLE: case IT_LEFT_PAREN:
       p_backup(P);
-      nodes_push(P, &pipe->kids, p_command(P));
+      stk_push(P, p_command(P));
       break;
     default: p_unexpected(P, t, context);
     }
@@ -1281,13 +1397,15 @@ static tpl_node_t *p_item_list(parser_t *P, tpl_node_t **next) {
     return p_on_new_stack(P, &j);
   }
   tpl_node_t *list = p_node(P, TPL_N_LIST, p_peek_nonspace(P).pos);
+  size_t mark = P->nstk;
   while (p_peek_nonspace(P).typ != IT_EOF) {
     tpl_node_t *n = p_text_or_action(P);
     if (n->type == TPL_N_END || n->type == TPL_N_ELSE) {
       *next = n;
+      stk_pop_into(P, mark, &list->kids);
       return list;
     }
-    nodes_push(P, &list->kids, n);
+    stk_push(P, n);
   }
   p_errorf(P, "unexpected EOF");
 }
@@ -1304,12 +1422,10 @@ static void p_control(parser_t *P, const char *context, tpl_node_t *n) {
   if (next->type == TPL_N_ELSE) {
     if (strcmp(context, "if") == 0 && p_peek(P).typ == IT_IF) {
       p_next(P);
-      else_list = p_node(P, TPL_N_LIST, next->pos);
-      nodes_push(P, &else_list->kids, p_if(P));
+      else_list = p_list_of(P, next->pos, p_if(P));
     } else if (strcmp(context, "with") == 0 && p_peek(P).typ == IT_WITH) {
       p_next(P);
-      else_list = p_node(P, TPL_N_LIST, next->pos);
-      nodes_push(P, &else_list->kids, p_with(P));
+      else_list = p_list_of(P, next->pos, p_with(P));
     } else {
       else_list = p_item_list(P, &next);
       if (next->type != TPL_N_END) p_errorf(P, "expected end; found %s", next->type == TPL_N_ELSE ? "{{else}}" : "{{end}}");
@@ -1393,6 +1509,7 @@ static ptree_t p_start_tree(parser_t *P, tpl_tree_t *t) {
   ptree_t saved = P->p;
   memset(&P->p, 0, sizeof P->p);
   P->p.t = t;
+  P->p.vbase = P->p.nvars = saved.nvars;
   vars_push(P, "$", 1);
   return saved;
 }
@@ -1517,6 +1634,7 @@ static void p_definition(parser_t *P) {
 static void p_parse(parser_t *P) {
   tpl_tree_t *top = P->p.t;
   top->root = p_node(P, TPL_N_LIST, p_peek(P).pos);
+  size_t mark = P->nstk;
   while (p_peek(P).typ != IT_EOF) {
     if (p_peek(P).typ == IT_LEFT_DELIM) {
       item_t delim = p_next(P);
@@ -1532,11 +1650,19 @@ static void p_parse(parser_t *P) {
     tpl_node_t *n = p_text_or_action(P);
     if (n->type == TPL_N_END || n->type == TPL_N_ELSE)
       p_errorf(P, "unexpected %s", n->type == TPL_N_END ? "{{end}}" : "{{else}}");
-    nodes_push(P, &top->root->kids, n);
+    stk_push(P, n);
   }
+  stk_pop_into(P, mark, &top->root->kids);
 }
 
 int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len, buf_t *err) {
+  if (len > UINT32_MAX) { /* positions are 32-bit */
+    if (err) {
+      buf_reset(err);
+      buf_printf(err, "template: %s: text of %zu bytes is too long (at most %u)", name, len, (unsigned)UINT32_MAX);
+    }
+    return TPL_EPARSE;
+  }
   parser_t *P = calloc(1, sizeof(*P));
   if (!P) return TPL_ENOMEM;
   buf_t local = BUF_INIT;
@@ -1582,6 +1708,8 @@ int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len
   }
   tpl__stack_fini(&P->stack);
   buf_free(&local);
+  free(P->stk);
+  free(P->vars);
   free(P);
   return rc;
 }

@@ -57,28 +57,46 @@ typedef struct tpl_nodes_s {
 
 enum { TPL_NUM_INT = 1, TPL_NUM_UINT = 2, TPL_NUM_FLOAT = 4, TPL_NUM_COMPLEX = 8 };
 
+/* A parse tree node (80 bytes). The fields after slen share storage: read
+ * only those of the node's own type (listed per group below); the others
+ * alias them. */
 struct tpl_node_s {
   uint8_t type;       /* tpl_node_type_t */
   bool flag;          /* bool value; pipe: is assignment */
   uint8_t num;        /* TPL_NUM_* flags */
   uint32_t pos;       /* byte offset in the tree's text */
   const tpl_tree_t *tree;
-  tpl_nodes_t kids;   /* list items, pipe commands, command args */
-  tpl_nodes_t decl;   /* pipe declarations (variables) */
-  tpl_node_t *pipe, *list, *else_list, *node;
   const char *str;    /* text, identifier, template name, unquoted string, number text */
   size_t slen;
-  const char *quoted; /* string node: original text with quotes */
-  size_t qlen;
-  const char **idents; /* field/variable/chain identifiers */
-  size_t *ilens;
-  size_t nidents;
-  int64_t i;
-  uint64_t u;
-  double f;
-  double cre, cim;        /* complex constant */
-  int builtin;            /* identifier: builtin id or -1 */
-  const tpl_func_t *fn;   /* identifier: host function (checked first, as Go does) */
+  union {
+    struct {              /* LIST, COMMAND, PIPE (exact-size arrays: cap == n) */
+      tpl_nodes_t kids;   /* list items, pipe commands, command args */
+      tpl_nodes_t decl;   /* pipe declarations (variables) */
+    };
+    struct {              /* ACTION, TEMPLATE (pipe, may be NULL), IF, RANGE, WITH */
+      tpl_node_t *pipe, *list, *else_list;
+    };
+    struct {              /* FIELD, VARIABLE, CHAIN */
+      tpl_node_t *node;   /* CHAIN: the operand the fields apply to */
+      const char **idents; /* the identifiers */
+      size_t *ilens;
+      size_t nidents;
+    };
+    struct {              /* IDENT */
+      const tpl_func_t *fn; /* host function (checked first, as Go does), or NULL */
+      int builtin;        /* builtin id, or -1 */
+    };
+    struct {              /* NUMBER */
+      int64_t i;
+      uint64_t u;
+      double f;
+      double cre, cim;    /* complex constant */
+    };
+    struct {              /* STRING */
+      const char *quoted; /* original text with quotes */
+      size_t qlen;
+    };
+  };
 };
 
 struct tpl_tree_s {
@@ -109,5 +127,7 @@ const tpl_tree_t *tpl__set_lookup(const tpl_set_t *set, const char *name, size_t
 const tpl_funcs_t *tpl__call_funcs(tpl_call_t *call);
 /* The set's function table. */
 const tpl_funcs_t *tpl__set_funcs(const tpl_set_t *set);
+/* Bytes the set's parse trees (and copies of their texts) take in its arena. */
+size_t tpl__set_arena_used(const tpl_set_t *set);
 /* Formats an int64 rune with %#U into out (for lexer errors). */
 int tpl__fmt_sharp_u(buf_t *out, int32_t r);
