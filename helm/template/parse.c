@@ -37,7 +37,7 @@ typedef struct lexer_s {
   bool at_eof;
   int paren_depth;
   int line, start_line;
-  item_t item;
+  item_t *item; /* where the next item goes (the parser's token slot) */
   bool inside_action;
   bool break_ok, continue_ok;
   tpl_arena_t *arena;
@@ -49,10 +49,19 @@ typedef struct lexer_s {
 
 static inline bool is_space(int32_t r) { return r == ' ' || r == '\t' || r == '\r' || r == '\n'; }
 
-/* An ASCII byte that Go's isAlphaNumeric accepts: '_', a letter or a digit. */
-static inline bool ascii_alnum(unsigned char c) {
-  return c == '_' || (unsigned)(c - '0') < 10u || (unsigned)((c | 0x20) - 'a') < 26u;
-}
+/* 1 for the ASCII bytes Go's isAlphaNumeric accepts: '_', letters, digits. */
+static const uint8_t ascii_alnum_tab[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,
+    0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1,
+    0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+static inline bool ascii_alnum(unsigned char c) { return ascii_alnum_tab[c]; }
 
 /* Go's isAlphaNumeric: '_', unicode.IsLetter or unicode.IsDigit. */
 static inline bool is_alnum(int32_t r) {
@@ -126,17 +135,23 @@ static inline item_t lx_this(lexer_t *l, item_type_t t) {
 }
 
 static lstate_t lx_emit(lexer_t *l, item_type_t t) {
-  l->item = lx_this(l, t);
+  *l->item = lx_this(l, t);
   return S_NONE;
 }
 
 static int count_nl(const char *s, size_t n) {
   int c = 0;
-  const char *e = s + n;
-  while (s < e && (s = memchr(s, '\n', (size_t)(e - s))) != NULL) {
-    c++;
-    s++;
+  size_t i = 0;
+  /* Eight bytes at a time: a byte of x is zero exactly where s holds '\n'. */
+  const uint64_t ones = 0x0101010101010101u, low7 = 0x7f7f7f7f7f7f7f7fu;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    uint64_t x = w ^ (ones * '\n');
+    uint64_t nonzero = (((x & low7) + low7) | x) & ~low7; /* high bit set where the byte is not zero */
+    c += __builtin_popcountll(~nonzero & ~low7);
   }
+  for (; i < n; i++) c += s[i] == '\n';
   return c;
 }
 
@@ -181,11 +196,8 @@ static lstate_t lx_errorf(lexer_t *l, const char *fmt, ...) {
   va_end(ap);
   char *m = tpl_arena_strndup(l->arena, b.data ? b.data : "out of memory", b.data ? b.len : 13);
   buf_free(&b);
-  l->item.typ = IT_ERROR;
-  l->item.pos = (uint32_t)l->start;
-  l->item.val = m ? m : "out of memory";
-  l->item.len = (uint32_t)strlen(l->item.val);
-  l->item.line = l->start_line;
+  const char *v = m ? m : "out of memory";
+  *l->item = (item_t){IT_ERROR, (uint32_t)l->start, v, (uint32_t)strlen(v), l->start_line};
   l->start = 0;
   l->pos = 0;
   l->len = 0;
@@ -253,7 +265,9 @@ static item_type_t keyword(const char *w, size_t n) {
   return IT_ERROR;
 }
 
-static lstate_t lx_run(lexer_t *l, lstate_t st) {
+/* One state of the lexer; inlined into lx_next_item, whose loop then jumps
+ * from state to state directly. */
+static inline __attribute__((always_inline)) lstate_t lx_run(lexer_t *l, lstate_t st) {
   switch (st) {
   case S_NONE: return S_NONE;
   case S_TEXT: {
@@ -274,7 +288,7 @@ static lstate_t lx_run(lexer_t *l, lstate_t st) {
         l->pos += trim;
         lx_ignore(l);
         if (i.len > 0) {
-          l->item = i;
+          *l->item = i;
           return S_NONE;
         }
       }
@@ -301,7 +315,7 @@ static lstate_t lx_run(lexer_t *l, lstate_t st) {
     l->pos += after;
     lx_ignore(l);
     l->paren_depth = 0;
-    l->item = i;
+    *l->item = i;
     return S_NONE;
   }
   case S_COMMENT: {
@@ -334,7 +348,7 @@ static lstate_t lx_run(lexer_t *l, lstate_t st) {
       lx_ignore(l);
     }
     l->inside_action = false;
-    l->item = i;
+    *l->item = i;
     return S_NONE;
   }
   case S_INSIDE: {
@@ -537,15 +551,12 @@ static lstate_t lx_run(lexer_t *l, lstate_t st) {
   return S_NONE;
 }
 
-static item_t lx_next_item(lexer_t *l) {
-  l->item.typ = IT_EOF;
-  l->item.pos = (uint32_t)l->pos;
-  l->item.val = "EOF";
-  l->item.len = 3;
-  l->item.line = l->start_line;
+/* Lexes the next item into *out. */
+static __attribute__((noinline)) void lx_next_item(lexer_t *l, item_t *out) {
+  *out = (item_t){IT_EOF, (uint32_t)l->pos, "EOF", 3, l->start_line};
+  l->item = out;
   lstate_t st = l->inside_action ? S_INSIDE : S_TEXT;
   while ((st = lx_run(l, st)) != S_NONE) {}
-  return l->item;
 }
 
 /* ---- sets ---- */
@@ -612,6 +623,8 @@ typedef struct parser_s {
   size_t nstk, stkcap;
   pvar_t *vars; /* declared variables in scope, of every tree being parsed */
   size_t varcap;
+  pvar_t *ids; /* field names of the chain being read (p_operand) */
+  size_t idcap;
   tpl_map_t pending; /* trees defined by this parse: name -> tree */
   jmp_buf jb;
   buf_t *err;
@@ -642,12 +655,15 @@ static void p_errorf(parser_t *P, const char *fmt, ...) {
   __builtin_unreachable();
 }
 
-static item_t p_next(parser_t *P) {
+/* Token access as in Go's parser (three tokens of lookahead). The items
+ * returned live in P->p.token: valid until the next p_next/p_peek call, so
+ * callers copy an item they need longer. */
+static inline const item_t *p_next(parser_t *P) {
   if (P->p.peek_count > 0) P->p.peek_count--;
-  else P->p.token[0] = lx_next_item(&P->lex);
-  return P->p.token[P->p.peek_count];
+  else lx_next_item(&P->lex, &P->p.token[0]);
+  return &P->p.token[P->p.peek_count];
 }
-static void p_backup(parser_t *P) { P->p.peek_count++; }
+static inline void p_backup(parser_t *P) { P->p.peek_count++; }
 static void p_backup2(parser_t *P, item_t t1) {
   P->p.token[1] = t1;
   P->p.peek_count = 2;
@@ -657,20 +673,20 @@ static void p_backup3(parser_t *P, item_t t2, item_t t1) {
   P->p.token[2] = t2;
   P->p.peek_count = 3;
 }
-static item_t p_peek(parser_t *P) {
-  if (P->p.peek_count > 0) return P->p.token[P->p.peek_count - 1];
+static inline const item_t *p_peek(parser_t *P) {
+  if (P->p.peek_count > 0) return &P->p.token[P->p.peek_count - 1];
   P->p.peek_count = 1;
-  P->p.token[0] = lx_next_item(&P->lex);
-  return P->p.token[0];
+  lx_next_item(&P->lex, &P->p.token[0]);
+  return &P->p.token[0];
 }
-static item_t p_next_nonspace(parser_t *P) {
-  item_t t;
+static const item_t *p_next_nonspace(parser_t *P) {
+  const item_t *t;
   do t = p_next(P);
-  while (t.typ == IT_SPACE);
+  while (t->typ == IT_SPACE);
   return t;
 }
-static item_t p_peek_nonspace(parser_t *P) {
-  item_t t = p_next_nonspace(P);
+static const item_t *p_peek_nonspace(parser_t *P) {
+  const item_t *t = p_next_nonspace(P);
   p_backup(P);
   return t;
 }
@@ -717,7 +733,7 @@ static void p_unexpected(parser_t *P, item_t tok, const char *context) {
 }
 
 static item_t p_expect(parser_t *P, item_type_t t, const char *context) {
-  item_t tok = p_next_nonspace(P);
+  item_t tok = *p_next_nonspace(P);
   if (tok.typ != t) p_unexpected(P, tok, context);
   return tok;
 }
@@ -742,24 +758,32 @@ static void stk_push(parser_t *P, tpl_node_t *n) {
   P->stk[P->nstk++] = n;
 }
 
-/* Moves the nodes pushed since mark into an exact-size arena array. */
-static void stk_pop_into(parser_t *P, size_t mark, tpl_nodes_t *ns) {
+/* A LIST, COMMAND or PIPE node whose kids (and a pipe's declarations
+ * before them) are the nodes pushed since mark: one arena block holds the
+ * node and its arrays, at their exact size. */
+static tpl_node_t *stk_pop_node(parser_t *P, tpl_node_type_t type, uint32_t pos, size_t mark, size_t ndecl) {
   size_t n = P->nstk - mark;
-  if (n) {
-    ns->v = p_alloc(P, n * sizeof(*ns->v));
-    memcpy(ns->v, P->stk + mark, n * sizeof(*ns->v));
+  tpl_node_t *node = p_alloc(P, sizeof(*node) + n * sizeof(tpl_node_t *));
+  tpl_node_t **v = (tpl_node_t **)(void *)(node + 1);
+  node->type = (uint8_t)type;
+  node->pos = pos;
+  node->tree = P->p.t;
+  if (n) memcpy(v, P->stk + mark, n * sizeof(*v));
+  if (ndecl) {
+    node->decl.v = v;
+    node->decl.n = node->decl.cap = ndecl;
   }
-  ns->n = ns->cap = n;
+  if (n > ndecl) node->kids.v = v + ndecl;
+  node->kids.n = node->kids.cap = n - ndecl;
   P->nstk = mark;
+  return node;
 }
 
 /* A list (or else list) of one node. */
 static tpl_node_t *p_list_of(parser_t *P, uint32_t pos, tpl_node_t *item) {
-  tpl_node_t *l = p_node(P, TPL_N_LIST, pos);
-  l->kids.v = p_alloc(P, sizeof(*l->kids.v));
-  l->kids.v[0] = item;
-  l->kids.n = l->kids.cap = 1;
-  return l;
+  size_t mark = P->nstk;
+  stk_push(P, item);
+  return stk_pop_node(P, TPL_N_LIST, pos, mark, 0);
 }
 
 static bool has_function(parser_t *P, const char *name, size_t len) {
@@ -779,11 +803,16 @@ static void vars_push(parser_t *P, const char *name, size_t len) {
   P->vars[P->p.nvars++].len = len;
 }
 
-/* Splits "a.b.c" into identifiers (one arena block holds both arrays). */
-static void split_idents(parser_t *P, tpl_node_t *n, const char *s, size_t len) {
+/* A FIELD or VARIABLE node of the identifiers of "a.b.c" (one arena block
+ * holds the node and both arrays). */
+static tpl_node_t *split_idents(parser_t *P, tpl_node_type_t type, uint32_t pos, const char *s, size_t len) {
   size_t cnt = 1;
   for (size_t i = 0; i < len; i++) cnt += s[i] == '.';
-  char *mem = p_alloc(P, cnt * (sizeof(char *) + sizeof(size_t)));
+  tpl_node_t *n = p_alloc(P, sizeof(*n) + cnt * (sizeof(char *) + sizeof(size_t)));
+  char *mem = (char *)(void *)(n + 1);
+  n->type = (uint8_t)type;
+  n->pos = pos;
+  n->tree = P->p.t;
   n->idents = (const char **)(void *)mem;
   n->ilens = (size_t *)(void *)(mem + cnt * sizeof(char *));
   size_t k = 0, st = 0;
@@ -795,18 +824,15 @@ static void split_idents(parser_t *P, tpl_node_t *n, const char *s, size_t len) 
     }
   }
   n->nidents = k;
+  return n;
 }
 
 static tpl_node_t *new_variable(parser_t *P, uint32_t pos, const char *s, size_t len) {
-  tpl_node_t *n = p_node(P, TPL_N_VARIABLE, pos);
-  split_idents(P, n, s, len);
-  return n;
+  return split_idents(P, TPL_N_VARIABLE, pos, s, len);
 }
 
 static tpl_node_t *new_field(parser_t *P, uint32_t pos, const char *s, size_t len) {
-  tpl_node_t *n = p_node(P, TPL_N_FIELD, pos);
-  split_idents(P, n, s + 1, len - 1);
-  return n;
+  return split_idents(P, TPL_N_FIELD, pos, s + 1, len - 1);
 }
 
 /* ---- strconv.Unquote / UnquoteChar ---- */
@@ -1170,7 +1196,7 @@ static tpl_node_t *p_if(parser_t *P);
 static tpl_node_t *p_with(parser_t *P);
 
 static tpl_node_t *p_term(parser_t *P) {
-  item_t tok = p_next_nonspace(P);
+  item_t tok = *p_next_nonspace(P);
   switch (tok.typ) {
   case IT_IDENTIFIER: {
     const tpl_func_t *fn = P->set->funcs ? tpl_funcs_find(P->set->funcs, tok.val, tok.len) : NULL;
@@ -1224,75 +1250,84 @@ static tpl_node_t *p_term(parser_t *P) {
 static tpl_node_t *p_operand(parser_t *P) {
   tpl_node_t *node = p_term(P);
   if (!node) return NULL;
-  if (p_peek(P).typ == IT_FIELD) {
-    tpl_node_t *chain = p_node(P, TPL_N_CHAIN, p_peek(P).pos);
-    chain->node = node;
-    size_t cap = 4;
-    chain->idents = p_alloc(P, cap * sizeof(char *));
-    chain->ilens = p_alloc(P, cap * sizeof(size_t));
-    while (p_peek(P).typ == IT_FIELD) {
-      item_t f = p_next(P);
-      if (chain->nidents == cap) {
-        size_t nc = cap * 2;
-        const char **ni = p_alloc(P, nc * sizeof(char *));
-        size_t *nl = p_alloc(P, nc * sizeof(size_t));
-        memcpy(ni, chain->idents, cap * sizeof(char *));
-        memcpy(nl, chain->ilens, cap * sizeof(size_t));
-        chain->idents = ni;
-        chain->ilens = nl;
-        cap = nc;
-      }
-      chain->idents[chain->nidents] = f.val + 1;
-      chain->ilens[chain->nidents++] = f.len - 1;
+  if (p_peek(P)->typ != IT_FIELD) return node;
+  /* Go builds a Chain of the field names that follow, then turns a field or
+   * variable chain back into a field or variable of the joined names
+   * (Go: newField(chain.Position(), chain.String())); we join the names
+   * directly. */
+  uint32_t cpos = p_peek(P)->pos;
+  size_t k = 0;
+  while (p_peek(P)->typ == IT_FIELD) {
+    const item_t *f = p_next(P);
+    if (k == P->idcap) {
+      size_t nc = P->idcap ? P->idcap * 2 : 16;
+      pvar_t *ni = realloc(P->ids, nc * sizeof(*ni));
+      if (!ni) p_fail(P, TPL_ENOMEM);
+      P->ids = ni;
+      P->idcap = nc;
     }
-    switch (node->type) {
-    case TPL_N_FIELD:
-    case TPL_N_VARIABLE: {
-      buf_t b = BUF_INIT;
-      tpl__node_string(chain, &b);
-      char *s = tpl_arena_strndup(P->a, b.data ? b.data : "", b.len);
-      size_t sl = b.len;
-      buf_free(&b);
-      if (!s) p_fail(P, TPL_ENOMEM);
-      node = node->type == TPL_N_FIELD ? new_field(P, chain->pos, s, sl) : new_variable(P, chain->pos, s, sl);
-      break;
-    }
-    case TPL_N_BOOL:
-    case TPL_N_STRING:
-    case TPL_N_NUMBER:
-    case TPL_N_NIL:
-    case TPL_N_DOT: {
-      buf_t b = BUF_INIT, q = BUF_INIT;
-      tpl__node_string(node, &b);
-      tpl_fmt_quote(&q, b.data ? b.data : "", b.len);
-      char *m = tpl_arena_strndup(P->a, q.data ? q.data : "", q.len);
-      buf_free(&b);
-      buf_free(&q);
-      if (!m) p_fail(P, TPL_ENOMEM);
-      p_errorf(P, "unexpected . after term %s", m);
-    }
-    default: node = chain;
-    }
+    P->ids[k].name = f->val + 1;
+    P->ids[k++].len = f->len - 1;
   }
-  return node;
+  size_t base = 0;
+  tpl_node_t *out;
+  switch (node->type) {
+  case TPL_N_FIELD:
+  case TPL_N_VARIABLE:
+    base = node->nidents;
+    out = p_alloc(P, sizeof(*out) + (base + k) * (sizeof(char *) + sizeof(size_t)));
+    out->type = node->type;
+    break;
+  case TPL_N_BOOL:
+  case TPL_N_STRING:
+  case TPL_N_NUMBER:
+  case TPL_N_NIL:
+  case TPL_N_DOT: {
+    buf_t b = BUF_INIT, q = BUF_INIT;
+    tpl__node_string(node, &b);
+    tpl_fmt_quote(&q, b.data ? b.data : "", b.len);
+    char *m = tpl_arena_strndup(P->a, q.data ? q.data : "", q.len);
+    buf_free(&b);
+    buf_free(&q);
+    if (!m) p_fail(P, TPL_ENOMEM);
+    p_errorf(P, "unexpected . after term %s", m);
+  }
+  default:
+    out = p_alloc(P, sizeof(*out) + k * (sizeof(char *) + sizeof(size_t)));
+    out->type = TPL_N_CHAIN;
+    out->node = node;
+  }
+  out->pos = cpos;
+  out->tree = P->p.t;
+  out->idents = (const char **)(void *)(out + 1);
+  out->ilens = (size_t *)(void *)(out->idents + base + k);
+  for (size_t i = 0; i < base; i++) {
+    out->idents[i] = node->idents[i];
+    out->ilens[i] = node->ilens[i];
+  }
+  for (size_t i = 0; i < k; i++) {
+    out->idents[base + i] = P->ids[i].name;
+    out->ilens[base + i] = P->ids[i].len;
+  }
+  out->nidents = base + k;
+  return out;
 }
 
 static tpl_node_t *p_command(parser_t *P) {
-  tpl_node_t *cmd = p_node(P, TPL_N_COMMAND, p_peek_nonspace(P).pos);
+  uint32_t pos = p_peek_nonspace(P)->pos;
   size_t mark = P->nstk;
   for (;;) {
     p_peek_nonspace(P);
     tpl_node_t *op = p_operand(P);
     if (op) stk_push(P, op);
-    item_t tok = p_next(P);
-    if (tok.typ == IT_SPACE) continue;
-    if (tok.typ == IT_RIGHT_DELIM || tok.typ == IT_RIGHT_PAREN) p_backup(P);
-    else if (tok.typ != IT_PIPE) p_unexpected(P, tok, "operand");
+    const item_t *tok = p_next(P);
+    if (tok->typ == IT_SPACE) continue;
+    if (tok->typ == IT_RIGHT_DELIM || tok->typ == IT_RIGHT_PAREN) p_backup(P);
+    else if (tok->typ != IT_PIPE) p_unexpected(P, *tok, "operand");
     break;
   }
   if (P->nstk == mark) p_errorf(P, "empty command");
-  stk_pop_into(P, mark, &cmd->kids);
-  return cmd;
+  return stk_pop_node(P, TPL_N_COMMAND, pos, mark, 0);
 }
 
 static void check_pipeline(parser_t *P, tpl_node_t *pipe, const char *context) {
@@ -1341,18 +1376,17 @@ static tpl_node_t *p_pipeline(parser_t *P, const char *context, item_type_t end)
     p_jump_t j = {.P = P, .pipeline = true, .context = context, .end = end};
     return p_on_new_stack(P, &j);
   }
-  item_t tok = p_peek_nonspace(P);
-  tpl_node_t *pipe = p_node(P, TPL_N_PIPE, tok.pos);
-  bool is_range = strcmp(context, "range") == 0;
+  uint32_t pos = p_peek_nonspace(P)->pos;
+  bool is_range = strcmp(context, "range") == 0, assign = false;
   size_t mark = P->nstk;
 decls:;
-  item_t v = p_peek_nonspace(P);
+  item_t v = *p_peek_nonspace(P);
   if (v.typ == IT_VARIABLE) {
     p_next(P);
-    item_t after = p_peek(P);
-    item_t next = p_peek_nonspace(P);
+    item_t after = *p_peek(P);
+    item_t next = *p_peek_nonspace(P);
     if (next.typ == IT_ASSIGN || next.typ == IT_DECLARE) {
-      pipe->flag = next.typ == IT_ASSIGN;
+      assign = next.typ == IT_ASSIGN;
       p_next_nonspace(P);
       stk_push(P, new_variable(P, v.pos, v.val, v.len));
       vars_push(P, v.val, v.len);
@@ -1361,7 +1395,7 @@ decls:;
       stk_push(P, new_variable(P, v.pos, v.val, v.len));
       vars_push(P, v.val, v.len);
       if (is_range && P->nstk - mark < 2) {
-        item_type_t pt = p_peek_nonspace(P).typ;
+        item_type_t pt = p_peek_nonspace(P)->typ;
         if (pt == IT_VARIABLE || pt == IT_RIGHT_DELIM || pt == IT_RIGHT_PAREN) goto decls;
         p_errorf(P, "range can only initialize variables");
       }
@@ -1372,21 +1406,22 @@ decls:;
       p_backup2(P, v);
     }
   }
-  stk_pop_into(P, mark, &pipe->decl);
+  size_t ndecl = P->nstk - mark; /* the declarations stay below the commands */
   for (;;) {
-    item_t t = p_next_nonspace(P);
-    if (t.typ == end) {
-      stk_pop_into(P, mark, &pipe->kids);
+    const item_t *t = p_next_nonspace(P);
+    if (t->typ == end) {
+      tpl_node_t *pipe = stk_pop_node(P, TPL_N_PIPE, pos, mark, ndecl);
+      pipe->flag = assign;
       check_pipeline(P, pipe, context);
       return pipe;
     }
-    switch (t.typ) {
+    switch (t->typ) {
     case IT_BOOL: case IT_CHAR_CONSTANT: case IT_COMPLEX: case IT_DOT: case IT_FIELD: case IT_IDENTIFIER:
     case IT_NUMBER: case IT_NIL: case IT_RAW_STRING: case IT_STRING: case IT_VARIABLE: case IT_LEFT_PAREN:
       p_backup(P);
       stk_push(P, p_command(P));
       break;
-    default: p_unexpected(P, t, context);
+    default: p_unexpected(P, *t, context);
     }
   }
 }
@@ -1396,14 +1431,13 @@ static tpl_node_t *p_item_list(parser_t *P, tpl_node_t **next) {
     p_jump_t j = {.P = P, .next = next};
     return p_on_new_stack(P, &j);
   }
-  tpl_node_t *list = p_node(P, TPL_N_LIST, p_peek_nonspace(P).pos);
+  uint32_t pos = p_peek_nonspace(P)->pos;
   size_t mark = P->nstk;
-  while (p_peek_nonspace(P).typ != IT_EOF) {
+  while (p_peek_nonspace(P)->typ != IT_EOF) {
     tpl_node_t *n = p_text_or_action(P);
     if (n->type == TPL_N_END || n->type == TPL_N_ELSE) {
       *next = n;
-      stk_pop_into(P, mark, &list->kids);
-      return list;
+      return stk_pop_node(P, TPL_N_LIST, pos, mark, 0);
     }
     stk_push(P, n);
   }
@@ -1420,10 +1454,10 @@ static void p_control(parser_t *P, const char *context, tpl_node_t *n) {
   if (is_range) P->p.range_depth--;
   tpl_node_t *else_list = NULL;
   if (next->type == TPL_N_ELSE) {
-    if (strcmp(context, "if") == 0 && p_peek(P).typ == IT_IF) {
+    if (strcmp(context, "if") == 0 && p_peek(P)->typ == IT_IF) {
       p_next(P);
       else_list = p_list_of(P, next->pos, p_if(P));
-    } else if (strcmp(context, "with") == 0 && p_peek(P).typ == IT_WITH) {
+    } else if (strcmp(context, "with") == 0 && p_peek(P)->typ == IT_WITH) {
       p_next(P);
       else_list = p_list_of(P, next->pos, p_with(P));
     } else {
@@ -1523,7 +1557,7 @@ static char *p_template_name(parser_t *P, item_t tok, const char *context, size_
 
 static tpl_node_t *p_block(parser_t *P) {
   const char *context = "block clause";
-  item_t tok = p_next_nonspace(P);
+  item_t tok = *p_next_nonspace(P);
   size_t nlen;
   char *name = p_template_name(P, tok, context, &nlen);
   tpl_node_t *pipe = p_pipeline(P, context, IT_RIGHT_DELIM);
@@ -1546,11 +1580,11 @@ static tpl_node_t *p_block(parser_t *P) {
 
 static tpl_node_t *p_template(parser_t *P) {
   const char *context = "template clause";
-  item_t tok = p_next_nonspace(P);
+  item_t tok = *p_next_nonspace(P);
   size_t nlen;
   char *name = p_template_name(P, tok, context, &nlen);
   tpl_node_t *pipe = NULL;
-  if (p_next_nonspace(P).typ != IT_RIGHT_DELIM) {
+  if (p_next_nonspace(P)->typ != IT_RIGHT_DELIM) {
     p_backup(P);
     pipe = p_pipeline(P, context, IT_RIGHT_DELIM);
   }
@@ -1562,19 +1596,19 @@ static tpl_node_t *p_template(parser_t *P) {
 }
 
 static tpl_node_t *p_action(parser_t *P) {
-  item_t tok = p_next_nonspace(P);
+  item_t tok = *p_next_nonspace(P);
   switch (tok.typ) {
   case IT_BLOCK: return p_block(P);
   case IT_BREAK:
   case IT_CONTINUE: {
     bool brk = tok.typ == IT_BREAK;
-    item_t t2 = p_next_nonspace(P);
+    item_t t2 = *p_next_nonspace(P);
     if (t2.typ != IT_RIGHT_DELIM) p_unexpected(P, t2, brk ? "{{break}}" : "{{continue}}");
     if (P->p.range_depth == 0) p_errorf(P, "%s outside {{range}}", brk ? "{{break}}" : "{{continue}}");
     return p_node(P, brk ? TPL_N_BREAK : TPL_N_CONTINUE, tok.pos);
   }
   case IT_ELSE: {
-    item_t pk = p_peek_nonspace(P);
+    item_t pk = *p_peek_nonspace(P);
     if (pk.typ == IT_IF || pk.typ == IT_WITH) return p_node(P, TPL_N_ELSE, pk.pos);
     item_t t2 = p_expect(P, IT_RIGHT_DELIM, "else");
     return p_node(P, TPL_N_ELSE, t2.pos);
@@ -1590,14 +1624,13 @@ static tpl_node_t *p_action(parser_t *P) {
   default: break;
   }
   p_backup(P);
-  item_t t = p_peek(P);
-  tpl_node_t *n = p_node(P, TPL_N_ACTION, t.pos);
+  tpl_node_t *n = p_node(P, TPL_N_ACTION, p_peek(P)->pos);
   n->pipe = p_pipeline(P, "command", IT_RIGHT_DELIM);
   return n;
 }
 
 static tpl_node_t *p_text_or_action(parser_t *P) {
-  item_t tok = p_next_nonspace(P);
+  item_t tok = *p_next_nonspace(P);
   switch (tok.typ) {
   case IT_TEXT: {
     tpl_node_t *n = p_node(P, TPL_N_TEXT, tok.pos);
@@ -1618,7 +1651,7 @@ static tpl_node_t *p_text_or_action(parser_t *P) {
 
 static void p_definition(parser_t *P) {
   const char *context = "define clause";
-  item_t tok = p_next_nonspace(P);
+  item_t tok = *p_next_nonspace(P);
   if (tok.typ != IT_STRING && tok.typ != IT_RAW_STRING) p_unexpected(P, tok, context);
   const char *name;
   size_t nlen;
@@ -1633,12 +1666,12 @@ static void p_definition(parser_t *P) {
 
 static void p_parse(parser_t *P) {
   tpl_tree_t *top = P->p.t;
-  top->root = p_node(P, TPL_N_LIST, p_peek(P).pos);
+  uint32_t pos = p_peek(P)->pos;
   size_t mark = P->nstk;
-  while (p_peek(P).typ != IT_EOF) {
-    if (p_peek(P).typ == IT_LEFT_DELIM) {
-      item_t delim = p_next(P);
-      if (p_next_nonspace(P).typ == IT_DEFINE) {
+  while (p_peek(P)->typ != IT_EOF) {
+    if (p_peek(P)->typ == IT_LEFT_DELIM) {
+      item_t delim = *p_next(P);
+      if (p_next_nonspace(P)->typ == IT_DEFINE) {
         tpl_tree_t *dt = new_tree(P, "definition", 10);
         ptree_t saved = p_start_tree(P, dt);
         p_definition(P);
@@ -1652,7 +1685,7 @@ static void p_parse(parser_t *P) {
       p_errorf(P, "unexpected %s", n->type == TPL_N_END ? "{{end}}" : "{{else}}");
     stk_push(P, n);
   }
-  stk_pop_into(P, mark, &top->root->kids);
+  top->root = stk_pop_node(P, TPL_N_LIST, pos, mark, 0);
 }
 
 int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len, buf_t *err) {
@@ -1710,6 +1743,7 @@ int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len
   buf_free(&local);
   free(P->stk);
   free(P->vars);
+  free(P->ids);
   free(P);
   return rc;
 }
