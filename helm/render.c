@@ -1090,7 +1090,13 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
     }
     buf_t out = BUF_INIT, eb = BUF_INIT;
     tpl_exec_opts_t eo = {.missingkey = st->mk, .udata = st};
+    /* What the template makes is given back once its text is out, unless it wrote into a map or
+     * list that outlives it (`set` on .Values, ...): then the arena keeps it all. Between templates
+     * include's nesting counts are all zero, so the names they point to are dropped as well. */
+    st->helm.ninc = 0;
+    tpl_arena_mark_t mark = tpl_arena_mark(a);
     int r = tpl_set_execute(set, b.t[i].name, b.t[i].dot, a, &eo, &out, &eb);
+    tpl_arena_release(a, &mark);
     if (r) {
       if (r == TPL_ENOMEM) rc = RENDER_ENOMEM;
       else {
@@ -1102,24 +1108,28 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
       goto done;
     }
     buf_free(&eb);
-    buf_t clean = BUF_INIT;
-    if (buf_reserve(&clean, out.len)) {
+    /* strings.ReplaceAll(text, "<no value>", ""), in place (the text only shrinks), then the
+     * buffer cut to its length. */
+    if (buf_reserve(&out, 0)) {
       buf_free(&out);
       rc = RENDER_ENOMEM;
       goto done;
     }
+    size_t w = 0;
     for (size_t k = 0; k < out.len;) {
-      if (out.len - k >= 10 && !memcmp(out.data + k, "<no value>", 10)) {
-        k += 10;
-        continue;
-      }
-      clean.data[clean.len++] = out.data[k++];
+      const char *nv = memmem(out.data + k, out.len - k, "<no value>", 10);
+      size_t run = nv ? (size_t)(nv - out.data) - k : out.len - k;
+      if (w != k) memmove(out.data + w, out.data + k, run);
+      w += run;
+      k += run + (nv ? 10 : 0);
     }
-    clean.data[clean.len] = 0;
-    buf_free(&out);
+    out.data[w] = 0;
+    out.len = w;
+    char *text = realloc(out.data, w + 1);
+    if (text) out.data = text, out.cap = w + 1;
     outv[nout].name = strdup(b.t[i].name);
-    outv[nout].len = clean.len;
-    outv[nout].text = buf_steal(&clean);
+    outv[nout].len = out.len;
+    outv[nout].text = buf_steal(&out);
     if (!outv[nout].name) {
       free(outv[nout].text);
       rc = RENDER_ENOMEM;

@@ -52,6 +52,73 @@ static int set_file_reader(void *ud, const char *name, char **data, size_t *len,
   return r;
 }
 
+/* The output as pieces of text that stay where they are (rendered documents, literals). */
+typedef struct outv_s {
+  struct {
+    const char *p;
+    size_t n;
+  } *v;
+  size_t n, cap;
+  bool oom;
+} outv_t;
+
+static void outv_add(outv_t *o, const char *p, size_t n) {
+  if (o->n == o->cap) {
+    size_t nc = o->cap ? o->cap * 2 : 64;
+    void *nv = realloc(o->v, nc * sizeof *o->v);
+    if (!nv) {
+      o->oom = true;
+      return;
+    }
+    o->v = nv;
+    o->cap = nc;
+  }
+  o->v[o->n].p = p;
+  o->v[o->n++].n = n;
+}
+
+/* "---\n# Source: PATH\nCONTENT\n" */
+static void outv_doc(outv_t *o, const char *path, const char *content) {
+  outv_add(o, "---\n# Source: ", 14);
+  outv_add(o, path, strlen(path));
+  outv_add(o, "\n", 1);
+  outv_add(o, content, strlen(content));
+  outv_add(o, "\n", 1);
+}
+
+/* strings.TrimSpace over the pieces: Unicode spaces (unicode.IsSpace) cut at both ends. A piece
+ * never splits a character (pieces are whole documents or ASCII literals). */
+static void outv_trim_space(outv_t *o) {
+  size_t first = 0;
+  while (first < o->n) {
+    size_t sz;
+    while (o->v[first].n && yaml_utf8_is_space(o->v[first].p, o->v[first].n, &sz)) o->v[first].p += sz, o->v[first].n -= sz;
+    if (o->v[first].n) break;
+    first++;
+  }
+  if (first) {
+    memmove(o->v, o->v + first, (o->n - first) * sizeof *o->v);
+    o->n -= first;
+  }
+  while (o->n) {
+    const char *p = o->v[o->n - 1].p;
+    size_t n = o->v[o->n - 1].n;
+    while (n) {
+      /* the last character, found as utf8.DecodeLastRuneInString finds it (invalid: not a space) */
+      size_t st = n - 1, sz;
+      if ((unsigned char)p[st] >= 0x80) {
+        size_t lim = n >= 4 ? n - 4 : 0;
+        while (st > lim && ((unsigned char)p[st] & 0xC0) == 0x80) st--;
+      }
+      if (!yaml_utf8_is_space(p + st, n - st, &sz) || sz != n - st) break;
+      n = st;
+    }
+    o->v[o->n - 1].n = n;
+    if (n) break;
+    o->n--;
+  }
+}
+
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...) {
   va_list ap;
@@ -273,43 +340,41 @@ int template_cmd_main(int argc, char **argv) {
     goto out;
   }
   buf_free(&err);
-  /* rel.Manifest: CRDs (--include-crds) then manifests; written to files with --output-dir */
-  buf_t man = BUF_INIT;
+  /* rel.Manifest: CRDs (--include-crds) then manifests; written to files with --output-dir. The
+   * output is a list of pieces pointing into the rendered documents: written as they are, or
+   * joined once for --show-only. */
+  outv_t ov = {0};
   const char *outdir = output_dir;
   char *reldir = NULL;
   if (output_dir && use_release_name && asprintf(&reldir, "%s/%s", output_dir, name) >= 0) outdir = reldir;
   if (include_crds)
     for (size_t i = 0; i < o.ncrds; i++) {
       if (output_dir) write_out(output_dir, o.crds[i].path, o.crds[i].content, &written);
-      else buf_printf(&man, "---\n# Source: %s\n%s\n", o.crds[i].path, o.crds[i].content);
+      else outv_doc(&ov, o.crds[i].path, o.crds[i].content);
     }
   for (size_t i = 0; i < o.nmanifests; i++) {
     if (output_dir) write_out(outdir, o.manifests[i].path, o.manifests[i].content, &written);
-    else buf_printf(&man, "---\n# Source: %s\n%s\n", o.manifests[i].path, o.manifests[i].content);
+    else outv_doc(&ov, o.manifests[i].path, o.manifests[i].content);
   }
   /* fmt.Fprintln(&manifests, strings.TrimSpace(rel.Manifest)) */
-  buf_t all = BUF_INIT;
-  {
-    const char *p = man.data ? man.data : "";
-    size_t n = man.len;
-    while (n) {
-      size_t sz;
-      if (!yaml_utf8_is_space(p, n, &sz)) break;
-      p += sz, n -= sz;
-    }
-    while (n && (p[n - 1] == ' ' || p[n - 1] == '\n' || p[n - 1] == '\t' || p[n - 1] == '\r' || p[n - 1] == '\v' ||
-                 p[n - 1] == '\f'))
-      n--;
-    buf_append(&all, p, n);
-    buf_putc(&all, '\n');
-  }
-  buf_free(&man);
+  outv_trim_space(&ov);
+  outv_add(&ov, "\n", 1);
   if (!no_hooks)
     for (size_t i = 0; i < o.nhooks; i++) {
       if (skip_tests && o.hooks[i].is_test) continue;
       if (output_dir) write_out(outdir, o.hooks[i].path, o.hooks[i].content, &written);
-      else buf_printf(&all, "---\n# Source: %s\n%s\n", o.hooks[i].path, o.hooks[i].content);
+      else outv_doc(&ov, o.hooks[i].path, o.hooks[i].content);
     }
+  if (ov.oom) {
+    free(reldir);
+    free(ov.v);
+    render_output_free(&o);
+    fail("out of memory");
+    goto out;
+  }
+  buf_t all = BUF_INIT;
+  if (show.n)
+    for (size_t i = 0; i < ov.n; i++) buf_append(&all, ov.v[i].p, ov.v[i].n);
   free(reldir);
   if (show.n) {
     /* SplitManifests of the whole output, then "# Source: <chart>/(path)" matched with filepath.Match */
@@ -350,15 +415,17 @@ int template_cmd_main(int argc, char **argv) {
       fail("could not find template %s in chart", missing);
       buf_free(&sel);
       buf_free(&all);
+      free(ov.v);
       render_output_free(&o);
       goto out;
     }
     fwrite(sel.data ? sel.data : "", 1, sel.len, stdout);
     buf_free(&sel);
   } else {
-    fwrite(all.data, 1, all.len, stdout);
+    for (size_t i = 0; i < ov.n; i++) fwrite(ov.v[i].p, 1, ov.v[i].n, stdout);
   }
   buf_free(&all);
+  free(ov.v);
   render_output_free(&o);
   rc = 0;
 out:

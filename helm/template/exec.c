@@ -1284,6 +1284,7 @@ static int call_builtin(tpl__state_t *s, int id, tpl_value_t *args, size_t n, co
     nl->len = (size_t)(idx[1] - idx[0]);
     nl->cap = (size_t)((ni == 3 ? idx[2] : (int64_t)cap) - idx[0]);
     nl->elem = item.u.list->elem;
+    nl->gen = item.u.list->gen; /* a write through the slice lands in the original's array */
     out->u.list = nl;
     return 0;
   }

@@ -18,59 +18,102 @@ typedef struct {
 
 static const char hexd[] = "0123456789abcdef";
 
-static void jput(jenc_t *e, const char *s, size_t n) {
-  if (!e->rc && buf_append(e->o, s, n)) e->rc = TPL_ENOMEM;
+/* Appends n bytes (nothing once an error is set); most appends are a few bytes, so the room check
+ * is inline. */
+static inline void jput(jenc_t *e, const char *s, size_t n) {
+  buf_t *o = e->o;
+  if (e->rc) return;
+  if (o->len + n + 1 > o->cap && buf_reserve(o, n)) {
+    e->rc = TPL_ENOMEM;
+    return;
+  }
+  memcpy(o->data + o->len, s, n);
+  o->len += n;
+  o->data[o->len] = 0;
 }
+
+static inline void jputc(jenc_t *e, char c) { jput(e, &c, 1); }
+
+/* Per byte: 0 copied as it is; 1 escaped; 2 escaped when HTML-escaping (<, >, &); 3 the start of
+ * a multi-byte sequence (copied unless invalid or U+2028/U+2029). */
+static const unsigned char json_class[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+};
 
 void sprig__json_string(buf_t *o, const char *s, size_t n, bool html);
 void sprig__json_string(buf_t *o, const char *s, size_t n, bool html) {
-  buf_putc(o, '"');
-  size_t start = 0;
-  for (size_t i = 0; i < n;) {
-    unsigned char b = (unsigned char)s[i];
-    if (b < 0x80) {
-      bool safe = b >= 0x20 && b != '"' && b != '\\' && (!html || (b != '<' && b != '>' && b != '&'));
-      if (safe) {
-        i++;
+  const unsigned char *p = (const unsigned char *)s;
+  const unsigned mask = html ? 3 : 1;
+  /* Room for the text, both quotes and the NUL; each escape reserves its own growth, so runs of
+   * plain bytes are copied without checks. */
+  if (buf_reserve(o, n + 2)) return;
+  o->data[o->len++] = '"';
+  size_t start = 0, i = 0;
+  for (;;) {
+    while (i < n && !(json_class[p[i]] & mask)) i++;
+    if (i >= n) break;
+    unsigned char b = p[i];
+    char esc[8];
+    size_t el;
+    size_t w = 1;
+    if (b >= 0x80) {
+      int32_t r;
+      w = tpl__utf8_decode(s + i, n - i, &r);
+      if (r == 0xFFFD && w == 1) memcpy(esc, "\\ufffd", el = 6);
+      else if (r == 0x2028 || r == 0x2029) memcpy(esc, r == 0x2028 ? "\\u2028" : "\\u2029", el = 6);
+      else {
+        i += w;
         continue;
       }
-      buf_append(o, s + start, i - start);
+    } else {
       switch (b) {
-      case '\\': case '"': buf_putc(o, '\\'); buf_putc(o, (char)b); break;
-      case '\b': buf_puts(o, "\\b"); break;
-      case '\f': buf_puts(o, "\\f"); break;
-      case '\n': buf_puts(o, "\\n"); break;
-      case '\r': buf_puts(o, "\\r"); break;
-      case '\t': buf_puts(o, "\\t"); break;
+      case '\\': case '"': esc[0] = '\\', esc[1] = (char)b, el = 2; break;
+      case '\b': memcpy(esc, "\\b", el = 2); break;
+      case '\f': memcpy(esc, "\\f", el = 2); break;
+      case '\n': memcpy(esc, "\\n", el = 2); break;
+      case '\r': memcpy(esc, "\\r", el = 2); break;
+      case '\t': memcpy(esc, "\\t", el = 2); break;
       default: {
         char u[6] = {'\\', 'u', '0', '0', hexd[b >> 4], hexd[b & 15]};
-        buf_append(o, u, 6);
+        memcpy(esc, u, el = 6);
       }
       }
-      i++;
-      start = i;
-      continue;
     }
-    int32_t r;
-    size_t w = tpl__utf8_decode(s + i, n - i, &r);
-    if (r == 0xFFFD && w == 1) {
-      buf_append(o, s + start, i - start);
-      buf_puts(o, "\\ufffd");
-      i++;
-      start = i;
-      continue;
+    memcpy(o->data + o->len, s + start, i - start);
+    o->len += i - start;
+    /* the escape, the rest of the text, the closing quote and the NUL */
+    if (buf_reserve(o, el + (n - i - w) + 1)) {
+      o->data[o->len] = 0;
+      return;
     }
-    if (r == 0x2028 || r == 0x2029) {
-      buf_append(o, s + start, i - start);
-      buf_puts(o, r == 0x2028 ? "\\u2028" : "\\u2029");
-      i += w;
-      start = i;
-      continue;
-    }
+    memcpy(o->data + o->len, esc, el);
+    o->len += el;
     i += w;
+    start = i;
   }
-  buf_append(o, s + start, n - start);
-  buf_putc(o, '"');
+  memcpy(o->data + o->len, s + start, n - start);
+  o->len += n - start;
+  o->data[o->len++] = '"';
+  o->data[o->len] = 0;
+}
+
+/* Appends a Go int64/uint64 in decimal. */
+static void jint(jenc_t *e, uint64_t u, bool neg) {
+  char t[24];
+  size_t k = sizeof t;
+  do {
+    t[--k] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (neg) t[--k] = '-';
+  jput(e, t + k, sizeof t - k);
 }
 
 /* Appends a float64 as encoding/json does; -1 for NaN/Inf. */
@@ -114,11 +157,9 @@ static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
   case TPL_BOOL: v->u.b ? jput(e, "true", 4) : jput(e, "false", 5); return;
   case TPL_INT:
   case TPL_INT64:
-    if (buf_printf(e->o, "%lld", (long long)v->u.i)) e->rc = TPL_ENOMEM;
+    jint(e, v->u.i < 0 ? -(uint64_t)v->u.i : (uint64_t)v->u.i, v->u.i < 0);
     return;
-  case TPL_UINT64:
-    if (buf_printf(e->o, "%llu", (unsigned long long)v->u.u)) e->rc = TPL_ENOMEM;
-    return;
+  case TPL_UINT64: jint(e, v->u.u, false); return;
   case TPL_FLOAT64:
     if (sprig__json_float(e->o, v->u.f)) {
       if (e->err) {
@@ -142,14 +183,14 @@ static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
       buf_free(&b);
       return;
     }
-    jput(e, "[", 1);
-    for (size_t i = 0; i < l->len; i++) {
-      if (i) jput(e, ",", 1);
+    jputc(e, '[');
+    for (size_t i = 0; i < l->len && !e->rc; i++) {
+      if (i) jputc(e, ',');
       newline(e, depth + 1);
       jenc(e, &l->items[i], depth + 1);
     }
     if (l->len) newline(e, depth);
-    jput(e, "]", 1);
+    jputc(e, ']');
     return;
   }
   case TPL_MAP: {
@@ -158,27 +199,29 @@ static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
       jput(e, "null", 4);
       return;
     }
-    jput(e, "{", 1);
-    const tpl_map_entry_t **es = NULL;
-    if (m->len) {
+    jputc(e, '{');
+    const tpl_map_entry_t *small[32], **es = small;
+    if (m->len > sizeof small / sizeof *small) {
       es = malloc(m->len * sizeof(*es));
       if (!es) {
         e->rc = TPL_ENOMEM;
         return;
       }
+    }
+    if (m->len) {
       for (size_t i = 0; i < m->len; i++) es[i] = &m->ents[i];
       tpl__sort_entries(es, m->len);
     }
     for (size_t i = 0; i < m->len && !e->rc; i++) {
-      if (i) jput(e, ",", 1);
+      if (i) jputc(e, ',');
       newline(e, depth + 1);
       sprig__json_string(e->o, es[i]->key, es[i]->klen, e->html);
       jput(e, e->indent ? ": " : ":", e->indent ? 2 : 1);
       jenc(e, &es[i]->val, depth + 1);
     }
     if (m->len) newline(e, depth);
-    jput(e, "}", 1);
-    free(es);
+    jputc(e, '}');
+    if (es != small) free(es);
     return;
   }
   case TPL_OBJECT: {

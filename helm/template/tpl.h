@@ -35,6 +35,24 @@ size_t tpl_arena_used(const tpl_arena_t *a);
 /* True when an allocation failed because of the arena's limit (not the system). */
 bool tpl_arena_over_limit(const tpl_arena_t *a);
 
+/* A point in an arena's life (tpl_arena_mark). */
+typedef struct tpl_arena_mark_s {
+  void *chunk;     /* the chunk allocations came from at the mark (NULL: none yet) */
+  size_t used;     /* its bytes in use then */
+  size_t total;    /* the arena's tpl_arena_used then */
+  uint64_t seq;    /* chunks numbered above this were made after the mark */
+} tpl_arena_mark_t;
+
+/* Marks the arena so that what is allocated from now on can be given back with
+ * tpl_arena_release. Lists and maps made after the mark belong to a new generation; writing into
+ * one made before it (tpl_map_set, tpl_list_push, also through a slice of it) is noted, because
+ * the container would then refer to memory the release frees. Marks do not nest. */
+tpl_arena_mark_t tpl_arena_mark(tpl_arena_t *a);
+/* Gives back everything allocated since the mark unless a list or map made before the mark was
+ * written since (then nothing is freed and false is returned); true when released. Nothing made
+ * after the mark may be used afterwards. Ends the mark either way. */
+bool tpl_arena_release(tpl_arena_t *a, const tpl_arena_mark_t *m);
+
 /* ---- values ---------------------------------------------------------- */
 
 /* Go kinds. TPL_INVALID is Go's invalid reflect.Value ("<no value>");
@@ -116,6 +134,7 @@ struct tpl_list_s {
   size_t len, cap;
   tpl_value_t *items;
   uint8_t elem; /* tpl_elem_t of the items: decides the zero value and append's growth */
+  uint32_t gen; /* arena generation of the list and its items (a slice has its array's): see tpl_arena_mark */
   /* A named slice type (Go `type VersionSet []string`): its name for %T and errors and its
    * methods (which receive this tpl_list_t as tpl_call_self); NULL: an unnamed []T. */
   const struct tpl_type_s *type;
@@ -131,7 +150,8 @@ struct tpl_map_s {
   size_t len, cap;
   tpl_map_entry_t *ents; /* insertion order; printing and range sort keys */
   uint32_t *index;       /* open-addressing hash of ents positions + 1 */
-  size_t icap;
+  uint32_t icap;
+  uint32_t gen;          /* arena generation the map was made in: see tpl_arena_mark */
   /* A named map type with methods (Go `type files map[string][]byte`): name
    * and methods, which receive this tpl_map_t as tpl_call_self. `.Name` calls a method when the
    * type has one (methods win over keys, as in Go), else looks the key up; range, index, len and

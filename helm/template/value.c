@@ -1,4 +1,5 @@
 /* The value model: arena, scalar/list/map values, Go type names, truth, JSON loading. */
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,10 +7,12 @@
 #include <ucontext.h>
 #include <unistd.h>
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define TPL__ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define TPL__ASAN 1
 #endif
@@ -24,13 +27,18 @@
 typedef struct tpl__chunk_s {
   struct tpl__chunk_s *next;
   size_t size, used;
+  uint64_t seq; /* creation order: tpl_arena_release frees the chunks made after its mark */
   _Alignas(16) unsigned char data[];
 } tpl__chunk_t;
 
 struct tpl_arena_s {
   tpl__chunk_t *head;
   size_t used, max;
+  uint64_t seq;  /* chunks made so far */
+  uint32_t gen;  /* generation of new lists and maps: one more at each mark */
   bool over;
+  bool marked;   /* between tpl_arena_mark and tpl_arena_release */
+  bool dirty;    /* since the mark, a list or map of an older generation was written */
 };
 
 tpl_arena_t *tpl_arena_new(size_t max_bytes) {
@@ -65,6 +73,7 @@ void *tpl_arena_alloc(tpl_arena_t *a, size_t n) {
     if (!c) return NULL;
     c->size = sz;
     c->used = 0;
+    c->seq = ++a->seq;
     if (a->head && n > 16384) {
       /* Big blocks go behind the current chunk so its free space is kept. */
       c->next = a->head->next;
@@ -77,8 +86,54 @@ void *tpl_arena_alloc(tpl_arena_t *a, size_t n) {
   void *p = c->data + c->used;
   c->used += n;
   a->used += n;
+#ifdef TPL__ASAN
+  ASAN_UNPOISON_MEMORY_REGION(p, n);
+#endif
   memset(p, 0, n);
   return p;
+}
+
+tpl_arena_mark_t tpl_arena_mark(tpl_arena_t *a) {
+  assert(!a->marked);
+  tpl_arena_mark_t m = {a->head, a->head ? a->head->used : 0, a->used, a->seq};
+  a->gen++;
+  a->marked = true;
+  a->dirty = false;
+  return m;
+}
+
+bool tpl_arena_release(tpl_arena_t *a, const tpl_arena_mark_t *m) {
+  a->marked = false;
+  if (a->dirty) return false;
+  /* Chunks made after the mark sit before the mark's chunk (new current chunks) or right behind
+   * it (big blocks): unlinked, the mark's chunk is the head again. */
+  tpl__chunk_t **pp = &a->head;
+  while (*pp) {
+    tpl__chunk_t *c = *pp;
+    if (c->seq > m->seq) {
+      *pp = c->next;
+      free(c);
+    } else {
+      pp = &c->next;
+    }
+  }
+  tpl__chunk_t *h = m->chunk;
+  if (h) {
+#ifdef TPL__ASAN
+    /* Under ASan the given-back bytes stay poisoned and are not handed out again, so that a
+     * value that outlived its release is reported where it is used. */
+    ASAN_POISON_MEMORY_REGION(h->data + m->used, h->used - m->used);
+#else
+    h->used = m->used;
+#endif
+  }
+  a->used = m->total;
+  return true;
+}
+
+/* Notes a write into a list or map of generation gen (see tpl_arena_mark). */
+static inline void tpl__arena_wrote(tpl_arena_t *a, uint32_t gen) {
+  if (gen != a->gen) a->dirty = true;
 }
 
 char *tpl_arena_strndup(tpl_arena_t *a, const char *s, size_t n) {
@@ -163,6 +218,7 @@ tpl_value_t tpl_value_list_new(tpl_arena_t *a, tpl_elem_t elem, size_t cap) {
   tpl_list_t *l = tpl_arena_alloc(a, sizeof(*l));
   if (!l) return v;
   l->elem = (uint8_t)elem;
+  l->gen = a->gen;
   if (cap) {
     l->items = tpl__items_new(a, (uint8_t)elem, cap);
     if (!l->items) return v;
@@ -186,6 +242,7 @@ tpl_value_t tpl_value_map_new(tpl_arena_t *a, tpl_elem_t elem) {
   tpl_value_t v = {0};
   tpl_map_t *m = tpl_arena_alloc(a, sizeof(*m));
   if (!m) return v;
+  m->gen = a->gen;
   v.kind = TPL_MAP;
   v.elem = (uint8_t)elem;
   v.u.map = m;
@@ -193,6 +250,7 @@ tpl_value_t tpl_value_map_new(tpl_arena_t *a, tpl_elem_t elem) {
 }
 
 int tpl_list_push(tpl_arena_t *a, tpl_list_t *l, tpl_value_t v) {
+  tpl__arena_wrote(a, l->gen);
   if (l->len >= l->cap) {
     size_t esize = 16;
     bool noscan = false;
@@ -251,6 +309,7 @@ tpl_value_t *tpl_map_get(const tpl_map_t *m, const char *key, size_t klen) {
 }
 
 int tpl_map_set(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_value_t v) {
+  tpl__arena_wrote(a, m->gen);
   long i = tpl__map_find(m, key, klen);
   if (i >= 0) {
     m->ents[i].val = v;
@@ -276,7 +335,7 @@ int tpl_map_set(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_
     uint32_t *ni = tpl_arena_alloc(a, ic * sizeof(uint32_t));
     if (!ni) return TPL_ENOMEM;
     m->index = ni;
-    m->icap = ic;
+    m->icap = (uint32_t)ic;
     tpl__map_reindex(m);
   } else if (m->index) {
     size_t j = tpl__hash(k, klen) & (m->icap - 1);

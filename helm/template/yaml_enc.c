@@ -925,6 +925,7 @@ static void emit_map(ye_t *e, const tpl_map_t *m, int depth) {
     return;
   }
   size_t total_runes = 0;
+  if (buf_reserve(&store, 0)) e->rc = TPL_ENOMEM; /* keys all empty: still a buffer to point into */
   for (size_t i = 0; i < m->len; i++) {
     offs[2 * i] = store.len;
     if (sanitize(&store, m->ents[i].key, m->ents[i].klen)) e->rc = TPL_ENOMEM;

@@ -1,5 +1,6 @@
 /* Unit tests of the template engine's API: values, fmt, parse and execute. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "helm/template/helm_funcs.h"
@@ -156,6 +157,79 @@ static void test_append_cap(void) {
   tpl_arena_free(a);
 }
 
+/* A host function that appends to its list argument in place (no Sprig function does; a host may). */
+static int push_in_place(tpl_call_t *c, tpl_value_t *args, size_t n, tpl_value_t *out) {
+  (void)n;
+  tpl_value_t s = tpl_value_str_copy(tpl_call_arena(c), "pushed", 6);
+  if (s.kind != TPL_STRING || args[0].kind != TPL_LIST || !args[0].u.list) return TPL_ENOMEM;
+  *out = tpl_value_str("");
+  return tpl_list_push(tpl_call_arena(c), args[0].u.list, s);
+}
+
+/* tpl_arena_mark/release: what was made after the mark is given back, unless a list or map made
+ * before it was written (then it is all kept). */
+static void test_arena_mark(void) {
+  tpl_arena_t *a = tpl_arena_new(0);
+  tpl_value_t old = tpl_value_map_new(a, TPL_ELEM_ANY);
+  tpl_value_t ol = tpl_value_list_new(a, TPL_ELEM_ANY, 0);
+  for (int i = 0; i < 3; i++) tpl_list_push(a, ol.u.list, tpl_value_int(i)); /* len 3, cap 4 */
+  size_t used = tpl_arena_used(a);
+  /* only new lists and maps written: released */
+  tpl_arena_mark_t m = tpl_arena_mark(a);
+  tpl_value_t nm = tpl_value_map_new(a, TPL_ELEM_ANY);
+  tpl_value_t nl = tpl_value_list_new(a, TPL_ELEM_ANY, 0);
+  for (int i = 0; i < 2000; i++) {
+    char k[16];
+    snprintf(k, sizeof k, "k%d", i);
+    CHECK(tpl_map_set(a, nm.u.map, k, strlen(k), tpl_value_int(i)) == 0);
+    CHECK(tpl_list_push(a, nl.u.list, tpl_value_int(i)) == 0);
+  }
+  CHECK(tpl_arena_alloc(a, 200000) != NULL); /* a big block, kept behind the current chunk */
+  CHECK(tpl_arena_used(a) > used + 200000);
+  CHECK(tpl_arena_release(a, &m));
+  CHECK_EQ_INT(tpl_arena_used(a), used);
+  /* a new value stored into an older map: kept */
+  m = tpl_arena_mark(a);
+  tpl_value_t s = tpl_value_str_copy(a, "new", 3);
+  CHECK(tpl_map_set(a, old.u.map, "k", 1, s) == 0);
+  CHECK(!tpl_arena_release(a, &m));
+  CHECK(tpl_arena_used(a) > used);
+  tpl_value_t *got = tpl_map_get(old.u.map, "k", 1);
+  CHECK(got && got->u.s.n == 3 && !memcmp(got->u.s.p, "new", 3));
+  /* the next mark starts clean */
+  used = tpl_arena_used(a);
+  m = tpl_arena_mark(a);
+  CHECK(tpl_value_str_copy(a, "tmp", 3).kind == TPL_STRING);
+  CHECK(tpl_arena_release(a, &m));
+  CHECK_EQ_INT(tpl_arena_used(a), used);
+  /* a push onto an older list: kept */
+  m = tpl_arena_mark(a);
+  CHECK(tpl_list_push(a, ol.u.list, s) == 0);
+  CHECK(!tpl_arena_release(a, &m));
+  CHECK_EQ_INT(ol.u.list->len, 4);
+  /* a push through a slice made after the mark lands in the older list's array: kept */
+  static const tpl_func_t fns[] = {{"pushin", "a", push_in_place, NULL, NULL}};
+  tpl_funcs_t *f = tpl_funcs_new();
+  CHECK(f && tpl_funcs_add(f, fns, 1) == 0);
+  tpl_set_t *set = tpl_set_new(f);
+  buf_t out = BUF_INIT, err = BUF_INIT;
+  CHECK(set && tpl_set_parse(set, "t", "{{ pushin (slice .l 0 1) }}{{ slice .l 0 2 }}", 46, &err) == 0);
+  tpl_value_t ol2 = tpl_value_list_new(a, TPL_ELEM_ANY, 0);
+  for (int i = 0; i < 3; i++) tpl_list_push(a, ol2.u.list, tpl_value_int(i));
+  tpl_value_t data = tpl_value_map_new(a, TPL_ELEM_ANY);
+  tpl_map_set(a, data.u.map, "l", 1, ol2);
+  m = tpl_arena_mark(a);
+  tpl_exec_opts_t o = {0};
+  CHECK(tpl_set_execute(set, "t", data, a, &o, &out, &err) == 0);
+  CHECK(!tpl_arena_release(a, &m));
+  CHECK(out.data && !strcmp(out.data, "[0 pushed]"));
+  buf_free(&out);
+  buf_free(&err);
+  tpl_set_free(set);
+  tpl_funcs_free(f);
+  tpl_arena_free(a);
+}
+
 static void test_unicode(void) {
   CHECK(tpl_unicode_is_print('a'));
   CHECK(!tpl_unicode_is_print(0x378));
@@ -174,6 +248,7 @@ static void test_unicode(void) {
 int main(void) {
   test_deep_stack();
   test_append_cap();
+  test_arena_mark();
   test_unicode();
   test_float_format();
   test_sprintf();
