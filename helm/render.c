@@ -1,6 +1,9 @@
 #define _GNU_SOURCE
 #include "helm/render.h"
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,25 +99,68 @@ static tpl_value_t render__from_json(tpl_arena_t *a, const cJSON *j) {
   return tpl_value_nil();
 }
 
+/* Map keys of the values, each text kept once in the arena (a list of 20,000 maps has 20,000
+ * "name" keys). An open-addressing set; the table itself is freed after the conversion. */
+typedef struct render__keys_s {
+  struct {
+    const char *p;
+    size_t n;
+  } *slot;
+  size_t cap, n;
+} render__keys_t;
+
+/* The slot of key k in the set: where it is, or the empty slot where it goes. */
+static size_t render__keys_slot(const render__keys_t *ks, const char *k, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)k[i]) * 16777619u;
+  size_t j = h & (ks->cap - 1);
+  while (ks->slot[j].p && !(ks->slot[j].n == n && !memcmp(ks->slot[j].p, k, n))) j = (j + 1) & (ks->cap - 1);
+  return j;
+}
+
+static const char *render__intern(tpl_arena_t *a, render__keys_t *ks, const char *k, size_t n) {
+  if (ks->n * 2 >= ks->cap) {
+    size_t nc = ks->cap ? ks->cap * 2 : 256;
+    render__keys_t g = {calloc(nc, sizeof *ks->slot), nc, ks->n};
+    if (!g.slot) return NULL;
+    for (size_t i = 0; i < ks->cap; i++)
+      if (ks->slot[i].p) g.slot[render__keys_slot(&g, ks->slot[i].p, ks->slot[i].n)] = ks->slot[i];
+    free(ks->slot);
+    *ks = g;
+  }
+  size_t j = render__keys_slot(ks, k, n);
+  if (!ks->slot[j].p) {
+    if (!(ks->slot[j].p = tpl_arena_strndup(a, k, n))) return NULL;
+    ks->slot[j].n = n;
+    ks->n++;
+  }
+  return ks->slot[j].p;
+}
+
 /* render__from_json for a tree the caller owns, which it consumes: each member is deleted once
  * converted, so the cJSON and the template copies of big values are not both whole at once; a list
- * gets its final capacity (what appending one by one gives, as encoding/json does) in one allocation
- * instead of every intermediate one. */
-static tpl_value_t render__from_json_take(tpl_arena_t *a, cJSON *j) {
+ * gets its final capacity (what appending one by one gives, as encoding/json does) and a map its
+ * exact size in one allocation instead of every intermediate one; keys are interned. */
+static tpl_value_t render__from_json_take(tpl_arena_t *a, cJSON *j, render__keys_t *ks) {
   bool list = cJSON_IsArray(j);
   if (!list && !cJSON_IsObject(j)) return render__from_json(a, j);
   size_t n = 0, cap = 0;
-  if (list)
-    for (const cJSON *it = j->child; it; it = it->next)
-      if (++n > cap) cap = tpl_go_append_cap(cap, n, sizeof(tpl_value_t), false);
+  for (const cJSON *it = j->child; it; it = it->next)
+    if (++n > cap) cap = list ? tpl_go_append_cap(cap, n, sizeof(tpl_value_t), false) : n;
   tpl_value_t v = list ? tpl_value_list_new(a, TPL_ELEM_ANY, cap) : tpl_value_map_new(a, TPL_ELEM_ANY);
-  if (v.kind == TPL_INVALID) return v;
+  if (v.kind == TPL_INVALID || (!list && tpl_map_reserve(a, v.u.map, n))) return tpl_value_invalid();
   while (j->child) {
     cJSON *it = cJSON_DetachItemViaPointer(j, j->child);
-    tpl_value_t e = render__from_json_take(a, it);
+    tpl_value_t e = render__from_json_take(a, it, ks);
     int bad = e.kind == TPL_INVALID;
     e.iface = 1;
-    if (!bad) bad = list ? tpl_list_push(a, v.u.list, e) : tpl_map_set(a, v.u.map, it->string, strlen(it->string), e);
+    if (!bad && list) {
+      bad = tpl_list_push(a, v.u.list, e);
+    } else if (!bad) {
+      size_t kl = strlen(it->string);
+      const char *k = kl <= 64 ? render__intern(a, ks, it->string, kl) : tpl_arena_strndup(a, it->string, kl);
+      bad = !k || tpl_map_set_key(a, v.u.map, k, kl, e);
+    }
     cJSON_Delete(it);
     if (bad) return tpl_value_invalid();
   }
@@ -1033,9 +1079,19 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
     goto done;
   }
   if ((rc = render__caps_value(a, o, NULL, &b.caps, err))) goto done;
-  tpl_value_t vals = owned ? render__from_json_take(a, owned) : render__from_json(a, values);
+  render__keys_t keys = {0};
+  tpl_value_t vals = owned ? render__from_json_take(a, owned, &keys) : render__from_json(a, values);
+  free(keys.slot);
+  bool took = owned != NULL;
   cJSON_Delete(owned);
   owned = NULL;
+#ifdef __GLIBC__
+  /* The values' cJSON tree was freed node by node while the template copy grew in arena chunks:
+   * give the free pages in between back (big values would otherwise keep them in the RSS). */
+  if (took && tpl_arena_used(a) > ((size_t)4 << 20)) malloc_trim(0);
+#else
+  (void)took;
+#endif
   if (vals.kind != TPL_MAP) vals = tpl_value_map_new(a, TPL_ELEM_ANY);
   if (vals.kind != TPL_MAP) {
     rc = RENDER_ENOMEM;

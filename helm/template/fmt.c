@@ -79,8 +79,17 @@ bool tpl__is_print(int32_t r) { return tpl_unicode_is_print(r); }
 /* ---- strconv.Quote ---- */
 
 static int tpl__quote_with(buf_t *out, const char *s, size_t n, char q, bool ascii) {
-  int rc = buf_putc(out, q);
+  int rc = buf_reserve(out, n + 2);
+  if (!rc) rc = buf_putc(out, q);
   for (size_t i = 0; i < n && !rc;) {
+    /* a run of printable ASCII other than the quote and the backslash is copied as it is */
+    size_t j = i;
+    while (j < n && (unsigned char)s[j] >= 0x20 && (unsigned char)s[j] < 0x7F && s[j] != q && s[j] != '\\') j++;
+    if (j > i) {
+      rc = buf_append(out, s + i, j - i);
+      i = j;
+      continue;
+    }
     int32_t r;
     size_t w = tpl__utf8_decode(s + i, n - i, &r);
     if (w == 1 && r == 0xFFFD && (unsigned char)s[i] >= 0x80) {

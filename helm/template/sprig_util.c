@@ -14,6 +14,18 @@ int sprig__ret_str(tpl_call_t *c, const char *p, size_t n, tpl_value_t *out) {
 }
 
 int sprig__ret_buf(tpl_call_t *c, buf_t *b, tpl_value_t *out) {
+  if (b->len >= 4096) {
+    /* A big result (toJson/toYaml of the values, ...) is handed to the arena, cut to its length,
+     * instead of copied. */
+    char *p = realloc(b->data, b->len + 1);
+    if (p) b->data = p, b->cap = b->len + 1;
+    if (tpl_arena_adopt(tpl_call_arena(c), b->data, b->len + 1) == 0) {
+      *out = tpl_value_strn(b->data, b->len);
+      b->data = NULL;
+      b->len = b->cap = 0;
+      return 0;
+    }
+  }
   int rc = sprig__ret_str(c, b->data, b->len, out);
   buf_free(b);
   return rc;

@@ -30,6 +30,9 @@ void tpl_arena_free(tpl_arena_t *a);
 void *tpl_arena_alloc(tpl_arena_t *a, size_t n);
 /* Copies n bytes into the arena and NUL-terminates them; NULL on failure. */
 char *tpl_arena_strndup(tpl_arena_t *a, const char *s, size_t n);
+/* Hands a malloc'd block of n bytes to the arena, which frees it with itself (or when a release
+ * gives back what was allocated after it); 0, or TPL_ENOMEM (then the caller keeps p). */
+int tpl_arena_adopt(tpl_arena_t *a, void *p, size_t n);
 /* Bytes handed out so far. */
 size_t tpl_arena_used(const tpl_arena_t *a);
 /* True when an allocation failed because of the arena's limit (not the system). */
@@ -195,6 +198,10 @@ tpl_value_t tpl_value_bytes(tpl_arena_t *a, const char *p, size_t n);
 int tpl_list_push(tpl_arena_t *a, tpl_list_t *l, tpl_value_t v);
 /* Sets key (copied into the arena) in a map; 0 or TPL_ENOMEM. */
 int tpl_map_set(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_value_t v);
+/* tpl_map_set with a key that is not copied: it must live as long as the map (e.g. in its arena). */
+int tpl_map_set_key(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_value_t v);
+/* Makes room for n entries in all (exactly n when it grows); 0 or TPL_ENOMEM. */
+int tpl_map_reserve(tpl_arena_t *a, tpl_map_t *m, size_t n);
 /* Looks key up; NULL when absent. */
 tpl_value_t *tpl_map_get(const tpl_map_t *m, const char *key, size_t klen);
 /* Removes key; true when it was there. */

@@ -28,6 +28,7 @@ typedef struct tpl__chunk_s {
   struct tpl__chunk_s *next;
   size_t size, used;
   uint64_t seq; /* creation order: tpl_arena_release frees the chunks made after its mark */
+  void *ext;    /* a block handed over by tpl_arena_adopt (size 0, no data), freed with the chunk */
   _Alignas(16) unsigned char data[];
 } tpl__chunk_t;
 
@@ -53,10 +54,33 @@ void tpl_arena_free(tpl_arena_t *a) {
   tpl__chunk_t *c = a->head;
   while (c) {
     tpl__chunk_t *n = c->next;
+    free(c->ext);
     free(c);
     c = n;
   }
   free(a);
+}
+
+int tpl_arena_adopt(tpl_arena_t *a, void *p, size_t n) {
+  if (a->max && a->used + n > a->max) {
+    a->over = true;
+    return TPL_ENOMEM;
+  }
+  tpl__chunk_t *c = malloc(sizeof *c);
+  if (!c) return TPL_ENOMEM;
+  c->size = c->used = 0;
+  c->seq = ++a->seq;
+  c->ext = p;
+  /* behind the current chunk, as big blocks go, so that its free space is kept */
+  if (a->head) {
+    c->next = a->head->next;
+    a->head->next = c;
+  } else {
+    c->next = NULL;
+    a->head = c;
+  }
+  a->used += n;
+  return 0;
 }
 
 void *tpl_arena_alloc(tpl_arena_t *a, size_t n) {
@@ -74,6 +98,7 @@ void *tpl_arena_alloc(tpl_arena_t *a, size_t n) {
     c->size = sz;
     c->used = 0;
     c->seq = ++a->seq;
+    c->ext = NULL;
     if (a->head && n > 16384) {
       /* Big blocks go behind the current chunk so its free space is kept. */
       c->next = a->head->next;
@@ -112,6 +137,7 @@ bool tpl_arena_release(tpl_arena_t *a, const tpl_arena_mark_t *m) {
     tpl__chunk_t *c = *pp;
     if (c->seq > m->seq) {
       *pp = c->next;
+      free(c->ext);
       free(c);
     } else {
       pp = &c->next;
@@ -308,7 +334,29 @@ tpl_value_t *tpl_map_get(const tpl_map_t *m, const char *key, size_t klen) {
   return i < 0 ? NULL : &m->ents[i].val;
 }
 
+int tpl_map_reserve(tpl_arena_t *a, tpl_map_t *m, size_t n) {
+  if (m->cap >= n) return 0;
+  tpl__arena_wrote(a, m->gen);
+  if (n > SIZE_MAX / sizeof(tpl_map_entry_t)) return TPL_ENOMEM;
+  tpl_map_entry_t *ne = tpl_arena_alloc(a, n * sizeof(*ne));
+  if (!ne) return TPL_ENOMEM;
+  if (m->len) memcpy(ne, m->ents, m->len * sizeof(*ne));
+  m->ents = ne;
+  m->cap = n;
+  return 0;
+}
+
+static int tpl__map_put(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_value_t v, bool copy);
+
 int tpl_map_set(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_value_t v) {
+  return tpl__map_put(a, m, key, klen, v, true);
+}
+
+int tpl_map_set_key(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_value_t v) {
+  return tpl__map_put(a, m, key, klen, v, false);
+}
+
+static int tpl__map_put(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_value_t v, bool copy) {
   tpl__arena_wrote(a, m->gen);
   long i = tpl__map_find(m, key, klen);
   if (i >= 0) {
@@ -323,7 +371,7 @@ int tpl_map_set(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_
     m->ents = ne;
     m->cap = nc;
   }
-  char *k = tpl_arena_strndup(a, key, klen);
+  const char *k = copy ? tpl_arena_strndup(a, key, klen) : key;
   if (!k) return TPL_ENOMEM;
   m->ents[m->len].key = k;
   m->ents[m->len].klen = klen;
