@@ -30,7 +30,10 @@ pass=0 fail=0
 compare() { # name chart-path args...
   local name=$1 path=$2; shift 2
   (cd "$tmp" && "$helm" template "$@" "$path") >"$tmp/h.out" 2>"$tmp/h.err"; local hs=$?
-  (cd "$tmp" && "$bin" "$@" "$path") >"$tmp/r.out" 2>"$tmp/r.err"; local rs=$?
+  (cd "$tmp" && "$bin" "$@" "$path") >"$tmp/r.out" 2>"$tmp/r.raw"; local rs=$?
+  # An ASan build warns about its own stack switching (the template engine's growable stacks);
+  # that line is the sanitizer's, not rudder's output.
+  grep -v "^==[0-9]*==WARNING: ASan doesn't fully support makecontext/swapcontext" "$tmp/r.raw" >"$tmp/r.err" || true
   local ok=1
   if [ $hs -ne 0 ] && [ $rs -eq 0 ]; then ok=0; echo "FAIL $name: helm failed, rudder did not"; sed 's/^/  helm: /' "$tmp/h.err"; fi
   if [ $hs -eq 0 ] && [ $rs -ne 0 ]; then ok=0; echo "FAIL $name: rudder failed, helm did not"; sed 's/^/  rudder: /' "$tmp/r.err"; fi
