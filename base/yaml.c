@@ -1,6 +1,7 @@
 #include "base/yaml.h"
 #include "base/gofloat.h"
 #include "base/b64.h"
+#include "base/buf.h"
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
@@ -871,6 +872,353 @@ static int yaml__skip(yaml__ctx_t *c, yaml_event_t *ev, size_t depth) {
   }
 }
 
+/* ---------- the SimpleHead fast path ----------
+ * Most rendered manifests are plain block YAML: mappings and sequences by indentation, one-line
+ * scalars, literal blocks. For those the head is read here without libyaml. The scanner accepts only
+ * a subset that it can prove libyaml parses and the converter accepts (so the errors cannot differ):
+ * printable ASCII without tabs or CR, keys of [A-Za-z0-9_./-] starting with a letter or digit, plain
+ * scalars that cannot resolve to NaN/Inf and hold no ": " or " #", one-line quoted scalars with
+ * simple escapes, `{}`/`[]`, `|`/`>` blocks, comments, and no anchors, tags, aliases, merges, flow
+ * collections, explicit keys, multi-line plain or quoted scalars or document markers. The head's
+ * values must be scalars that resolve to strings; repeated head keys also go to libyaml. Anything
+ * else: 0, and the caller runs the full converter. */
+
+enum { YF_MAP = 1, YF_SEQ = 2 };
+
+typedef struct yf_level_s {
+  int type, indent, filter; /* filter: YAML__KEEP_ROOT / _META, 3 = annotations, 0 = none */
+  int indentless;           /* a sequence at its parent key's indentation */
+  cJSON *obj;               /* built object (head levels only) */
+  unsigned seen;            /* head keys seen (bits), to leave repeats to libyaml */
+} yf_level_t;
+
+#define YF_ANN 3
+#define YF_MAX_DEPTH 64
+
+static int yf_keych(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '/' || c == '-';
+}
+
+/* The text of a one-line scalar starting at p (line ends at e): sets *end past it (and past trailing
+ * spaces and a comment). For quoted scalars with want, *val gets the unescaped text (malloc'd).
+ * 1 = ok plain, 2 = ok quoted, 3 = `{}` or `[]`, 0 = not in the subset. */
+static int yf_scalar(const char *p, const char *e, const char **vend, char **val, int want) {
+  *val = NULL;
+  const char *q = p;
+  int kind;
+  if (*p == '"' || *p == '\'') {
+    char qc = *p;
+    buf_t b = BUF_INIT;
+    for (q = p + 1;; q++) {
+      if (q >= e) goto bad;
+      if (*q == qc) {
+        if (qc == '\'' && q + 1 < e && q[1] == '\'') {
+          if (want) buf_putc(&b, '\'');
+          q++;
+          continue;
+        }
+        break;
+      }
+      if (qc == '"' && *q == '\\') {
+        q++;
+        if (q >= e) goto bad;
+        char c = *q;
+        if (c == 'u') {
+          if (e - q < 5) goto bad;
+          unsigned v = 0;
+          for (int k = 1; k <= 4; k++) {
+            char h = q[k];
+            int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+            if (d < 0) goto bad;
+            v = v * 16 + (unsigned)d;
+          }
+          if (v == 0 || (v >= 0xD800 && v <= 0xDFFF)) goto bad;
+          if (want) {
+            char u[4];
+            size_t n;
+            if (v < 0x80) u[0] = (char)v, n = 1;
+            else if (v < 0x800) u[0] = (char)(0xC0 | (v >> 6)), u[1] = (char)(0x80 | (v & 0x3F)), n = 2;
+            else u[0] = (char)(0xE0 | (v >> 12)), u[1] = (char)(0x80 | ((v >> 6) & 0x3F)), u[2] = (char)(0x80 | (v & 0x3F)), n = 3;
+            buf_append(&b, u, n);
+          }
+          q += 4;
+          continue;
+        }
+        const char *from = "\"\\nrtbf", *to = "\"\\\n\r\t\b\f";
+        const char *f = strchr(from, c);
+        if (!c || !f) goto bad;
+        if (want) buf_putc(&b, to[f - from]);
+        continue;
+      }
+      if (want) buf_putc(&b, *q);
+    }
+    q++;
+    if (want) {
+      if (buf_reserve(&b, 0)) goto bad;
+      *val = buf_steal(&b);
+    }
+    buf_free(&b);
+    kind = 2;
+    goto tail;
+  bad:
+    buf_free(&b);
+    return 0;
+  }
+  if ((*p == '{' && p + 1 < e && p[1] == '}') || (*p == '[' && p + 1 < e && p[1] == ']')) {
+    q = p + 2;
+    kind = 3;
+    goto tail;
+  }
+  /* plain: not an indicator, not something that may resolve to NaN/Inf */
+  unsigned char c0 = (unsigned char)*p;
+  if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || (c0 >= '0' && c0 <= '9') || c0 == '/' || c0 == '_' ||
+        c0 == '$' || c0 == '(' || c0 == ')' || c0 == '=' || c0 == '^' || c0 == '~' || c0 == ';' || c0 == '<' ||
+        c0 == '\\' ||
+        (c0 == '-' && p + 1 < e && p[1] != ' ' && p[1] != '.')))
+    return 0;
+  for (q = p; q < e; q++) {
+    if (*q == ':' && (q + 1 >= e || q[1] == ' ')) return 0;
+    if (*q == ' ' && q + 1 < e && q[1] == '#') break;
+  }
+  while (q > p && q[-1] == ' ') q--;
+  if (want && !(*val = strndup(p, (size_t)(q - p)))) return 0;
+  *vend = q;
+  kind = 1;
+  goto rest;
+tail:
+  *vend = q;
+rest:
+  /* after the scalar: spaces, then nothing or a comment */
+  while (q < e && *q == ' ') q++;
+  if (q < e && !(*q == '#' && q[-1] == ' ')) {
+    free(*val);
+    *val = NULL;
+    return 0;
+  }
+  return kind;
+}
+
+/* A plain text resolves to a string (go-yaml's resolve). */
+static int yf_plain_is_str(const char *p, size_t n) {
+  char small[128];
+  if (n >= sizeof small) return 0;
+  memcpy(small, p, n);
+  small[n] = 0;
+  yaml__scalar_t sc;
+  return yaml__resolve_plain(small, &sc) == YAML__STR;
+}
+
+static int yf_head_bit(int filter, const char *k, size_t n) {
+  char key[16];
+  if (n >= sizeof key) return 0;
+  memcpy(key, k, n);
+  key[n] = 0;
+  if (filter == YAML__KEEP_ROOT)
+    return !strcasecmp(key, "apiVersion") ? 1 : !strcasecmp(key, "kind") ? 2 : !strcasecmp(key, "metadata") ? 4 : 0;
+  if (filter == YAML__KEEP_META) return !strcasecmp(key, "name") ? 1 : !strcasecmp(key, "annotations") ? 2 : 0;
+  return 0;
+}
+
+int yaml_head_fast(const char *text, size_t len, cJSON **out) {
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)text[i];
+    if ((c < 0x20 && c != '\n') || c >= 0x7F) return 0;
+  }
+  yf_level_t st[YF_MAX_DEPTH];
+  int n = 0, ok = 0;
+  cJSON *root = NULL;
+  /* pending: the last line ended in `key:` or `-` with nothing after it */
+  int pending = 0, pend_indent = 0, pend_filter = 0, pend_from_map = 0;
+  cJSON *pend_obj = NULL;
+  /* block scalar: lines more indented than blk_parent belong to it */
+  int in_block = 0, blk_parent = 0, blk_indent = 0;
+  const char *p = text, *end = text + len;
+  while (p < end) {
+    const char *e = memchr(p, '\n', (size_t)(end - p));
+    if (!e) e = end;
+    const char *line = p;
+    p = e < end ? e + 1 : end;
+    int ind = 0;
+    while (line + ind < e && line[ind] == ' ') ind++;
+    const char *c = line + ind;
+    if (in_block) {
+      if (c == e) {
+        if (!blk_indent && ind > 0) goto out; /* leading blank lines with spaces: left to libyaml */
+        continue;
+      }
+      if (!blk_indent) {
+        if (ind > blk_parent) {
+          blk_indent = ind;
+          continue;
+        }
+      } else if (ind >= blk_indent) {
+        continue;
+      }
+      in_block = 0;
+    }
+    if (c == e || *c == '#') continue; /* blank or comment */
+    if (ind == 0 && e - c >= 3 && (!memcmp(c, "---", 3) || !memcmp(c, "...", 3))) goto out;
+    int is_seq = *c == '-' && (c + 1 == e || c[1] == ' ');
+    if (pending) {
+      int nest = ind > pend_indent || (ind == pend_indent && pend_from_map && is_seq);
+      if (nest) {
+        if (n == YF_MAX_DEPTH) goto out;
+        yf_level_t *l = &st[n++];
+        memset(l, 0, sizeof *l);
+        l->type = is_seq ? YF_SEQ : YF_MAP;
+        l->indent = ind;
+        l->indentless = ind == pend_indent;
+        if (pend_filter) {
+          if (is_seq) goto out;
+          l->filter = pend_filter;
+          l->obj = pend_obj;
+        }
+      } else if (pend_filter) {
+        goto out; /* metadata / annotations without a mapping */
+      }
+      pending = 0;
+    }
+    /* close levels deeper than this line */
+    while (n > 0 && (st[n - 1].indent > ind || (st[n - 1].indentless && st[n - 1].indent == ind && !is_seq))) n--;
+    if (n == 0) {
+      if (root || is_seq) goto out; /* a second root, or a sequence root: libyaml */
+      root = cJSON_CreateObject();
+      if (!root) goto out;
+      yf_level_t *l = &st[n++];
+      memset(l, 0, sizeof *l);
+      l->type = YF_MAP;
+      l->indent = ind;
+      l->filter = YAML__KEEP_ROOT;
+      l->obj = root;
+    }
+    yf_level_t *top = &st[n - 1];
+    if (top->indent != ind) goto out;
+    if (is_seq) {
+      if (top->type != YF_SEQ) goto out;
+      const char *r = c + 1;
+      while (r < e && *r == ' ') r++;
+      if (r == e || *r == '#') {
+        if (r < e && r[-1] != ' ') goto out;
+        pending = 1, pend_indent = ind, pend_filter = 0, pend_from_map = 0, pend_obj = NULL;
+        continue;
+      }
+      if (*r == '-' && (r + 1 == e || r[1] == ' ')) goto out;
+      /* `- key: ...` opens a mapping at the key's column; otherwise a scalar item */
+      const char *k = r;
+      while (k < e && yf_keych((unsigned char)*k)) k++;
+      if (k > r && k < e && *k == ':' && (k + 1 == e || k[1] == ' ')) {
+        if (n == YF_MAX_DEPTH) goto out;
+        yf_level_t *l = &st[n++];
+        memset(l, 0, sizeof *l);
+        l->type = YF_MAP;
+        l->indent = (int)(r - line);
+        top = l;
+        c = r;
+        ind = l->indent;
+      } else {
+        if (*r == '|' || *r == '>') {
+          const char *t = r + 1;
+          if (t < e && (*t == '-' || *t == '+')) t++;
+          while (t < e && *t == ' ') t++;
+          if (t < e && !(*t == '#' && t[-1] == ' ')) goto out;
+          in_block = 1, blk_parent = ind, blk_indent = 0;
+          continue;
+        }
+        const char *ve;
+        char *v;
+        if (!yf_scalar(r, e, &ve, &v, 0)) goto out;
+        continue;
+      }
+    }
+    /* a mapping entry: key, `:`, then a value, a block scalar or nothing */
+    if (top->type != YF_MAP) goto out;
+    const char *k = c;
+    while (k < e && yf_keych((unsigned char)*k)) k++;
+    size_t kl = (size_t)(k - c);
+    if (!kl || k >= e || *k != ':' || (k + 1 < e && k[1] != ' ')) goto out;
+    unsigned char k0 = (unsigned char)c[0];
+    if (!((k0 >= 'a' && k0 <= 'z') || (k0 >= 'A' && k0 <= 'Z') || (k0 >= '0' && k0 <= '9'))) goto out;
+    if (!yf_plain_is_str(c, kl)) goto out; /* keys such as `true` or `null` */
+    const char *r = k + 1;
+    while (r < e && *r == ' ') r++;
+    int bit = top->filter && top->filter != YF_ANN ? yf_head_bit(top->filter, c, kl) : 0;
+    int build = bit || top->filter == YF_ANN;
+    if (bit) {
+      if (top->seen & (unsigned)bit) goto out; /* repeated: the last one wins, libyaml knows which */
+      top->seen |= (unsigned)bit;
+    }
+    if (r == e || *r == '#') {
+      if (r < e && r[-1] != ' ') goto out;
+      int sub = top->filter == YAML__KEEP_ROOT && bit == 4 ? YAML__KEEP_META : top->filter == YAML__KEEP_META && bit == 2 ? YF_ANN : 0;
+      if (build && !sub) goto out; /* a head string that is null */
+      pending = 1, pend_indent = ind, pend_filter = sub, pend_from_map = 1, pend_obj = NULL;
+      if (sub) {
+        /* the object is made now so that its key keeps the document's spelling */
+        if (n == YF_MAX_DEPTH) goto out;
+        cJSON *o = cJSON_CreateObject();
+        if (!o) goto out;
+        char *key = strndup(c, kl);
+        if (!key) {
+          cJSON_Delete(o);
+          goto out;
+        }
+        o->string = key;
+        cJSON_AddItemToArray(top->obj, o);
+        pend_obj = o;
+      }
+      continue;
+    }
+    if (*r == '|' || *r == '>') {
+      if (build) goto out;
+      const char *t = r + 1;
+      if (t < e && (*t == '-' || *t == '+')) t++;
+      while (t < e && *t == ' ') t++;
+      if (t < e && !(*t == '#' && t[-1] == ' ')) goto out;
+      in_block = 1, blk_parent = ind, blk_indent = 0;
+      continue;
+    }
+    const char *ve;
+    char *v = NULL;
+    int sk = yf_scalar(r, e, &ve, &v, build);
+    if (!sk) goto out;
+    if (build) {
+      if (sk == 3 || (sk == 1 && !yf_plain_is_str(r, (size_t)(ve - r)))) {
+        free(v);
+        goto out;
+      }
+      if (top->filter == YF_ANN) {
+        /* annotation keys repeat rarely; a repeat goes to libyaml */
+        for (cJSON *it = top->obj->child; it; it = it->next)
+          if (strlen(it->string) == kl && !memcmp(it->string, c, kl)) {
+            free(v);
+            goto out;
+          }
+      }
+      cJSON *s = cJSON_CreateString(v);
+      free(v);
+      char *key = strndup(c, kl);
+      if (!s || !key) {
+        cJSON_Delete(s);
+        free(key);
+        goto out;
+      }
+      s->string = key;
+      cJSON_AddItemToArray(top->obj, s);
+    }
+  }
+  if (pending && pend_filter) goto out; /* `metadata:` at the end: null, left to libyaml */
+  if (!root) goto out;
+  ok = 1;
+out:
+  if (!ok) {
+    cJSON_Delete(root);
+    return 0;
+  }
+  *out = root;
+  return 1;
+}
+
 int yaml_to_json(const char *text, size_t len, const yaml_opts_t *opts, cJSON **out, yaml_error_t *err) {
   yaml__ctx_t c;
   memset(&c, 0, sizeof c);
@@ -880,6 +1228,9 @@ int yaml_to_json(const char *text, size_t len, const yaml_opts_t *opts, cJSON **
   c.max_depth = opts && opts->max_depth ? opts->max_depth : YAML__DEFAULT_DEPTH;
   c.flags = opts ? opts->flags : 0;
   *out = NULL;
+  if ((c.flags & YAML_OPT_SIMPLE_HEAD) && (c.flags & YAML_OPT_DUP_LAST) && !(c.flags & YAML_OPT_NO_FAST_HEAD) &&
+      yaml_head_fast(text, len, out))
+    return 0;
   if (!yaml_parser_initialize(&c.parser)) return yaml__fail(&c, -ENOMEM, NULL, "out of memory");
   yaml_parser_set_input_string(&c.parser, (const unsigned char *)text, len);
   int rc;

@@ -19,6 +19,9 @@
  * Everything else is parsed and checked exactly as without the flag (same errors), not built.
  * Needs YAML_OPT_DUP_LAST (ignored without it). */
 #define YAML_OPT_SIMPLE_HEAD 8
+/* With YAML_OPT_SIMPLE_HEAD: always through libyaml, never the scanner for plain block documents
+ * (tests compare the two). */
+#define YAML_OPT_NO_FAST_HEAD 16
 
 typedef struct yaml_opts_s {
   size_t max_alias_nodes; /* nodes created by expanding aliases and merges; 0: 1,000,000 */
@@ -49,6 +52,13 @@ typedef struct yaml_span_s {
  * `<<` merges are expanded within opts' budget. 0; -EINVAL (err says line, column and problem),
  * -E2BIG (alias budget or depth exceeded) or -ENOMEM. opts and err may be NULL. */
 int yaml_to_json(const char *text, size_t len, const yaml_opts_t *opts, cJSON **out, yaml_error_t *err);
+
+/* The YAML_OPT_SIMPLE_HEAD conversion (with YAML_OPT_DUP_LAST) of a document in the subset that a
+ * line scanner can read without libyaml (plain block mappings and sequences, one-line scalars,
+ * literal blocks; see base/yaml.c): 1 and *out set, or 0 when the document is outside the subset
+ * (yaml_to_json then uses libyaml). Never reports an error: what it accepts, libyaml accepts with
+ * the same result. */
+int yaml_head_fast(const char *text, size_t len, cJSON **out);
 
 /* The JSON kind of a decoded value as encoding/json names it in its type errors ("cannot unmarshal
  * <kind> into Go struct field ..."): object, array, string, bool, number (also a cJSON_Raw

@@ -1,6 +1,9 @@
 #include "base/yaml.h"
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "t.h"
 
 /* Converts YAML and prints it compactly with cJSON (object keys in document order). */
@@ -297,8 +300,162 @@ static void head_tests(void) {
   free(deep);
 }
 
+/* The head scanner (yaml_head_fast) against libyaml on generated documents: whatever it accepts,
+ * the libyaml conversion accepts too and builds the same head, keys in the same order. */
+static unsigned fast_rng = 12345;
+static unsigned fast_rnd(unsigned n) {
+  fast_rng = fast_rng * 1103515245u + 12345u;
+  return (fast_rng >> 16) % n;
+}
+
+static void fast_head_compare(const char *y, size_t *accepted, size_t *refused) {
+  cJSON *jf = NULL, *jl = NULL;
+  int f = yaml_head_fast(y, strlen(y), &jf);
+  yaml_opts_t o = {.flags = YAML_OPT_DUP_LAST | YAML_OPT_SIMPLE_HEAD | YAML_OPT_NO_FAST_HEAD};
+  yaml_error_t e;
+  int rl = yaml_to_json(y, strlen(y), &o, &jl, &e);
+  if (f) {
+    (*accepted)++;
+    char *a = cJSON_PrintUnformatted(jf), *b = rl ? NULL : cJSON_PrintUnformatted(jl);
+    if (rl || strcmp(a, b)) {
+      fprintf(stderr, "head scanner differs from libyaml (rc %d: %s) on:\n%s\nscanner: %s\nlibyaml: %s\n", rl,
+              rl ? e.message : "", y, a, b ? b : "-");
+      CHECK(!"the head scanner agrees with libyaml");
+    }
+    free(a);
+    free(b);
+  } else {
+    (*refused)++;
+  }
+  cJSON_Delete(jf);
+  cJSON_Delete(jl);
+}
+
+/* A structurally valid block document (the clean half of the generated ones). */
+static void fast_gen_node(char *doc, size_t *len, size_t cap, int indent, int depth, bool seq, const char *const *keys,
+                          size_t nk, const char *const *vals, size_t nv);
+
+static void fast_gen_value(char *doc, size_t *len, size_t cap, int indent, int depth, const char *const *keys, size_t nk,
+                           const char *const *vals, size_t nv) {
+  /* after "key:" or "-": a scalar, a literal block, or a nested mapping or sequence */
+  unsigned t = depth > 4 ? fast_rnd(2) : fast_rnd(6);
+  if (t == 0) {
+    *len += (size_t)snprintf(doc + *len, cap - *len, " %s\n", vals[fast_rnd((unsigned)nv)]);
+  } else if (t == 1) {
+    *len += (size_t)snprintf(doc + *len, cap - *len, " %s\n%*s%s\n\n%*s%s: x\n", fast_rnd(2) ? "|" : ">-", indent + 2, "",
+                             vals[fast_rnd((unsigned)nv)], indent + 3, "", keys[fast_rnd((unsigned)nk)]);
+  } else {
+    *len += (size_t)snprintf(doc + *len, cap - *len, "\n");
+    bool seq = t == 5;
+    fast_gen_node(doc, len, cap, seq && fast_rnd(2) ? indent : indent + 2, depth + 1, seq, keys, nk, vals, nv);
+  }
+}
+
+static void fast_gen_node(char *doc, size_t *len, size_t cap, int indent, int depth, bool seq, const char *const *keys,
+                          size_t nk, const char *const *vals, size_t nv) {
+  int n = 1 + (int)fast_rnd(4);
+  for (int i = 0; i < n && *len < cap - 600; i++) {
+    if (!fast_rnd(8)) *len += (size_t)snprintf(doc + *len, cap - *len, "%*s# note: %s\n", indent, "", vals[fast_rnd((unsigned)nv)]);
+    if (seq) {
+      unsigned t = fast_rnd(3);
+      if (t == 0) {
+        *len += (size_t)snprintf(doc + *len, cap - *len, "%*s- %s\n", indent, "", vals[fast_rnd((unsigned)nv)]);
+      } else if (t == 1) {
+        /* "- key: value" and more keys of that mapping under it */
+        *len += (size_t)snprintf(doc + *len, cap - *len, "%*s- %s:", indent, "", keys[fast_rnd((unsigned)nk)]);
+        fast_gen_value(doc, len, cap, indent + 2, depth + 1, keys, nk, vals, nv);
+        if (fast_rnd(2)) fast_gen_node(doc, len, cap, indent + 2, depth + 1, false, keys, nk, vals, nv);
+      } else {
+        *len += (size_t)snprintf(doc + *len, cap - *len, "%*s-", indent, "");
+        fast_gen_value(doc, len, cap, indent, depth + 1, keys, nk, vals, nv);
+      }
+    } else {
+      *len += (size_t)snprintf(doc + *len, cap - *len, "%*s%s:", indent, "", keys[fast_rnd((unsigned)nk)]);
+      fast_gen_value(doc, len, cap, indent, depth + 1, keys, nk, vals, nv);
+    }
+  }
+}
+
+static void fast_head_tests(void) {
+  /* the first NSAFE_K keys and NSAFE_V values are in the scanner's subset; the others mostly not */
+  enum { NSAFE_K = 16, NSAFE_V = 36 };
+  static const char *const keys[] = {"apiVersion", "kind", "metadata", "name", "annotations", "Kind", "NAME", "Metadata",
+                                     "labels", "spec", "a", "b", "x-y", "a.b/c", "helm.sh/hook", "9a", "true", "null",
+                                     "1", "y", "Yes", "On", "~", "<<", "key with space", "0x1F", "1e3", ".5", "_x", "a:b"};
+  static const char *const vals[] = {
+      "v1", "Deployment", "apps/v1", "1", "1.5", "-3", "yes", "no", "null", "~", "\"\"", "''", "foo:bar", "a #c", "a#b",
+      "http://x:80/y", "{}", "[]", "\"quoted\"", "\"esc \\\" \\n \\u00e9\"", "'single ''q'''", "\"x\" #c", "-x", "a,b",
+      "a]", "$X", "(a)", "|", "|-", ">", "'it''s'", "0o17", "1_000", "2001-12-14", "--", "\"\\uD7FF\"",
+      "+1", ".inf", "-.inf", ".nan", "foo: bar", "[1]", "{a: 1}", "&a x", "*a", "!!str x", "\"\\u0000\"", "\"\\/\"",
+      "\"\\x41\"", "\"unterminated", "'x' y", "\"x\"#c", "@x", "`x", "%x", "- x", "? x", ": x", "=b", "^c", "<d",
+      "\\e", ";f", "foo:", "a\tb", "\xc3\xa9", "x  ", "|+", "|2", "| #c", "|x", "\"a\\tb\"", "-", "a: b: c",
+      "x # y: z", "\"\\ud800\""};
+  size_t accepted = 0, refused = 0;
+  char doc[4096];
+  for (int d = 0; d < 30000; d++) {
+    size_t len = 0;
+    int cur = 0, nlines = 1 + (int)fast_rnd(18);
+    doc[0] = 0;
+    if (d % 3 == 0) {
+      fast_gen_node(doc, &len, sizeof doc, 0, 0, false, keys, NSAFE_K, vals, NSAFE_V);
+      fast_head_compare(doc, &accepted, &refused);
+      continue;
+    }
+    for (int l = 0; l < nlines && len < sizeof doc - 300; l++) {
+      unsigned w = fast_rnd(20);
+      int ind = w < 12 ? cur : w < 16 ? cur + 2 : w < 18 ? (cur >= 2 ? cur - 2 : 0) : w < 19 ? 0 : cur + 1;
+      if (d % 2 == 0) ind = w < 14 ? cur : w < 18 ? (cur >= 2 ? cur - 2 : 0) : 0; /* coherent indentation */
+      if (ind > 12) ind = 12;
+      char line[256];
+      bool clean = d % 2 == 0; /* half the documents from the subset's pieces only */
+      const char *k = keys[fast_rnd(clean ? NSAFE_K : sizeof keys / sizeof *keys)];
+      const char *v = vals[fast_rnd(clean ? NSAFE_V : sizeof vals / sizeof *vals)];
+      unsigned t = clean && fast_rnd(2) ? fast_rnd(80) : fast_rnd(clean ? 92 : 100);
+      int nest = 0;
+      if (t < 32) snprintf(line, sizeof line, "%*s%s: %s", ind, "", k, v);
+      else if (t < 47) snprintf(line, sizeof line, "%*s%s:", ind, "", k), nest = 1;
+      else if (t < 60) snprintf(line, sizeof line, "%*s- %s", ind, "", v);
+      else if (t < 68) snprintf(line, sizeof line, "%*s- %s: %s", ind, "", k, v);
+      else if (t < 72) snprintf(line, sizeof line, "%*s-", ind, ""), nest = 1;
+      else if (t < 76) snprintf(line, sizeof line, "%*s# comment: %s", ind, "", v);
+      else if (t < 80) snprintf(line, sizeof line, "%*s", (int)fast_rnd(3) * ind, "");
+      else if (t < 90) snprintf(line, sizeof line, "%*s%s %s", ind + 2, "", v, k);
+      else if (t < 92) snprintf(line, sizeof line, "%s", fast_rnd(2) ? "---" : "...");
+      else if (t < 95) snprintf(line, sizeof line, "%*s%s :%s", ind, "", k, v);
+      else snprintf(line, sizeof line, "%*s%s:%s%s", ind, "", k, fast_rnd(2) ? " " : "\t", v);
+      if (nest) cur = ind + (fast_rnd(3) ? 2 : 0);
+      else if (t >= 60 && t < 68) cur = ind + 2;
+      else cur = ind;
+      len += (size_t)snprintf(doc + len, sizeof doc - len, "%s%s", line, fast_rnd(30) ? "\n" : "");
+    }
+    fast_head_compare(doc, &accepted, &refused);
+  }
+  /* both sides of the scanner were exercised */
+  printf("head scanner: %zu generated documents accepted, %zu left to libyaml\n", accepted, refused);
+  CHECK(accepted > 1000);
+  CHECK(refused > 1000);
+  /* manifests as charts render them: in the subset, and the same as the full conversion */
+  static const char *const docs[] = {
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels:\n    app: web\n  annotations:\n"
+      "    checksum/config: 3f2a\n    helm.sh/hook: pre-install\nspec:\n  replicas: 3\n  template:\n    spec:\n"
+      "      containers:\n        - name: web\n          image: \"nginx:1.25\"\n          args:\n          - --port=80\n"
+      "          env:\n            - name: A\n              value: \"1\"\n          resources: {}\n",
+      "# Source: x\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"cfg\"\ndata:\n  script: |\n    #!/bin/sh\n"
+      "    echo \"a: b\" # not a comment\n\n    exit 0\n  other: >-\n    folded\n    text\n",
+      "apiVersion: v1\nkind: Secret\nmetadata:\n  name: 's'\n  annotations:\n    a: 'it''s'\n    b: \"x\\u00e9\\\"y\"\n",
+      "kind: List\napiVersion: v1\nitems:\n- kind: A\n  metadata:\n    name: inner\nmetadata:\n  name: outer\n",
+  };
+  for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+    size_t a0 = accepted;
+    fast_head_compare(docs[i], &accepted, &refused);
+    CHECK(accepted == a0 + 1);
+    head_same(docs[i]);
+  }
+}
+
 int main(void) {
   head_tests();
+  fast_head_tests();
   split_tests();
   scalar_tests();
   float32_tests();
