@@ -35,7 +35,7 @@ static void gofloat__step(char *d, int n, int *e, int delta) {
  * m e-k gives (10^k is exact). For float32, v must itself be a float32 (then the float interval,
  * far wider than the double one, holds m e-k as well). Returns the digit count, 0 when it does not
  * apply. */
-static int gofloat__exact(double v, int is32, char *d, size_t dlen, int *dp) {
+int gofloat_exact(double v, int is32, char *d, size_t dlen, int *dp) {
   static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
   const double lim = is32 ? 2097152.0 : 1125899906842624.0; /* 2^21, 2^50 */
   if (is32 && (double)(float)v != v) return 0;
@@ -62,7 +62,7 @@ static int gofloat__exact(double v, int is32, char *d, size_t dlen, int *dp) {
 /* Shortest decimal digits that read back as v (at float32 precision when is32), choosing, like Go's
  * strconv, the closest such string: digits (no dot, no trailing zeros) into d; v = 0.d x 10^dp. */
 int gofloat_shortest(double v, int is32, char *d, size_t dlen, int *dp) {
-  int fast = gofloat__exact(fabs(v), is32, d, dlen, dp);
+  int fast = gofloat_exact(fabs(v), is32, d, dlen, dp);
   if (fast) return fast;
   char tmp[64], cand[64];
   int maxp = is32 ? 9 : 17;

@@ -248,12 +248,15 @@ static yaml__kind_t yaml__resolve_plain(const char *in, yaml__scalar_t *sc) {
   else if (strchr("yYnNtTfFoO~", c0)) hint = 'M';
   else if (c0 == '.') hint = '.';
   if (!hint) return sc->kind;
-  if (yaml__in(in, t_true)) { sc->kind = YAML__BOOL; sc->b = 1; return sc->kind; }
-  if (yaml__in(in, t_false)) { sc->kind = YAML__BOOL; sc->b = 0; return sc->kind; }
-  if (yaml__in(in, t_null)) { sc->kind = YAML__NULL; return sc->kind; }
-  if (yaml__in(in, t_nan)) { sc->kind = YAML__FLOAT; sc->f = NAN; return sc->kind; }
-  if (yaml__in(in, t_inf)) { sc->kind = YAML__FLOAT; sc->f = INFINITY; return sc->kind; }
-  if (yaml__in(in, t_ninf)) { sc->kind = YAML__FLOAT; sc->f = -INFINITY; return sc->kind; }
+  /* the words below are at most 5 bytes long */
+  if (strnlen(in, 6) <= 5) {
+    if (yaml__in(in, t_true)) { sc->kind = YAML__BOOL; sc->b = 1; return sc->kind; }
+    if (yaml__in(in, t_false)) { sc->kind = YAML__BOOL; sc->b = 0; return sc->kind; }
+    if (yaml__in(in, t_null)) { sc->kind = YAML__NULL; return sc->kind; }
+    if (yaml__in(in, t_nan)) { sc->kind = YAML__FLOAT; sc->f = NAN; return sc->kind; }
+    if (yaml__in(in, t_inf)) { sc->kind = YAML__FLOAT; sc->f = INFINITY; return sc->kind; }
+    if (yaml__in(in, t_ninf)) { sc->kind = YAML__FLOAT; sc->f = -INFINITY; return sc->kind; }
+  }
   if (hint == '.') {
     double f;
     if (yaml__is_yaml_float(in) && yaml__parse_float(in, &f) == 0) { sc->kind = YAML__FLOAT; sc->f = f; }

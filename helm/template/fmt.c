@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/gofloat.h"
 #include "helm/template/tpl.h"
 #include "helm/template/tpl_internal.h"
 
@@ -285,6 +286,13 @@ static void float_digits_n(double f, int n, tpl__digits_t *g) {
 /* Shortest digits that read back as f. */
 static void float_digits_shortest(double f, tpl__digits_t *g) {
   double a = fabs(f);
+  /* short exact decimals (ports, 0.5, 12.25) without printf */
+  int dp, nd = a != 0 ? gofloat_exact(a, 0, g->d, sizeof g->d, &dp) : 0;
+  if (nd) {
+    g->nd = nd;
+    g->dp = dp;
+    return;
+  }
   if (a >= 1 && a < 9007199254740992.0 && a == (double)(uint64_t)a) {
     /* An integer below 2^53: every other integer is another double, so its
      * digits without trailing zeros are the shortest that read back. */

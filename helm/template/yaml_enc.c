@@ -150,6 +150,20 @@ static void analyze(ye_t *e, const char *s, size_t n) {
     block_ind = true;
     flow_ind = true;
   }
+  /* Most keys and values are words ([A-Za-z0-9_./], '-' after the first byte): no indicator, space,
+   * break or special character, so every style is allowed; the loop below would find just that. */
+  size_t k = 0;
+  for (; k < n; k++) {
+    unsigned char c = (unsigned char)s[k];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+          c == '/' || (c == '-' && k > 0)))
+      break;
+  }
+  if (k == n && !block_ind) {
+    e->multiline = false;
+    e->flow_plain = e->block_plain = e->single_ok = e->block_ok = true;
+    return;
+  }
   bool preceded_ws = true;
   for (size_t i = 0, w; i < n; i += w) {
     w = (size_t)width_of(at(e, i));

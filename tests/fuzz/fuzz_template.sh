@@ -14,7 +14,7 @@ clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recove
   -I"$root" -I/usr/include/cjson -o "$out/fuzz_template" "$root/tests/fuzz/fuzz_template.c" \
   "$root"/helm/template/value.c "$root"/helm/template/fmt.c "$root"/helm/template/parse.c "$root"/helm/template/exec.c \
   "$root"/helm/template/helm_funcs.c "$root"/helm/template/unicode.c "$root"/helm/template/unicode_tables.c \
-  "$root"/base/buf.c -lcjson -lm
+  "$root"/base/buf.c "$root"/base/gofloat.c -lcjson -lm
 # Seeds: every template of the hand corpus, one file each.
 python3 - "$root/tests/template/expected" "$out/fuzz_template-corpus" <<'PY'
 import glob, hashlib, json, os, sys
