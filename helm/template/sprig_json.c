@@ -104,6 +104,30 @@ void sprig__json_string(buf_t *o, const char *s, size_t n, bool html) {
   o->data[o->len] = 0;
 }
 
+/* sprig__json_string inline for the common string that needs no escape (one scan, one copy). */
+static inline void jstr(jenc_t *e, const char *s, size_t n) {
+  buf_t *o = e->o;
+  if (e->rc) return;
+  if (o->len + n + 3 > o->cap && buf_reserve(o, n + 2)) {
+    e->rc = TPL_ENOMEM;
+    return;
+  }
+  const unsigned char *p = (const unsigned char *)s;
+  const unsigned mask = e->html ? 3 : 1;
+  size_t i = 0;
+  while (i < n && !(json_class[p[i]] & mask)) i++;
+  if (i < n) {
+    sprig__json_string(o, s, n, e->html);
+    return;
+  }
+  char *d = o->data + o->len;
+  d[0] = '"';
+  memcpy(d + 1, s, n);
+  d[n + 1] = '"';
+  d[n + 2] = 0;
+  o->len += n + 2;
+}
+
 /* Appends a Go int64/uint64 in decimal. */
 static void jint(jenc_t *e, uint64_t u, bool neg) {
   char t[24];
@@ -121,6 +145,19 @@ int sprig__json_float(buf_t *o, double f);
 int sprig__json_float(buf_t *o, double f) {
   if (isnan(f) || isinf(f)) return -1;
   double a = fabs(f);
+  if (a < 1e15 && f == (double)(int64_t)f && !(f == 0 && signbit(f))) {
+    /* an integral value (ports, counts): its digits, as 'f' with the shortest precision prints it */
+    char t[24];
+    size_t k = sizeof t;
+    uint64_t u = (uint64_t)a;
+    do {
+      t[--k] = (char)('0' + u % 10);
+      u /= 10;
+    } while (u);
+    if (f < 0) t[--k] = '-';
+    buf_append(o, t + k, sizeof t - k);
+    return 0;
+  }
   char fmtc = 'f';
   if (a != 0 && (a < 1e-6 || a >= 1e21)) fmtc = 'e';
   size_t before = o->len;
@@ -169,7 +206,7 @@ static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
       e->rc = -1;
     }
     return;
-  case TPL_STRING: sprig__json_string(e->o, v->u.s.p, v->u.s.n, e->html); return;
+  case TPL_STRING: jstr(e, v->u.s.p, v->u.s.n); return;
   case TPL_LIST: {
     const tpl_list_t *l = v->u.list;
     if (!l) {
@@ -215,7 +252,7 @@ static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
     for (size_t i = 0; i < m->len && !e->rc; i++) {
       if (i) jputc(e, ',');
       newline(e, depth + 1);
-      sprig__json_string(e->o, es[i]->key, es[i]->klen, e->html);
+      jstr(e, es[i]->key, es[i]->klen);
       jput(e, e->indent ? ": " : ":", e->indent ? 2 : 1);
       jenc(e, &es[i]->val, depth + 1);
     }
