@@ -486,16 +486,16 @@ static const tpl_type_t render__files_type = {"engine.files", NULL, render__file
 /* ---- .Capabilities ----------------------------------------------------------------------------- */
 
 /* *common.Capabilities { KubeVersion common.KubeVersion; APIVersions common.VersionSet;
- * HelmVersion version.BuildInfo }. None has String() on its value, so fmt prints them as structs;
- * the reserved field names "%v", "%+v" and "%#v" give Go's texts (see object_gofmt in the template
- * core), and "*String" the text of (*KubeVersion).String() that a template action prints for the
- * addressable field. */
+ * HelmVersion version.BuildInfo }. None has String() on its value, so fmt prints them as structs:
+ * each type answers the reserved field names "*fields" (the field values in order) and "*names"
+ * (see object_struct in the template core); "*String" is the text of (*KubeVersion).String() that
+ * a template action prints for the addressable field. */
 typedef struct render__caps_s {
   char version[64], normalized[64], major[16], minor[16];
   const char **apis;
   size_t napis;
   tpl_value_t kv, apis_v, hv;              /* the field values */
-  const char *kv_text[3], *hv_text[3], *caps_text[3]; /* "%v", "%+v", "%#v" */
+  tpl_value_t kv_fields, hv_fields, caps_fields;         /* "*fields" of each struct */
 } render__caps_t;
 
 static const tpl_type_t render__caps_type, render__kv_type, render__apis_type, render__hv_type;
@@ -511,10 +511,33 @@ static tpl_value_t render__obj(tpl_arena_t *a, const tpl_type_t *t, void *self) 
   return v;
 }
 
-static int render__gofmt_field(const char *name, const char *const text[3], tpl_value_t *out) {
-  int k = !strcmp(name, "%v") ? 0 : !strcmp(name, "%+v") ? 1 : !strcmp(name, "%#v") ? 2 : -1;
-  if (k < 0) return 0;
-  *out = tpl_value_str(text[k]);
+/* Field names of the three structs as list values ("*names"): initialised at compile time and
+ * never written, so field callbacks need no arena and share nothing mutable. */
+#define RENDER__NAME(str) {.kind = TPL_STRING, .u = {.s = {str, sizeof str - 1}}}
+static tpl_value_t render__kv_names_v[] = {RENDER__NAME("Version"), RENDER__NAME("normalizedVersion"),
+                                           RENDER__NAME("Major"), RENDER__NAME("Minor")};
+static tpl_value_t render__hv_names_v[] = {RENDER__NAME("Version"), RENDER__NAME("GitCommit"),
+                                           RENDER__NAME("GitTreeState"), RENDER__NAME("GoVersion"),
+                                           RENDER__NAME("KubeClientVersion")};
+static tpl_value_t render__caps_names_v[] = {RENDER__NAME("KubeVersion"), RENDER__NAME("APIVersions"),
+                                             RENDER__NAME("HelmVersion")};
+#undef RENDER__NAME
+static tpl_list_t render__struct_names[3] = {
+    {.len = 4, .cap = 4, .items = render__kv_names_v, .elem = TPL_ELEM_STRING},
+    {.len = 5, .cap = 5, .items = render__hv_names_v, .elem = TPL_ELEM_STRING},
+    {.len = 3, .cap = 3, .items = render__caps_names_v, .elem = TPL_ELEM_STRING}};
+
+/* "*fields" and "*names" of struct `which` (0 KubeVersion, 1 BuildInfo, 2 Capabilities). */
+static int render__struct_field(const char *name, const tpl_value_t *fields, int which, tpl_value_t *out) {
+  if (!strcmp(name, "*fields")) {
+    *out = *fields;
+    return 1;
+  }
+  if (strcmp(name, "*names")) return 0;
+  *out = tpl_value_invalid();
+  out->kind = TPL_LIST;
+  out->elem = TPL_ELEM_STRING;
+  out->u.list = &render__struct_names[which];
   return 1;
 }
 
@@ -523,7 +546,7 @@ static int render__caps_field(void *self, const char *name, tpl_value_t *out) {
   if (!strcmp(name, "KubeVersion")) *out = c->kv;
   else if (!strcmp(name, "APIVersions")) *out = c->apis_v;
   else if (!strcmp(name, "HelmVersion")) *out = c->hv;
-  else return render__gofmt_field(name, c->caps_text, out);
+  else return render__struct_field(name, &c->caps_fields, 2, out);
   return 1;
 }
 
@@ -533,7 +556,7 @@ static int render__kv_field(void *self, const char *name, tpl_value_t *out) {
   else if (!strcmp(name, "Major")) *out = tpl_value_str(c->major);
   else if (!strcmp(name, "Minor")) *out = tpl_value_str(c->minor);
   else if (!strcmp(name, "*String")) *out = tpl_value_str(c->normalized);
-  else return render__gofmt_field(name, c->kv_text, out);
+  else return render__struct_field(name, &c->kv_fields, 0, out);
   return 1;
 }
 
@@ -581,7 +604,7 @@ static int render__hv_field(void *self, const char *name, tpl_value_t *out) {
   else if (!strcmp(name, "GitTreeState")) *out = tpl_value_str(RENDER_HELM_TREE);
   else if (!strcmp(name, "GoVersion")) *out = tpl_value_str(RENDER_HELM_GO);
   else if (!strcmp(name, "KubeClientVersion")) *out = tpl_value_str(RENDER_HELM_KUBE_CLIENT);
-  else return render__gofmt_field(name, c->hv_text, out);
+  else return render__struct_field(name, &c->hv_fields, 1, out);
   return 1;
 }
 
@@ -590,54 +613,20 @@ static const tpl_type_t render__kv_type = {"common.KubeVersion", render__kv_fiel
 static const tpl_type_t render__apis_type = {"common.VersionSet", NULL, render__apis_method, NULL};
 static const tpl_type_t render__hv_type = {"version.BuildInfo", render__hv_field, NULL, NULL};
 
-/* Go's %v / %+v / %#v texts of the three structs, built once per render. */
-static int render__caps_texts(tpl_arena_t *a, render__caps_t *c) {
-  buf_t b[3][3] = {{BUF_INIT, BUF_INIT, BUF_INIT}, {BUF_INIT, BUF_INIT, BUF_INIT}, {BUF_INIT, BUF_INIT, BUF_INIT}};
-  enum { KV, HV, CAPS };
-  const char *kvf[4] = {c->version, c->normalized, c->major, c->minor};
-  static const char *const kvn[4] = {"Version", "normalizedVersion", "Major", "Minor"};
-  const char *hvf[5] = {RENDER_HELM_VERSION, RENDER_HELM_COMMIT, RENDER_HELM_TREE, RENDER_HELM_GO,
-                        RENDER_HELM_KUBE_CLIENT};
-  static const char *const hvn[5] = {"Version", "GitCommit", "GitTreeState", "GoVersion", "KubeClientVersion"};
+/* The field values of the three structs, built once per render. */
+static int render__caps_fields(tpl_arena_t *a, render__caps_t *c) {
+  const char *kv[] = {c->version, c->normalized, c->major, c->minor};
+  const char *hv[] = {RENDER_HELM_VERSION, RENDER_HELM_COMMIT, RENDER_HELM_TREE, RENDER_HELM_GO, RENDER_HELM_KUBE_CLIENT};
+  c->kv_fields = tpl_value_list_new(a, TPL_ELEM_ANY, 4);
+  c->hv_fields = tpl_value_list_new(a, TPL_ELEM_ANY, 5);
+  c->caps_fields = tpl_value_list_new(a, TPL_ELEM_ANY, 3);
+  if (c->kv_fields.kind != TPL_LIST || c->hv_fields.kind != TPL_LIST || c->caps_fields.kind != TPL_LIST)
+    return RENDER_ENOMEM;
   int bad = 0;
-  bad |= buf_putc(&b[KV][0], '{') | buf_putc(&b[KV][1], '{') | buf_puts(&b[KV][2], "common.KubeVersion{");
-  for (int i = 0; i < 4; i++) {
-    const char *sep = i ? ", " : "";
-    bad |= buf_printf(&b[KV][0], "%s%s", i ? " " : "", kvf[i]) | buf_printf(&b[KV][1], "%s%s:%s", i ? " " : "", kvn[i], kvf[i]);
-    bad |= buf_printf(&b[KV][2], "%s%s:", sep, kvn[i]) | tpl_fmt_quote(&b[KV][2], kvf[i], strlen(kvf[i]));
-  }
-  bad |= buf_putc(&b[KV][0], '}') | buf_putc(&b[KV][1], '}') | buf_putc(&b[KV][2], '}');
-  bad |= buf_putc(&b[HV][0], '{') | buf_putc(&b[HV][1], '{') | buf_puts(&b[HV][2], "version.BuildInfo{");
-  for (int i = 0; i < 5; i++) {
-    bad |= buf_printf(&b[HV][0], "%s%s", i ? " " : "", hvf[i]) | buf_printf(&b[HV][1], "%s%s:%s", i ? " " : "", hvn[i], hvf[i]);
-    bad |= buf_printf(&b[HV][2], "%s%s:", i ? ", " : "", hvn[i]) | tpl_fmt_quote(&b[HV][2], hvf[i], strlen(hvf[i]));
-  }
-  bad |= buf_putc(&b[HV][0], '}') | buf_putc(&b[HV][1], '}') | buf_putc(&b[HV][2], '}');
-  /* The APIVersions list: [a b] for %v and %+v, common.VersionSet{"a", "b"} for %#v. */
-  buf_t apis = BUF_INIT, apis_sharp = BUF_INIT;
-  bad |= buf_putc(&apis, '[') | buf_puts(&apis_sharp, "common.VersionSet{");
-  for (size_t i = 0; i < c->napis; i++) {
-    bad |= buf_printf(&apis, "%s%s", i ? " " : "", c->apis[i]) | buf_puts(&apis_sharp, i ? ", " : "");
-    bad |= tpl_fmt_quote(&apis_sharp, c->apis[i], strlen(c->apis[i]));
-  }
-  bad |= buf_putc(&apis, ']') | buf_putc(&apis_sharp, '}');
-  bad |= buf_printf(&b[CAPS][0], "&{%s %s %s}", b[KV][0].data, apis.data, b[HV][0].data);
-  bad |= buf_printf(&b[CAPS][1], "&{KubeVersion:%s APIVersions:%s HelmVersion:%s}", b[KV][1].data, apis.data,
-                    b[HV][1].data);
-  bad |= buf_printf(&b[CAPS][2], "&common.Capabilities{KubeVersion:%s, APIVersions:%s, HelmVersion:%s}",
-                    b[KV][2].data, apis_sharp.data, b[HV][2].data);
-  buf_free(&apis);
-  buf_free(&apis_sharp);
-  const char **dst[3] = {c->kv_text, c->hv_text, c->caps_text};
-  for (int t = 0; t < 3; t++)
-    for (int k = 0; k < 3; k++) {
-      if (!bad) {
-        tpl_value_t v = tpl_value_str_copy(a, b[t][k].data, b[t][k].len);
-        if (v.kind != TPL_STRING) bad = 1;
-        else dst[t][k] = v.u.s.p;
-      }
-      buf_free(&b[t][k]);
-    }
+  for (size_t i = 0; i < 4; i++) bad |= tpl_list_push(a, c->kv_fields.u.list, tpl_value_str(kv[i]));
+  for (size_t i = 0; i < 5; i++) bad |= tpl_list_push(a, c->hv_fields.u.list, tpl_value_str(hv[i]));
+  bad |= tpl_list_push(a, c->caps_fields.u.list, c->kv) | tpl_list_push(a, c->caps_fields.u.list, c->apis_v) |
+         tpl_list_push(a, c->caps_fields.u.list, c->hv);
   return bad ? RENDER_ENOMEM : 0;
 }
 
@@ -1022,7 +1011,7 @@ static int render__caps_value(tpl_arena_t *a, const render_opts_t *o, render__ca
   caps->apis_v.u.list->type = &render__apis_type;
   for (size_t i = 0; i < caps->napis; i++)
     if (tpl_list_push(a, caps->apis_v.u.list, tpl_value_str(caps->apis[i]))) return RENDER_ENOMEM;
-  if (render__caps_texts(a, caps)) return RENDER_ENOMEM;
+  if (render__caps_fields(a, caps)) return RENDER_ENOMEM;
   *out = render__obj(a, &render__caps_type, caps);
   if (out->kind != TPL_OBJECT) return RENDER_ENOMEM;
   if (capsp) *capsp = caps;

@@ -657,6 +657,37 @@ static bool handle_methods(tpl__pp_t *p, const tpl_value_t *v, int32_t verb) {
   return true;
 }
 
+/* Go's printValue of a struct for any verb: the type's field callback answers the reserved names
+ * "*fields" with a list of the field values in declaration order and "*names" with their names.
+ * Each field is printed with the same verb and flags ({%!d(string=v1) 30}, a width per field);
+ * %+v adds the names, %#v the type and the names; a pointer type prints "&" at depth 0. False
+ * when the type does not describe its fields that way. */
+static bool object_struct(tpl__pp_t *p, const tpl_value_t *v, int32_t verb, int depth) {
+  const tpl_type_t *t = v->u.obj->type;
+  void *self = v->u.obj->self;
+  tpl_value_t fields = {0}, names = {0};
+  if (!t->field || t->field(self, "*fields", &fields) != 1 || fields.kind != TPL_LIST || !fields.u.list) return false;
+  bool named = p->f.plusv || p->f.sharpv;
+  if (named && (t->field(self, "*names", &names) != 1 || names.kind != TPL_LIST || !names.u.list ||
+                names.u.list->len != fields.u.list->len))
+    return false;
+  bool ptr = t->name[0] == '*';
+  if (ptr && depth == 0) pp_putc(p, '&');
+  if (p->f.sharpv) pp_puts(p, ptr ? t->name + 1 : t->name);
+  pp_putc(p, '{');
+  for (size_t i = 0; i < fields.u.list->len; i++) {
+    if (i) pp_puts(p, p->f.sharpv ? ", " : " ");
+    if (named) {
+      const tpl_value_t *n = &names.u.list->items[i];
+      if (n->kind == TPL_STRING) pp_write(p, n->u.s.p, n->u.s.n);
+      pp_putc(p, ':');
+    }
+    print_value(p, &fields.u.list->items[i], verb, depth + (ptr && depth == 0 ? 2 : 1));
+  }
+  pp_putc(p, '}');
+  return true;
+}
+
 /* Go's struct printing of a host object without String() (or any object under %#v): the type's
  * field callback answers the reserved names "%v", "%+v" and "%#v" (never Go identifiers, so no
  * template can ask for them) with the text Go prints, e.g. `{v1.20.0 1 20}`,
@@ -811,7 +842,7 @@ static void print_value(tpl__pp_t *p, const tpl_value_t *v, int32_t verb, int de
   }
   case TPL_OBJECT:
     if (depth == 0 && handle_methods(p, v, verb)) break;
-    if (object_gofmt(p, v, verb)) break;
+    if (object_struct(p, v, verb, depth) || object_gofmt(p, v, verb)) break;
     pp_puts(p, "{}");
     break;
   case TPL_FUNC:
