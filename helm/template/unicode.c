@@ -45,9 +45,19 @@ static int32_t tpl__ucase(int which, int32_t r) {
   return r;
 }
 
-int32_t tpl_unicode_to_upper(int32_t r) { return tpl__ucase(0, r); }
-int32_t tpl_unicode_to_lower(int32_t r) { return tpl__ucase(1, r); }
-int32_t tpl_unicode_to_title(int32_t r) { return tpl__ucase(2, r); }
+/* ASCII first (as Go's unicode.ToUpper/ToLower/ToTitle do): no table search. */
+int32_t tpl_unicode_to_upper(int32_t r) {
+  if (r < 0x80) return r >= 'a' && r <= 'z' ? r - 32 : r;
+  return tpl__ucase(0, r);
+}
+int32_t tpl_unicode_to_lower(int32_t r) {
+  if (r < 0x80) return r >= 'A' && r <= 'Z' ? r + 32 : r;
+  return tpl__ucase(1, r);
+}
+int32_t tpl_unicode_to_title(int32_t r) {
+  if (r < 0x80) return r >= 'a' && r <= 'z' ? r - 32 : r;
+  return tpl__ucase(2, r);
+}
 
 /* runtime.roundupsize: the bytes mallocgc really hands out for size. */
 static size_t tpl__roundupsize(size_t size, bool noscan) {
