@@ -9,31 +9,9 @@
 #include "helm/template/sprig.h"
 #include "helm/template/tpl.h"
 #include "t.h"
+#include "t_render.h"
 
-static char *render(const char *text) {
-  tpl_funcs_t *f = tpl_funcs_new();
-  tpl_helm_funcs_add(f);
-  sprig_funcs_add(f);
-  tpl_set_t *set = tpl_set_new(f);
-  buf_t out = BUF_INIT, err = BUF_INIT;
-  tpl_arena_t *a = tpl_arena_new(0);
-  char *res = NULL;
-  if (tpl_set_parse(set, "t", text, strlen(text), &err) == 0) {
-    tpl_exec_opts_t o = {0};
-    tpl_helm_state_t *hs = calloc(1, sizeof(*hs));
-    o.udata = hs;
-    o.missingkey = TPL_MISSINGKEY_ZERO;
-    if (tpl_set_execute(set, "t", tpl_value_map_new(a, TPL_ELEM_ANY), a, &o, &out, &err) == 0) res = strdup(out.data ? out.data : "");
-    free(hs);
-  }
-  if (!res) fprintf(stderr, "render %s: %s\n", text, err.data ? err.data : "?");
-  buf_free(&out);
-  buf_free(&err);
-  tpl_arena_free(a);
-  tpl_set_free(set);
-  tpl_funcs_free(f);
-  return res;
-}
+static char *render(const char *text) { return t_render_text(text, 0); }
 
 static int all_in(const char *s, const char *alphabet) {
   for (; *s; s++)
