@@ -239,65 +239,43 @@ static int yaml_decode(tpl_arena_t *a, const char *s, size_t n, tpl_value_t *out
   return rc;
 }
 
-SPRIG_FN(f_fromyaml) {
+/* fromYaml (a map) and fromYamlArray (a list): the document as that type; an empty document as an
+ * empty one; any error as Helm reports it, in the result ({"Error": msg} or [msg]). */
+static int from_yaml(tpl_call_t *c, const tpl_value_t *text, bool want_list, tpl_value_t *out) {
   tpl_arena_t *a = tpl_call_arena(c);
   buf_t err = BUF_INIT;
   tpl_value_t v;
-  int rc = yaml_decode(a, args[0].u.s.p, args[0].u.s.n, &v, &err);
+  int rc = yaml_decode(a, text->u.s.p, text->u.s.n, &v, &err);
   if (rc == TPL_ENOMEM) {
     buf_free(&err);
     return rc;
   }
-  if (!rc && v.kind == TPL_MAP) {
+  if (!rc && v.kind == (want_list ? TPL_LIST : TPL_MAP)) {
     buf_free(&err);
     *out = v;
     return 0;
   }
   if (!rc && v.kind == TPL_NIL) {
     buf_free(&err);
-    *out = tpl_value_map_new(a, TPL_ELEM_ANY);
+    *out = want_list ? tpl_value_list_new(a, TPL_ELEM_ANY, 0) : tpl_value_map_new(a, TPL_ELEM_ANY);
     return out->kind == TPL_INVALID ? TPL_ENOMEM : 0;
   }
   if (!rc)
-    buf_printf(&err, "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go value of type map[string]interface {}",
-               json_kind(&v));
-  *out = tpl_value_map_new(a, TPL_ELEM_ANY);
-  if (out->kind == TPL_INVALID) return TPL_ENOMEM;
+    buf_printf(&err, "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go value of type %s",
+               json_kind(&v), want_list ? "[]interface {}" : "map[string]interface {}");
+  *out = want_list ? tpl_value_list_new(a, TPL_ELEM_ANY, 1) : tpl_value_map_new(a, TPL_ELEM_ANY);
+  if (out->kind == TPL_INVALID) {
+    buf_free(&err);
+    return TPL_ENOMEM;
+  }
   tpl_value_t e = tpl_value_str_copy(a, err.data ? err.data : "", err.len);
   buf_free(&err);
   if (e.kind == TPL_INVALID) return TPL_ENOMEM;
-  return tpl_map_set(a, out->u.map, "Error", 5, e);
+  return want_list ? tpl_list_push(a, out->u.list, e) : tpl_map_set(a, out->u.map, "Error", 5, e);
 }
 
-SPRIG_FN(f_fromyamlarray) {
-  tpl_arena_t *a = tpl_call_arena(c);
-  buf_t err = BUF_INIT;
-  tpl_value_t v;
-  int rc = yaml_decode(a, args[0].u.s.p, args[0].u.s.n, &v, &err);
-  if (rc == TPL_ENOMEM) {
-    buf_free(&err);
-    return rc;
-  }
-  if (!rc && v.kind == TPL_LIST) {
-    buf_free(&err);
-    *out = v;
-    return 0;
-  }
-  if (!rc && v.kind == TPL_NIL) {
-    buf_free(&err);
-    *out = tpl_value_list_new(a, TPL_ELEM_ANY, 0);
-    return out->kind == TPL_INVALID ? TPL_ENOMEM : 0;
-  }
-  if (!rc)
-    buf_printf(&err, "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go value of type []interface {}",
-               json_kind(&v));
-  *out = tpl_value_list_new(a, TPL_ELEM_ANY, 1);
-  if (out->kind == TPL_INVALID) return TPL_ENOMEM;
-  tpl_value_t e = tpl_value_str_copy(a, err.data ? err.data : "", err.len);
-  buf_free(&err);
-  if (e.kind == TPL_INVALID) return TPL_ENOMEM;
-  return tpl_list_push(a, out->u.list, e);
-}
+SPRIG_FN(f_fromyaml) { return from_yaml(c, &args[0], false, out); }
+SPRIG_FN(f_fromyamlarray) { return from_yaml(c, &args[0], true, out); }
 
 SPRIG_FN(f_lookup) {
   *out = tpl_value_map_new(tpl_call_arena(c), TPL_ELEM_ANY);

@@ -14,17 +14,6 @@
 #include "helm/template/sprig_internal.h"
 #include "helm/template/unicode.h"
 
-/* ---- Unicode helpers (Go's unicode package for the common scripts) ---- */
-
-bool sprig__is_space(int32_t r);
-bool sprig__is_space(int32_t r) {
-  switch (r) {
-  case '\t': case '\n': case '\v': case '\f': case '\r': case ' ': case 0x85: case 0xA0: case 0x1680: case 0x2028:
-  case 0x2029: case 0x202F: case 0x205F: case 0x3000: return true;
-  }
-  return r >= 0x2000 && r <= 0x200A;
-}
-
 /* Go's unicode case mappings and predicates (tables generated from Go: unicode_tables.c). */
 static int32_t to_upper(int32_t r) { return tpl_unicode_to_upper(r); }
 static int32_t to_lower(int32_t r) { return tpl_unicode_to_lower(r); }
@@ -136,7 +125,7 @@ SPRIG_FN(f_trim) {
   while (s < e) {
     int32_t r;
     size_t w = tpl__utf8_decode(p + s, e - s, &r);
-    if (!sprig__is_space(r) || (r == 0xFFFD && w == 1)) break;
+    if (!tpl_unicode_is_space(r) || (r == 0xFFFD && w == 1)) break;
     s += w;
   }
   while (e > s) {
@@ -148,7 +137,7 @@ SPRIG_FN(f_trim) {
       st = e - 1;
       r = 0xFFFD;
     }
-    if (!sprig__is_space(r)) break;
+    if (!tpl_unicode_is_space(r)) break;
     e = st;
   }
   *out = tpl_value_strn(p + s, e - s);
@@ -216,7 +205,7 @@ SPRIG_FN(f_nospace) {
   const unsigned char *p = (const unsigned char *)args[0].u.s.p;
   size_t len = args[0].u.s.n, count = 0;
   for (size_t i = 0; i < len; i++) {
-    if (!sprig__is_space(p[i])) {
+    if (!tpl_unicode_is_space(p[i])) {
       put_rune(&b, p[i]);
       count++;
     }
@@ -235,7 +224,7 @@ SPRIG_FN(f_initials) {
   size_t len = args[0].u.s.n;
   bool gap = true;
   for (size_t i = 0; i < len; i++) {
-    if (sprig__is_space(p[i])) gap = true;
+    if (tpl_unicode_is_space(p[i])) gap = true;
     else if (gap) {
       put_rune(&b, p[i]);
       gap = false;

@@ -27,7 +27,12 @@ bool tpl_unicode_is_digit(int32_t r) {
   if (r < 0x80) return r >= '0' && r <= '9';
   return tpl_unicode_is(TPL_U_DIGIT, r);
 }
-bool tpl_unicode_is_space(int32_t r) { return tpl_unicode_is(TPL_U_SPACE, r); }
+/* Latin-1 first, as Go's unicode.IsSpace does. */
+bool tpl_unicode_is_space(int32_t r) {
+  if (r >= 0 && r <= 0xFF)
+    return r == ' ' || (r >= '\t' && r <= '\r') || r == 0x85 || r == 0xA0;
+  return tpl_unicode_is(TPL_U_SPACE, r);
+}
 bool tpl_unicode_is_upper(int32_t r) { return tpl_unicode_is(TPL_U_UPPER, r); }
 bool tpl_unicode_is_lower(int32_t r) { return tpl_unicode_is(TPL_U_LOWER, r); }
 bool tpl_unicode_is_punct(int32_t r) { return tpl_unicode_is(TPL_U_PUNCT, r); }
