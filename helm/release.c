@@ -878,65 +878,67 @@ static void release__d_strv(release__d_t *d, const cJSON *obj, const char *key, 
   *n = cnt;
 }
 
-static void release__d_files(release__d_t *d, const cJSON *obj, const char *key, const char *path,
-                             release_file_t **dst, size_t *n, bool *has) {
+/* Decodes the array of objects at obj[key] into a zeroed array of esize-byte elements, returned
+ * with its length in *n (NULL when absent or empty), calling each() on every object with its path
+ * "<path><key>[i].". A null element stays zero when nulls_ok, else it is an error, as is any other
+ * non-object. */
+static void *release__d_objects(release__d_t *d, const cJSON *obj, const char *key, const char *path, size_t esize,
+                                bool nulls_ok, size_t *n, bool *has,
+                                void (*each)(release__d_t *d, const cJSON *e, const char *p, void *elem)) {
   const cJSON *a = release__d_array(d, obj, key, path);
-  if (!a) return;
-  *has = true;
+  if (!a) return NULL;
+  if (has) *has = true;
   size_t cnt = (size_t)cJSON_GetArraySize(a);
-  if (!cnt) return;
-  release_file_t *f = calloc(cnt, sizeof *f);
-  if (!f) {
+  if (!cnt) return NULL;
+  char *v = calloc(cnt, esize);
+  if (!v) {
     release__derr(d, -ENOMEM, " ");
-    return;
+    return NULL;
   }
-  *dst = f;
   *n = cnt;
   char p[96];
   size_t i = 0;
   for (const cJSON *e = a->child; e && !d->rc; e = e->next, i++) {
-    snprintf(p, sizeof p, "%s%s[%zu].", path, key, i);
+    if (nulls_ok && cJSON_IsNull(e)) continue;
     if (!cJSON_IsObject(e)) {
       release__derr(d, -EINVAL, "release JSON: %s%s[%zu]: expected an object", path, key, i);
-      return;
+      break;
     }
-    release__d_str(d, e, "name", p, &f[i].name);
-    release__d_bytes(d, e, "data", p, &f[i].data, &f[i].len, &f[i].data_nonnil);
-    release__d_time(d, e, "modtime", p, &f[i].modtime);
+    snprintf(p, sizeof p, "%s%s[%zu].", path, key, i);
+    each(d, e, p, v + i * esize);
   }
+  return v;
+}
+
+static void release__d_file(release__d_t *d, const cJSON *e, const char *p, void *elem) {
+  release_file_t *f = elem;
+  release__d_str(d, e, "name", p, &f->name);
+  release__d_bytes(d, e, "data", p, &f->data, &f->len, &f->data_nonnil);
+  release__d_time(d, e, "modtime", p, &f->modtime);
+}
+
+static void release__d_files(release__d_t *d, const cJSON *obj, const char *key, const char *path,
+                             release_file_t **dst, size_t *n, bool *has) {
+  release_file_t *v = release__d_objects(d, obj, key, path, sizeof *v, false, n, has, release__d_file);
+  if (v) *dst = v;
+}
+
+static void release__d_dep(release__d_t *d, const cJSON *e, const char *p, void *elem) {
+  release_dependency_t *dep = elem;
+  release__d_str(d, e, "name", p, &dep->name);
+  release__d_str(d, e, "version", p, &dep->version);
+  release__d_str(d, e, "repository", p, &dep->repository);
+  release__d_str(d, e, "condition", p, &dep->condition);
+  release__d_strv(d, e, "tags", p, &dep->tags, &dep->ntags);
+  release__d_bool(d, e, "enabled", p, &dep->enabled);
+  release__d_json(d, e, "import-values", p, 2, &dep->import_values);
+  release__d_str(d, e, "alias", p, &dep->alias);
 }
 
 static void release__d_deps(release__d_t *d, const cJSON *obj, const char *key, const char *path,
                             release_dependency_t **dst, size_t *n, bool *has) {
-  const cJSON *a = release__d_array(d, obj, key, path);
-  if (!a) return;
-  if (has) *has = true;
-  size_t cnt = (size_t)cJSON_GetArraySize(a);
-  if (!cnt) return;
-  release_dependency_t *dep = calloc(cnt, sizeof *dep);
-  if (!dep) {
-    release__derr(d, -ENOMEM, " ");
-    return;
-  }
-  *dst = dep;
-  *n = cnt;
-  char p[96];
-  size_t i = 0;
-  for (const cJSON *e = a->child; e && !d->rc; e = e->next, i++) {
-    snprintf(p, sizeof p, "%s%s[%zu].", path, key, i);
-    if (!cJSON_IsObject(e)) {
-      release__derr(d, -EINVAL, "release JSON: %s%s[%zu]: expected an object", path, key, i);
-      return;
-    }
-    release__d_str(d, e, "name", p, &dep[i].name);
-    release__d_str(d, e, "version", p, &dep[i].version);
-    release__d_str(d, e, "repository", p, &dep[i].repository);
-    release__d_str(d, e, "condition", p, &dep[i].condition);
-    release__d_strv(d, e, "tags", p, &dep[i].tags, &dep[i].ntags);
-    release__d_bool(d, e, "enabled", p, &dep[i].enabled);
-    release__d_json(d, e, "import-values", p, 2, &dep[i].import_values);
-    release__d_str(d, e, "alias", p, &dep[i].alias);
-  }
+  release_dependency_t *v = release__d_objects(d, obj, key, path, sizeof *v, false, n, has, release__d_dep);
+  if (v) *dst = v;
 }
 
 static void release__d_string_map(release__d_t *d, const cJSON *obj, const char *key, const char *path, cJSON **dst) {
@@ -1026,44 +1028,31 @@ static void release__d_chart(release__d_t *d, const cJSON *c, release_chart_t *c
   release__d_time(d, c, "modtime", p, &ch->modtime);
 }
 
-static void release__d_hooks(release__d_t *d, const cJSON *obj, release_t *r) {
-  const cJSON *a = release__d_array(d, obj, "hooks", "");
-  size_t cnt = a ? (size_t)cJSON_GetArraySize(a) : 0;
-  if (!cnt) return;
-  if (!(r->hooks = calloc(cnt, sizeof *r->hooks))) {
-    release__derr(d, -ENOMEM, " ");
-    return;
-  }
-  r->nhooks = cnt;
-  size_t i = 0;
-  char p[64];
-  for (const cJSON *e = a->child; e && !d->rc; e = e->next, i++) {
-    release_hook_t *h = &r->hooks[i];
-    snprintf(p, sizeof p, "hooks[%zu].", i);
-    if (cJSON_IsNull(e)) continue;
-    if (!cJSON_IsObject(e)) {
-      release__derr(d, -EINVAL, "release JSON: hooks[%zu]: expected an object", i);
+static void release__d_hook(release__d_t *d, const cJSON *e, const char *p, void *elem) {
+  release_hook_t *h = elem;
+  release__d_str(d, e, "name", p, &h->name);
+  release__d_str(d, e, "kind", p, &h->kind);
+  release__d_str(d, e, "path", p, &h->path);
+  release__d_str(d, e, "manifest", p, &h->manifest);
+  release__d_strv(d, e, "events", p, &h->events, &h->nevents);
+  const cJSON *lr = release__get(e, "last_run");
+  if (lr && !cJSON_IsNull(lr)) {
+    if (!cJSON_IsObject(lr)) {
+      release__derr(d, -EINVAL, "release JSON: %slast_run: expected an object", p);
       return;
     }
-    release__d_str(d, e, "name", p, &h->name);
-    release__d_str(d, e, "kind", p, &h->kind);
-    release__d_str(d, e, "path", p, &h->path);
-    release__d_str(d, e, "manifest", p, &h->manifest);
-    release__d_strv(d, e, "events", p, &h->events, &h->nevents);
-    const cJSON *lr = release__get(e, "last_run");
-    if (lr && !cJSON_IsNull(lr)) {
-      if (!cJSON_IsObject(lr)) {
-        release__derr(d, -EINVAL, "release JSON: %slast_run: expected an object", p);
-        return;
-      }
-      release__d_time(d, lr, "started_at", p, &h->started_at);
-      release__d_time(d, lr, "completed_at", p, &h->completed_at);
-      release__d_str(d, lr, "phase", p, &h->phase);
-    }
-    release__d_int(d, e, "weight", p, &h->weight);
-    release__d_strv(d, e, "delete_policies", p, &h->delete_policies, &h->ndelete_policies);
-    release__d_strv(d, e, "output_log_policies", p, &h->output_log_policies, &h->noutput_log_policies);
+    release__d_time(d, lr, "started_at", p, &h->started_at);
+    release__d_time(d, lr, "completed_at", p, &h->completed_at);
+    release__d_str(d, lr, "phase", p, &h->phase);
   }
+  release__d_int(d, e, "weight", p, &h->weight);
+  release__d_strv(d, e, "delete_policies", p, &h->delete_policies, &h->ndelete_policies);
+  release__d_strv(d, e, "output_log_policies", p, &h->output_log_policies, &h->noutput_log_policies);
+}
+
+static void release__d_hooks(release__d_t *d, const cJSON *obj, release_t *r) {
+  release_hook_t *v = release__d_objects(d, obj, "hooks", "", sizeof *v, true, &r->nhooks, NULL, release__d_hook);
+  if (v) r->hooks = v;
 }
 
 int release_decode_json(const char *json, size_t len, release_t **out, char *err, size_t errlen) {
