@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int buf_reserve(buf_t *b, size_t extra) {
+int buf__grow(buf_t *b, size_t extra) {
   if (b->len + extra + 1 <= b->cap) return 0;
   size_t cap = b->cap ? b->cap : 64;
   while (cap < b->len + extra + 1) {
@@ -17,17 +17,7 @@ int buf_reserve(buf_t *b, size_t extra) {
   return 0;
 }
 
-int buf_append(buf_t *b, const void *p, size_t n) {
-  if (buf_reserve(b, n)) return -12;
-  if (n) memcpy(b->data + b->len, p, n);
-  b->len += n;
-  b->data[b->len] = 0;
-  return 0;
-}
-
 int buf_puts(buf_t *b, const char *s) { return buf_append(b, s, strlen(s)); }
-
-int buf_putc(buf_t *b, char c) { return buf_append(b, &c, 1); }
 
 int buf_vprintf(buf_t *b, const char *fmt, va_list ap) {
   va_list cp;

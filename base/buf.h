@@ -2,6 +2,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdarg.h>
+#include <string.h>
 
 typedef struct buf_s {
   char *data;
@@ -11,14 +12,29 @@ typedef struct buf_s {
 
 #define BUF_INIT {NULL, 0, 0}
 
+/* Grows the buffer to hold `extra` more bytes plus the terminator (buf_reserve's slow path). */
+int buf__grow(buf_t *b, size_t extra);
 /* Ensures room for `extra` more bytes plus the terminator; 0 or UV_ENOMEM-style -12. */
-int buf_reserve(buf_t *b, size_t extra);
+static inline int buf_reserve(buf_t *b, size_t extra) {
+  return b->len + extra + 1 <= b->cap ? 0 : buf__grow(b, extra);
+}
 /* Appends n bytes. */
-int buf_append(buf_t *b, const void *p, size_t n);
+static inline int buf_append(buf_t *b, const void *p, size_t n) {
+  if (b->len + n + 1 > b->cap && buf__grow(b, n)) return -12;
+  if (n) memcpy(b->data + b->len, p, n);
+  b->len += n;
+  b->data[b->len] = 0;
+  return 0;
+}
 /* Appends a C string. */
 int buf_puts(buf_t *b, const char *s);
 /* Appends one byte. */
-int buf_putc(buf_t *b, char c);
+static inline int buf_putc(buf_t *b, char c) {
+  if (b->len + 2 > b->cap && buf__grow(b, 1)) return -12;
+  b->data[b->len++] = c;
+  b->data[b->len] = 0;
+  return 0;
+}
 /* Appends printf-formatted text. */
 int buf_printf(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends vprintf-formatted text. */

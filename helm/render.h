@@ -67,7 +67,8 @@ void render_files_free(render_file_t *files, size_t n);
 int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *opts, render_output_t *out,
                     buf_t *err);
 /* render_template that consumes user_values (NULL: none): they become the coalesced values, which
- * are freed once the templates' copy is built, so big values are not held twice. */
+ * are freed once the templates' copy is built, so big values are not held twice. The charts' own
+ * values (c->values and its dependencies') are freed once coalesced: c is left without them. */
 int render_template_take(chart_t *c, cJSON *user_values, const render_opts_t *opts, render_output_t *out, buf_t *err);
 /* Frees a render_output_t. */
 void render_output_free(render_output_t *o);

@@ -294,7 +294,13 @@ static int rt__sort_items(rt__item_t *v, size_t n) {
 }
 
 /* *owned (when set) is user_values, consumed (and cleared) by the coalescing. */
-static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, const render_opts_t *opts,
+static void rt__drop_values(chart_t *c) {
+  cJSON_Delete(c->values);
+  c->values = NULL;
+  for (size_t i = 0; i < c->ndeps; i++) rt__drop_values(c->deps[i]);
+}
+
+static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, bool take, const render_opts_t *opts,
                         render_output_t *out, buf_t *err) {
   memset(out, 0, sizeof *out);
   const render_opts_t def = {0};
@@ -358,6 +364,9 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, con
     }
     buf_free(&sm);
   }
+  /* The charts' own values are in vals now: render_template_take drops them (the biggest part of
+   * a loaded chart, not needed again for this render). */
+  if (take) rt__drop_values(c);
   /* kubeVersion (renderResources) */
   if (c->meta.kube_version && *c->meta.kube_version) {
     const char *kv = opts->kube_version ? opts->kube_version : RENDER_DEFAULT_KUBE_VERSION;
@@ -466,12 +475,12 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, con
 int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *opts, render_output_t *out,
                     buf_t *err) {
   cJSON *none = NULL;
-  return rt__template(c, user_values, &none, opts, out, err);
+  return rt__template(c, user_values, &none, false, opts, out, err);
 }
 
 int render_template_take(chart_t *c, cJSON *user_values, const render_opts_t *opts, render_output_t *out, buf_t *err) {
   cJSON *own = user_values;
-  int rc = rt__template(c, user_values, &own, opts, out, err);
+  int rc = rt__template(c, user_values, &own, true, opts, out, err);
   cJSON_Delete(own); /* not reached by the coalescing (an early error) */
   return rc;
 }

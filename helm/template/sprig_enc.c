@@ -14,16 +14,49 @@ static int trim_nl_ret(tpl_call_t *c, buf_t *b, tpl_value_t *out) {
   return sprig__ret_buf(c, b, out);
 }
 
+/* Encodings of the same unchanged values (`toJson .Values | sha256sum` in every template of a
+ * chart) are remembered in the arena (tpl_arena_memo_*): fn is the encoder, the rest what decides
+ * the text besides the contents. */
+enum { MEMO_TOYAML = 1, MEMO_TOJSON, MEMO_TOPRETTYJSON, MEMO_TORAWJSON };
+#define MEMO_MAX_TEXT ((size_t)4 << 20)
+static int memo_what(int fn, const tpl_value_t *v) { return fn | (v->view << 4) | (v->elem << 12); }
+
+static bool memo_hit(tpl_call_t *c, const tpl_value_t *v, int fn, tpl_value_t *out) {
+  size_t len;
+  const char *t = tpl_memo_get(tpl_call_arena(c), v, memo_what(fn, v), &len);
+  if (!t) return false;
+  *out = tpl_value_strn(t, len);
+  return true;
+}
+
+/* Returns the text in b (freed) as the result, remembering it when it may be. */
+static int memo_ret(tpl_call_t *c, const tpl_value_t *v, int fn, buf_t *b, tpl_value_t *out) {
+  if (b->len <= MEMO_MAX_TEXT && (v->kind == TPL_MAP || v->kind == TPL_LIST)) {
+    const char *t = tpl_memo_put(tpl_call_arena(c), v, memo_what(fn, v), b->data ? b->data : "", b->len);
+    if (t) {
+      *out = tpl_value_strn(t, b->len);
+      buf_free(b);
+      return 0;
+    }
+  }
+  return sprig__ret_buf(c, b, out);
+}
+
 SPRIG_FN(f_toyaml) {
   buf_t b = BUF_INIT;
   tpl_value_t v = sprig__arg(&args[0]);
+  if (memo_hit(c, &v, MEMO_TOYAML, out)) return 0;
   int rc = sprig_yaml_encode(&b, &v, NULL);
   if (rc == TPL_ENOMEM) {
     buf_free(&b);
     return rc;
   }
-  if (rc) buf_reset(&b);
-  return trim_nl_ret(c, &b, out);
+  if (rc) {
+    buf_free(&b);
+    return sprig__ret_str(c, "", 0, out);
+  }
+  if (b.len && b.data[b.len - 1] == '\n') b.len--;
+  return memo_ret(c, &v, MEMO_TOYAML, &b, out);
 }
 
 /* Helm's toYAMLPretty: yaml.v3 Encoder with SetIndent(2); errors give "". */
@@ -56,6 +89,8 @@ SPRIG_FN(f_musttoyaml) {
 static int to_json(tpl_call_t *c, tpl_value_t *args, bool html, const char *indent, bool must, tpl_value_t *out) {
   buf_t b = BUF_INIT, err = BUF_INIT;
   tpl_value_t v = sprig__arg(&args[0]);
+  int fn = indent ? MEMO_TOPRETTYJSON : html ? MEMO_TOJSON : MEMO_TORAWJSON;
+  if (memo_hit(c, &v, fn, out)) return 0;
   int rc = sprig_json_encode(&b, &v, html, indent, &err);
   if (rc == TPL_ENOMEM) {
     buf_free(&b);
@@ -72,7 +107,8 @@ static int to_json(tpl_call_t *c, tpl_value_t *args, bool html, const char *inde
     }
   }
   buf_free(&err);
-  return sprig__ret_buf(c, &b, out);
+  if (rc) return sprig__ret_buf(c, &b, out);
+  return memo_ret(c, &v, fn, &b, out);
 }
 
 SPRIG_FN(f_tojson) { return to_json(c, args, true, NULL, false, out); }

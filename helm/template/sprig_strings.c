@@ -32,6 +32,22 @@ static int map_case(tpl_call_t *c, const tpl_value_t *s, int32_t (*f)(int32_t), 
   const char *p = s->u.s.p;
   size_t n = s->u.s.n;
   bool changed = false;
+  /* ASCII text: mapped byte by byte straight into the arena */
+  size_t k = 0, first = n;
+  for (; k < n && !((unsigned char)p[k] & 0x80); k++)
+    if (first == n && f((unsigned char)p[k]) != (unsigned char)p[k]) first = k;
+  if (k == n) {
+    if (first == n) {
+      *out = *s;
+      return 0;
+    }
+    char *t = tpl_arena_alloc(tpl_call_arena(c), n + 1);
+    if (!t) return TPL_ENOMEM;
+    memcpy(t, p, first);
+    for (size_t i = first; i < n; i++) t[i] = (char)f((unsigned char)p[i]);
+    *out = tpl_value_strn(t, n);
+    return 0;
+  }
   for (size_t i = 0; i < n;) {
     int32_t r;
     size_t w = tpl__utf8_decode(p + i, n - i, &r);
@@ -1059,9 +1075,24 @@ SPRIG_FN(f_sha1sum) {
   return hexout(c, d, 20, out);
 }
 SPRIG_FN(f_sha256sum) {
+  /* The sum of a remembered encoding (`toJson .Values | sha256sum`) is remembered with it. */
+  tpl_arena_t *a = tpl_call_arena(c);
+  const char *sp = args[0].u.s.p;
+  size_t sn = args[0].u.s.n, len;
+  bool memo = tpl_arena_memo_owns(a, sp, sn);
+  const char *t = memo ? tpl_memo_text_get(a, sp, sn, 1, &len) : NULL;
+  if (t) {
+    *out = tpl_value_strn(t, len);
+    return 0;
+  }
   unsigned char d[32];
-  base_sha256(args[0].u.s.p, args[0].u.s.n, d);
-  return hexout(c, d, 32, out);
+  base_sha256(sp, sn, d);
+  int rc = hexout(c, d, 32, out);
+  if (!rc && memo) {
+    t = tpl_memo_text_put(a, sp, sn, 1, out->u.s.p, out->u.s.n);
+    if (t) *out = tpl_value_strn(t, out->u.s.n);
+  }
+  return rc;
 }
 SPRIG_FN(f_sha512sum) {
   unsigned char d[64];

@@ -220,6 +220,25 @@ bool tpl_value_truth(const tpl_value_t *v);
 /* Length for len/empty: -1 when v has no length. */
 int64_t tpl_value_len(const tpl_value_t *v);
 
+/* ---- memo ------------------------------------------------------------- */
+/* Results that depend only on a list or map's contents (toJson of .Values, repeated in every
+ * template of a chart) can be remembered for the arena's life, for containers made before the
+ * arena's first mark. A result is reused only while the values are exactly as when it was computed
+ * (a snapshot of the whole tree's shape is compared, which costs far less than encoding), and kept
+ * only the second time it is computed from the same values, so that one computed once costs
+ * nothing. Texts that are themselves remembered results (tpl_arena_memo_owns) can key results too
+ * (the sum of a remembered encoding). */
+/* The remembered result `what` of v (*len set), or NULL. */
+const char *tpl_memo_get(tpl_arena_t *a, const tpl_value_t *v, int what, size_t *len);
+/* Offers a result computed from v: its stored copy (lives as long as the arena), or NULL when it is
+ * not kept (yet). */
+const char *tpl_memo_put(tpl_arena_t *a, const tpl_value_t *v, int what, const char *text, size_t len);
+/* True when p[0..n) is a remembered result. */
+bool tpl_arena_memo_owns(const tpl_arena_t *a, const char *p, size_t n);
+/* tpl_memo_get/put for a result computed from a remembered text (kept at once). */
+const char *tpl_memo_text_get(tpl_arena_t *a, const char *key, size_t klen, int what, size_t *len);
+const char *tpl_memo_text_put(tpl_arena_t *a, const char *key, size_t klen, int what, const char *text, size_t len);
+
 /* ---- host objects and functions ---------------------------------------- */
 
 typedef struct tpl_call_s tpl_call_t;

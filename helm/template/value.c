@@ -32,6 +32,18 @@ typedef struct tpl__chunk_s {
   _Alignas(16) unsigned char data[];
 } tpl__chunk_t;
 
+/* A remembered result (tpl_memo_get). */
+#define TPL__MEMO_SLOTS 16
+typedef struct tpl__memo_s {
+  const void *key;  /* the list or map, or the text */
+  size_t klen;      /* 0, or the text's length */
+  int what;         /* the caller's kind of result */
+  uint64_t *snap;   /* the values' shape when it was computed (tpl__snap); NULL for texts */
+  size_t nsnap;
+  char *text;       /* the result (malloc'd), or NULL: seen once, not stored yet */
+  size_t len;
+} tpl__memo_t;
+
 struct tpl_arena_s {
   tpl__chunk_t *head;
   size_t used, max;
@@ -40,6 +52,8 @@ struct tpl_arena_s {
   bool over;
   bool marked;   /* between tpl_arena_mark and tpl_arena_release */
   bool dirty;    /* since the mark, a list or map of an older generation was written */
+  tpl__memo_t memo[TPL__MEMO_SLOTS];
+  unsigned memo_next; /* slot the next new entry takes (round robin) */
 };
 
 tpl_arena_t *tpl_arena_new(size_t max_bytes) {
@@ -51,6 +65,7 @@ tpl_arena_t *tpl_arena_new(size_t max_bytes) {
 
 void tpl_arena_free(tpl_arena_t *a) {
   if (!a) return;
+  for (unsigned i = 0; i < TPL__MEMO_SLOTS; i++) free(a->memo[i].text), free(a->memo[i].snap);
   tpl__chunk_t *c = a->head;
   while (c) {
     tpl__chunk_t *n = c->next;
@@ -160,6 +175,209 @@ bool tpl_arena_release(tpl_arena_t *a, const tpl_arena_mark_t *m) {
 /* Notes a write into a list or map of generation gen (see tpl_arena_mark). */
 static inline void tpl__arena_wrote(tpl_arena_t *a, uint32_t gen) {
   if (gen != a->gen) a->dirty = true;
+}
+
+/* ---- memo ----
+ * A remembered result is reused only when the values are exactly as they were: the snapshot is the
+ * sequence of every value's kind and type bytes, scalar bits, string pointer and length, and list
+ * and map pointer and length (map keys too), in walk order. Strings are immutable, and whatever a
+ * container made before the first mark refers to stays allocated until the arena is freed (a write
+ * linking newer memory into it keeps that template's memory: tpl_arena_release), so equal pointers
+ * mean equal contents. */
+
+#define TPL_MEMO_TEXT 0x10000 /* keyed by a remembered text */
+#define TPL__SNAP_MAX ((size_t)1 << 18) /* words; larger trees are not remembered */
+
+typedef struct {
+  uint64_t *w;
+  size_t n, cap;
+  const uint64_t *cmp; /* comparing: the stored snapshot */
+  size_t ncmp;
+  bool bad; /* too big, out of memory, or (comparing) different */
+} tpl__snap_t;
+
+/* One word of the snapshot: stored, or (cmp) compared with the stored one. */
+static inline __attribute__((always_inline)) void tpl__snap_put(tpl__snap_t *s, uint64_t x, const bool cmp) {
+  if (cmp) {
+    if (s->n >= s->ncmp || s->cmp[s->n] != x) s->bad = true;
+    s->n++;
+    return;
+  }
+  if (s->bad) return;
+  if (s->n == s->cap) {
+    size_t nc = s->cap ? s->cap * 2 : 256;
+    uint64_t *nw = nc > TPL__SNAP_MAX ? NULL : realloc(s->w, nc * sizeof *nw);
+    if (!nw) {
+      s->bad = true;
+      return;
+    }
+    s->w = nw;
+    s->cap = nc;
+  }
+  s->w[s->n++] = x;
+}
+
+/* The walk, written once and made twice (tpl__snap_make, tpl__snap_cmp) so that each is a
+ * straight loop. */
+static inline __attribute__((always_inline)) void tpl__snap_walk(tpl__snap_t *s, const tpl_value_t *v, int depth,
+                                                                 const bool cmp,
+                                                                 void (*rec)(tpl__snap_t *, const tpl_value_t *, int)) {
+  if (s->bad) return;
+  if (depth > 10000) {
+    s->bad = true;
+    return;
+  }
+  tpl__snap_put(s, (uint64_t)v->kind | (uint64_t)v->elem << 8 | (uint64_t)v->iface << 16 | (uint64_t)v->view << 24, cmp);
+  switch (v->kind) {
+  case TPL_BOOL: tpl__snap_put(s, v->u.b, cmp); break;
+  case TPL_INT:
+  case TPL_INT64:
+  case TPL_UINT64: tpl__snap_put(s, v->u.u, cmp); break;
+  case TPL_FLOAT64: {
+    uint64_t bits;
+    memcpy(&bits, &v->u.f, sizeof bits);
+    tpl__snap_put(s, bits, cmp);
+    break;
+  }
+  case TPL_COMPLEX128: {
+    uint64_t bits[2];
+    memcpy(bits, &v->u.c, sizeof bits);
+    tpl__snap_put(s, bits[0], cmp);
+    tpl__snap_put(s, bits[1], cmp);
+    break;
+  }
+  case TPL_STRING:
+    tpl__snap_put(s, (uintptr_t)v->u.s.p, cmp);
+    tpl__snap_put(s, v->u.s.n, cmp);
+    break;
+  case TPL_LIST: {
+    const tpl_list_t *l = v->u.list;
+    tpl__snap_put(s, (uintptr_t)l, cmp);
+    if (!l) break;
+    tpl__snap_put(s, l->len, cmp);
+    tpl__snap_put(s, (uintptr_t)l->type | l->elem, cmp);
+    for (size_t i = 0; i < l->len && !s->bad; i++) rec(s, &l->items[i], depth + 1);
+    break;
+  }
+  case TPL_MAP: {
+    const tpl_map_t *m = v->u.map;
+    tpl__snap_put(s, (uintptr_t)m, cmp);
+    if (!m) break;
+    tpl__snap_put(s, m->len, cmp);
+    tpl__snap_put(s, (uintptr_t)m->type, cmp);
+    for (size_t i = 0; i < m->len && !s->bad; i++) {
+      tpl__snap_put(s, (uintptr_t)m->ents[i].key, cmp);
+      tpl__snap_put(s, m->ents[i].klen, cmp);
+      rec(s, &m->ents[i].val, depth + 1);
+    }
+    break;
+  }
+  case TPL_OBJECT:
+    tpl__snap_put(s, (uintptr_t)v->u.obj, cmp);
+    if (v->u.obj) tpl__snap_put(s, (uintptr_t)v->u.obj->self, cmp), tpl__snap_put(s, (uintptr_t)v->u.obj->type, cmp);
+    break;
+  case TPL_FUNC: tpl__snap_put(s, (uintptr_t)v->u.fn, cmp); break;
+  default: break;
+  }
+}
+
+static void tpl__snap_make(tpl__snap_t *s, const tpl_value_t *v, int depth) {
+  tpl__snap_walk(s, v, depth, false, tpl__snap_make);
+}
+static void tpl__snap_cmp(tpl__snap_t *s, const tpl_value_t *v, int depth) {
+  tpl__snap_walk(s, v, depth, true, tpl__snap_cmp);
+}
+
+/* Containers made before the first mark are never given back before the arena is freed. */
+static const void *tpl__memo_root(const tpl_value_t *v) {
+  if (v->kind == TPL_MAP && v->u.map && v->u.map->gen == 0) return v->u.map;
+  if (v->kind == TPL_LIST && v->u.list && v->u.list->gen == 0) return v->u.list;
+  return NULL;
+}
+
+static tpl__memo_t *tpl__memo_slot(tpl_arena_t *a, const void *key, size_t klen, int what) {
+  for (unsigned i = 0; i < TPL__MEMO_SLOTS; i++) {
+    tpl__memo_t *m = &a->memo[i];
+    if (m->key == key && m->klen == klen && m->what == what) return m;
+  }
+  return NULL;
+}
+
+/* Whether v is now as the snapshot of m says. */
+static bool tpl__memo_same(const tpl__memo_t *m, const tpl_value_t *v) {
+  tpl__snap_t s = {.cmp = m->snap, .ncmp = m->nsnap};
+  tpl__snap_cmp(&s, v, 0);
+  return !s.bad && s.n == m->nsnap;
+}
+
+const char *tpl_memo_get(tpl_arena_t *a, const tpl_value_t *v, int what, size_t *len) {
+  const void *key = tpl__memo_root(v);
+  tpl__memo_t *m = key ? tpl__memo_slot(a, key, 0, what) : NULL;
+  if (!m || !m->text || !tpl__memo_same(m, v)) return NULL;
+  *len = m->len;
+  return m->text;
+}
+
+static tpl__memo_t *tpl__memo_new(tpl_arena_t *a, const void *key, size_t klen, int what) {
+  tpl__memo_t *m = &a->memo[a->memo_next++ % TPL__MEMO_SLOTS];
+  free(m->text);
+  free(m->snap);
+  *m = (tpl__memo_t){.key = key, .klen = klen, .what = what};
+  return m;
+}
+
+static char *tpl__memo_text(tpl__memo_t *m, const char *text, size_t len) {
+  char *t = malloc(len + 1);
+  if (!t) return NULL;
+  memcpy(t, text, len);
+  t[len] = 0;
+  m->text = t;
+  m->len = len;
+  return t;
+}
+
+const char *tpl_memo_put(tpl_arena_t *a, const tpl_value_t *v, int what, const char *text, size_t len) {
+  const void *key = tpl__memo_root(v);
+  if (!key) return NULL;
+  tpl__memo_t *m = tpl__memo_slot(a, key, 0, what);
+  tpl__snap_t s = {0};
+  tpl__snap_make(&s, v, 0);
+  if (s.bad) {
+    free(s.w);
+    return NULL;
+  }
+  bool again = m && m->snap && m->nsnap == s.n && !memcmp(m->snap, s.w, s.n * sizeof *s.w);
+  if (!m) m = tpl__memo_new(a, key, 0, what);
+  if (!again) {
+    /* the first time with these values: noted only, so that a result computed once is not kept */
+    free(m->text);
+    m->text = NULL;
+    free(m->snap);
+    m->snap = s.w;
+    m->nsnap = s.n;
+    return NULL;
+  }
+  free(s.w);
+  return m->text ? m->text : tpl__memo_text(m, text, len);
+}
+
+const char *tpl_memo_text_get(tpl_arena_t *a, const char *key, size_t klen, int what, size_t *len) {
+  tpl__memo_t *m = tpl__memo_slot(a, key, klen, what | TPL_MEMO_TEXT);
+  if (!m || !m->text) return NULL;
+  *len = m->len;
+  return m->text;
+}
+
+const char *tpl_memo_text_put(tpl_arena_t *a, const char *key, size_t klen, int what, const char *text, size_t len) {
+  tpl__memo_t *m = tpl__memo_slot(a, key, klen, what | TPL_MEMO_TEXT);
+  if (!m) m = tpl__memo_new(a, key, klen, what | TPL_MEMO_TEXT);
+  return m->text ? m->text : tpl__memo_text(m, text, len);
+}
+
+bool tpl_arena_memo_owns(const tpl_arena_t *a, const char *p, size_t n) {
+  for (unsigned i = 0; i < TPL__MEMO_SLOTS; i++)
+    if (a->memo[i].text == p && a->memo[i].len == n && p) return true;
+  return false;
 }
 
 char *tpl_arena_strndup(tpl_arena_t *a, const char *s, size_t n) {

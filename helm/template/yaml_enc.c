@@ -16,6 +16,15 @@ int sprig__json_float(buf_t *o, double f);
 
 enum { ST_PLAIN = 1, ST_SINGLE, ST_DOUBLE, ST_LITERAL };
 
+struct ykey_s;
+#define YE_SCRATCH_DEPTH 64
+typedef struct {
+  struct ykey_s *ks;
+  size_t kcap;
+  int32_t *runes;
+  size_t rcap;
+} ye_scratch_t;
+
 typedef struct {
   buf_t *out;
   buf_t *err;
@@ -33,6 +42,7 @@ typedef struct {
   bool multiline, flow_plain, block_plain, single_ok, block_ok;
   int style;
   bool v3; /* yaml.v3's Encoder (toYamlPretty): no JSON step, no folding, indented sequences, tabs quoted */
+  ye_scratch_t scratch[YE_SCRATCH_DEPTH]; /* emit_map's key arrays, per nesting depth */
 } ye_t;
 
 static unsigned char at(const ye_t *e, size_t i) { return i < e->n ? e->v[i] : 0; }
@@ -87,6 +97,45 @@ static void write_break(ye_t *e, size_t *i) {
     if (e->v3) e->indention = true;
   }
 }
+/* Writes the characters from *i up to the next one that ends a run, in one append: what write1
+ * per character would write (a column per character). RUN_PLAIN stops at a space or a break,
+ * RUN_LITERAL at a break, RUN_DOUBLE at anything but printable ASCII other than space, '"' and '\\'
+ * (the callers' loops handle those characters one at a time). Writes at least one character. */
+enum { RUN_PLAIN, RUN_LITERAL, RUN_DOUBLE };
+/* run_stop[mode][b]: an ASCII byte b that ends a run (bytes >= 0x80 are looked at one by one). */
+static const unsigned char run_stop[3][128] = {
+    [RUN_PLAIN] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1},
+    [RUN_LITERAL] = {['\n'] = 1, ['\r'] = 1},
+    [RUN_DOUBLE] = {[0 ... 0x20] = 1, ['"'] = 1, ['\\'] = 1, [0x7F] = 1},
+};
+static void write_run(ye_t *e, size_t *i, int mode) {
+  size_t j = *i;
+  int cols = 0;
+  const unsigned char *v = e->v, *stop = run_stop[mode];
+  do {
+    unsigned char b = v[j];
+    if (b < 0x80) {
+      if (j > *i && stop[b]) break;
+      j++;
+      cols++;
+      /* the ASCII stretch that follows */
+      size_t k = j;
+      while (k < e->n && v[k] < 0x80 && !stop[v[k]]) k++;
+      cols += (int)(k - j);
+      j = k;
+      continue;
+    }
+    if (j > *i && (mode == RUN_DOUBLE || ((b == 0xC2 || b == 0xE2) && is_break(e, j)))) break;
+    size_t w = (size_t)width_of(b);
+    if (j + w > e->n) w = e->n - j;
+    j += w;
+    cols++;
+  } while (j < e->n);
+  if (!e->rc && buf_append(e->out, e->v + *i, j - *i)) e->rc = TPL_ENOMEM;
+  e->column += cols;
+  *i = j;
+}
+
 static void write_all(ye_t *e, const char *s) {
   size_t n = strlen(s);
   if (!e->rc && buf_append(e->out, s, n)) e->rc = TPL_ENOMEM;
@@ -119,7 +168,16 @@ static void increase_indent(ye_t *e, bool flow, bool indentless) {
 static void write_indent(ye_t *e) {
   int indent = e->indent < 0 ? 0 : e->indent;
   if (!e->indention || e->column > indent || (e->column == indent && !e->whitespace)) put_break(e);
-  while (e->column < indent) put(e, ' ');
+  if (e->column < indent) {
+    size_t k = (size_t)(indent - e->column);
+    if (!e->rc && buf_reserve(e->out, k)) e->rc = TPL_ENOMEM;
+    if (!e->rc) {
+      memset(e->out->data + e->out->len, ' ', k);
+      e->out->len += k;
+      e->out->data[e->out->len] = 0;
+    }
+    e->column = indent;
+  }
   e->whitespace = true;
   e->indention = true;
 }
@@ -265,7 +323,7 @@ static void write_plain(ye_t *e, bool allow_breaks) {
       breaks = true;
     } else {
       if (breaks) write_indent(e);
-      write1(e, &i);
+      write_run(e, &i, RUN_PLAIN);
       e->indention = false;
       spaces = false;
       breaks = false;
@@ -358,7 +416,8 @@ static void write_double(ye_t *e, bool allow_breaks) {
       }
       spaces = true;
     } else {
-      write1(e, &i);
+      if (ch < 0x80 && !is_bom(e)) write_run(e, &i, RUN_DOUBLE);
+      else write1(e, &i);
       spaces = false;
     }
   }
@@ -413,7 +472,7 @@ static void write_literal(ye_t *e) {
       breaks = true;
     } else {
       if (breaks) write_indent(e);
-      write1(e, &i);
+      write_run(e, &i, RUN_LITERAL);
       e->indention = false;
       breaks = false;
     }
@@ -596,14 +655,17 @@ bool sprig__yaml_plain_is_str(const char *s, size_t n) {
   if (n == 0) hint = 'N';
   else if (c == '+' || c == '-') hint = 'S';
   else if (c >= '0' && c <= '9') hint = 'D';
-  else if (strchr("yYnNtTfFoO~", c)) hint = 'M';
+  else if (c == 'y' || c == 'Y' || c == 'n' || c == 'N' || c == 't' || c == 'T' || c == 'f' || c == 'F' || c == 'o' ||
+           c == 'O' || c == '~' || c == 0)
+    hint = 'M';
   else if (c == '.') hint = '.';
   else if (c == '<') hint = 'M'; /* "<<" is in the map; resolveTable has no hint for '<' but the map is consulted... */
   else hint = 0;
   if (c == '<') hint = 0; /* resolveTable['<'] is 0: "<<" stays a string when marshalled */
   if (hint) {
-    for (size_t k = 0; k < sizeof special / sizeof special[0]; k++)
-      if (strlen(special[k]) == n && memcmp(special[k], s, n) == 0) return false;
+    if (n <= 6)
+      for (size_t k = 0; k < sizeof special / sizeof special[0]; k++)
+        if (special[k][0] == c && strlen(special[k]) == n && memcmp(special[k], s, n) == 0) return false;
     if (hint == '.') {
       double f;
       if (sprig__parse_float(s, n, &f) == 0) return false;
@@ -679,7 +741,7 @@ static bool key_less(const runes_t *a, const runes_t *b, bool v3) {
   return a->n < b->n;
 }
 
-typedef struct {
+typedef struct ykey_s {
   runes_t k;
   const char *key; /* sanitized UTF-8 */
   size_t klen;
@@ -838,6 +900,14 @@ static void emit_str(ye_t *e, const char *s, size_t n) {
     emit_str_v3(e, s, n);
     return;
   }
+  /* Printable ASCII (most keys and values) is valid UTF-8 that the JSON round trip keeps as it is. */
+  size_t pa = 0;
+  while (pa < n && (unsigned char)s[pa] >= 0x20 && (unsigned char)s[pa] < 0x7F) pa++;
+  if (pa == n) {
+    analyze(e, s, n);
+    emit_scalar(e, sprig__yaml_plain_is_str(s, n) ? ST_PLAIN : ST_DOUBLE);
+    return;
+  }
   buf_t tmp = BUF_INIT, rt = BUF_INIT;
   if (!valid_utf8(s, n)) {
     if (sanitize(&tmp, s, n)) {
@@ -898,6 +968,14 @@ static void emit_number_text(ye_t *e, const char *j, size_t n) {
 
 static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool map, bool simple, int depth);
 
+static void ye_fini(ye_t *e) {
+  free(e->indents);
+  for (int d = 0; d < YE_SCRATCH_DEPTH; d++) {
+    free(e->scratch[d].ks);
+    free(e->scratch[d].runes);
+  }
+}
+
 static void emit_seq(ye_t *e, const tpl_list_t *l, int depth) {
   if (l->len == 0) {
     write_indicator(e, "[", true, true, false);
@@ -925,47 +1003,62 @@ static void emit_map(ye_t *e, const tpl_map_t *m, int depth) {
     write_indicator(e, "}", false, false, false);
     return;
   }
-  ykey_t *ks = calloc(m->len * 2, sizeof(*ks));
-  buf_t store = BUF_INIT;
-  if (!ks) {
-    e->rc = TPL_ENOMEM;
-    return;
-  }
-  /* Keys: sanitized UTF-8 and their runes. */
-  size_t *offs = calloc(m->len * 2 + 1, sizeof(size_t));
-  if (!offs) {
-    free(ks);
-    e->rc = TPL_ENOMEM;
-    return;
-  }
+  /* Keys as sanitized UTF-8 (valid keys are used in place) and their runes; small maps (most)
+   * without heap allocations. */
   size_t total_runes = 0;
-  if (buf_reserve(&store, 0)) e->rc = TPL_ENOMEM; /* keys all empty: still a buffer to point into */
+  bool clean = true;
   for (size_t i = 0; i < m->len; i++) {
-    offs[2 * i] = store.len;
-    if (sanitize(&store, m->ents[i].key, m->ents[i].klen)) e->rc = TPL_ENOMEM;
-    offs[2 * i + 1] = store.len;
     total_runes += m->ents[i].klen;
+    if (clean && !valid_utf8(m->ents[i].key, m->ents[i].klen)) clean = false;
   }
-  int32_t *runes = malloc((total_runes + 1) * sizeof(int32_t));
-  if (!runes || e->rc) {
-    free(runes);
-    free(ks);
-    free(offs);
-    buf_free(&store);
-    e->rc = TPL_ENOMEM;
-    return;
+  ykey_t *ks = NULL;
+  int32_t *runes = NULL;
+  ye_scratch_t *sc = depth < YE_SCRATCH_DEPTH ? &e->scratch[depth] : NULL;
+  if (sc) {
+    /* maps at one depth are emitted one after another: they share arrays */
+    if (sc->kcap < m->len * 2) {
+      free(sc->ks);
+      sc->kcap = m->len * 2 < 32 ? 32 : m->len * 2;
+      sc->ks = malloc(sc->kcap * sizeof(*ks));
+      if (!sc->ks) sc->kcap = 0;
+    }
+    if (sc->rcap < total_runes + 1) {
+      free(sc->runes);
+      sc->rcap = total_runes + 1 < 512 ? 512 : total_runes + 1;
+      sc->runes = malloc(sc->rcap * sizeof(int32_t));
+      if (!sc->runes) sc->rcap = 0;
+    }
+    ks = sc->ks;
+    runes = sc->runes;
+  } else {
+    ks = malloc(m->len * 2 * sizeof(*ks));
+    runes = malloc((total_runes + 1) * sizeof(int32_t));
+  }
+  buf_t store = BUF_INIT;
+  size_t *offs = NULL;
+  if (!ks || !runes) goto oom;
+  memset(ks, 0, m->len * 2 * sizeof(*ks));
+  if (!clean) {
+    if (!(offs = calloc(m->len * 2 + 1, sizeof(size_t)))) goto oom;
+    if (buf_reserve(&store, 0)) goto oom; /* keys all empty: still a buffer to point into */
+    for (size_t i = 0; i < m->len; i++) {
+      offs[2 * i] = store.len;
+      if (sanitize(&store, m->ents[i].key, m->ents[i].klen)) goto oom;
+      offs[2 * i + 1] = store.len;
+    }
   }
   size_t rp = 0;
   for (size_t i = 0; i < m->len; i++) {
-    const char *s = store.data + offs[2 * i];
-    size_t n = offs[2 * i + 1] - offs[2 * i];
+    const char *s = clean ? m->ents[i].key : store.data + offs[2 * i];
+    size_t n = clean ? m->ents[i].klen : offs[2 * i + 1] - offs[2 * i];
     ks[i].key = s;
     ks[i].klen = n;
     ks[i].val = &m->ents[i].val;
     ks[i].k.r = runes + rp;
     for (size_t j = 0; j < n;) {
-      int32_t r;
-      j += tpl__utf8_decode(s + j, n - j, &r);
+      int32_t r = (unsigned char)s[j];
+      if (r < 0x80) j++;
+      else j += tpl__utf8_decode(s + j, n - j, &r);
       runes[rp++] = r;
       ks[i].k.n++;
     }
@@ -994,8 +1087,14 @@ static void emit_map(ye_t *e, const tpl_map_t *m, int depth) {
     }
   }
   pop_indent(e);
-  free(runes);
-  free(ks);
+  goto done;
+oom:
+  e->rc = TPL_ENOMEM;
+done:
+  if (!sc) {
+    free(runes);
+    free(ks);
+  }
   free(offs);
   buf_free(&store);
 }
@@ -1038,6 +1137,27 @@ static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool m
       else tpl_fmt_float(&f, v->u.f, 'g', -1);
       emit_plain_text(e, f.data, f.len);
       buf_free(&f);
+      return;
+    }
+    double f = v->u.f;
+    if (f == (double)(int64_t)f && fabs(f) < 1e15) {
+      /* integral: JSON writes its digits (-0 as "-0"), which yaml.v2 reads back as that int */
+      size_t k = sizeof buf;
+      uint64_t u = (uint64_t)fabs(f);
+      do buf[--k] = (char)('0' + u % 10);
+      while (u /= 10);
+      if (f < 0) buf[--k] = '-';
+      emit_plain_text(e, buf + k, sizeof buf - k);
+      return;
+    }
+    if (isfinite(f) && f != trunc(f)) {
+      /* not integral: yaml.v2 reads JSON's shortest text back as the same float64 and writes it
+       * with FormatFloat 'g' -1 (what emit_number_text would end with) */
+      buf_t g = BUF_INIT;
+      tpl_fmt_float(&g, f, 'g', -1);
+      if (!g.data) e->rc = TPL_ENOMEM;
+      else emit_plain_text(e, g.data, g.len);
+      buf_free(&g);
       return;
     }
     buf_t j = BUF_INIT;
@@ -1109,7 +1229,7 @@ int sprig_yaml_encode_v3(buf_t *out, const tpl_value_t *v, buf_t *err) {
     e.indent = -1;
     write_indent(&e);
   }
-  free(e.indents);
+  ye_fini(&e);
   buf_free(&scratch);
   return e.rc;
 }
@@ -1243,7 +1363,7 @@ int sprig_yaml_encode(buf_t *out, const tpl_value_t *v, buf_t *err) {
     e.indent = -1;
     write_indent(&e);
   }
-  free(e.indents);
+  ye_fini(&e);
   buf_free(&scratch);
   return e.rc;
 }
