@@ -217,6 +217,19 @@ static inline __attribute__((always_inline)) void tpl__snap_put(tpl__snap_t *s, 
   s->w[s->n++] = x;
 }
 
+/* A string's pointer and length: one word when the length fits in the 16 bits above a user-space
+ * address (below 2^48), two otherwise (the second with bit 63 set cannot be such a word). */
+static inline __attribute__((always_inline)) void tpl__snap_text(tpl__snap_t *s, const char *p, size_t n,
+                                                                 const bool cmp) {
+  uint64_t a = (uintptr_t)p;
+  if (n < ((size_t)1 << 15) && a < ((uint64_t)1 << 48)) {
+    tpl__snap_put(s, a | (uint64_t)n << 48, cmp);
+  } else {
+    tpl__snap_put(s, a, cmp);
+    tpl__snap_put(s, (uint64_t)n | (uint64_t)1 << 63, cmp);
+  }
+}
+
 /* The walk, written once and made twice (tpl__snap_make, tpl__snap_cmp) so that each is a
  * straight loop. */
 static inline __attribute__((always_inline)) void tpl__snap_walk(tpl__snap_t *s, const tpl_value_t *v, int depth,
@@ -246,10 +259,7 @@ static inline __attribute__((always_inline)) void tpl__snap_walk(tpl__snap_t *s,
     tpl__snap_put(s, bits[1], cmp);
     break;
   }
-  case TPL_STRING:
-    tpl__snap_put(s, (uintptr_t)v->u.s.p, cmp);
-    tpl__snap_put(s, v->u.s.n, cmp);
-    break;
+  case TPL_STRING: tpl__snap_text(s, v->u.s.p, v->u.s.n, cmp); break;
   case TPL_LIST: {
     const tpl_list_t *l = v->u.list;
     tpl__snap_put(s, (uintptr_t)l, cmp);
@@ -266,8 +276,7 @@ static inline __attribute__((always_inline)) void tpl__snap_walk(tpl__snap_t *s,
     tpl__snap_put(s, m->len, cmp);
     tpl__snap_put(s, (uintptr_t)m->type, cmp);
     for (size_t i = 0; i < m->len && !s->bad; i++) {
-      tpl__snap_put(s, (uintptr_t)m->ents[i].key, cmp);
-      tpl__snap_put(s, m->ents[i].klen, cmp);
+      tpl__snap_text(s, m->ents[i].key, m->ents[i].klen, cmp);
       rec(s, &m->ents[i].val, depth + 1);
     }
     break;
@@ -348,6 +357,10 @@ const char *tpl_memo_put(tpl_arena_t *a, const tpl_value_t *v, int what, const c
   }
   bool again = m && m->snap && m->nsnap == s.n && !memcmp(m->snap, s.w, s.n * sizeof *s.w);
   if (!m) m = tpl__memo_new(a, key, 0, what);
+  if (!again && s.n && s.n < s.cap) {
+    uint64_t *w = realloc(s.w, s.n * sizeof *w); /* kept: exact size */
+    if (w) s.w = w;
+  }
   if (!again) {
     /* the first time with these values: noted only, so that a result computed once is not kept */
     free(m->text);
