@@ -1222,6 +1222,900 @@ out:
   return 1;
 }
 
+/* ---------- the full-tree fast path ----------
+ * Values files (and most YAML that charts carry) are plain block YAML. yaml_tree_fast builds their
+ * whole tree without libyaml, exactly as yaml_to_json with YAML_OPT_DUP_LAST would: the same nodes,
+ * key order (a repeated key's last value at the first one's place), scalar resolution and number
+ * texts. It reads only a subset that it can prove libyaml parses to the same events and the
+ * converter accepts, and answers 0 ("not in the subset") for anything else, so that errors always
+ * come from libyaml. The subset:
+ * - the text: well-formed UTF-8 of characters libyaml allows, without tabs, CR, NEL, U+2028/2029 (line
+ *   breaks to libyaml) or U+FEFF (skipped at line starts); no `---`/`...` line (document markers);
+ * - block mappings and sequences by indentation, every line at the column of an open collection
+ *   (indentless sequences under a key, `- key: v` opening a mapping at the key's column), comments,
+ *   blank lines; `key:`/`-` with nothing after it is null or the collection on the next lines;
+ * - keys: one-line plain scalars (resolved to their JSON text: `on` -> "true", `0x10` -> "16"; not
+ *   null, NaN/Inf or `<<`) and quoted scalars, followed by `:` and a space or the line end, under
+ *   1000 bytes;
+ * - values: one-line plain scalars (not NaN/Inf; no `: ` inside), single- and double-quoted scalars
+ *   (no escape that makes NUL or is not libyaml's), one-line flow sequences and mappings of scalars
+ *   (plain items without `,[]{}#:`, no trailing comma), literal and folded block scalars (`|`, `>`
+ *   and their `-`/`+` chomping, no indentation indicator), each followed only by spaces and a
+ *   ` #comment`;
+ * - no anchors, aliases, tags, explicit keys, directives, multi-line plain or quoted scalars, and a
+ *   nesting depth within the limit. */
+
+#define YT_LINEAR 16  /* mappings with more keys than this find repeats through a hash set */
+#define YT_MAX_KEY 1000 /* libyaml forgets a simple key 1024 characters after its start */
+
+typedef struct yt_level_s {
+  int type;        /* YF_MAP or YF_SEQ */
+  int indent;      /* column of its keys or dashes */
+  int indentless;  /* a sequence at its parent key's column */
+  size_t depth;    /* of the collection node (root: 0) */
+  cJSON *node;
+  size_t n;        /* distinct keys or items so far */
+  yaml__keyset_t ks; /* mappings past YT_LINEAR keys */
+} yt_level_t;
+
+typedef struct yt_s {
+  yt_level_t *lv;
+  int n, cap;
+  size_t max_depth;
+  int number_text; /* numbers carry their text (no YAML_OPT_NO_NUMBER_TEXT) */
+  /* the last entry was `key:` or `-` with nothing after it: its value is on the next lines */
+  int pending, pend_from_map;
+  char *pend_key;
+  /* a block scalar being read into blk_node (a null node until it is complete) */
+  cJSON *blk_node;
+  int blk_literal, blk_chomp, blk_parent, blk_indent, blk_max;
+  int blk_leading_break, blk_leading_blank;
+  size_t blk_trailing;
+  buf_t blk;
+} yt_t;
+
+/* Appends item to a cJSON array or object in O(1) (cJSON keeps the tail in child->prev). */
+static void yt_append(cJSON *parent, cJSON *item) {
+  cJSON *head = parent->child;
+  item->next = NULL;
+  if (!head) {
+    parent->child = item;
+    item->prev = item;
+    return;
+  }
+  cJSON *tail = head->prev;
+  tail->next = item;
+  item->prev = tail;
+  head->prev = item;
+}
+
+static int yt_keyset_add(yaml__keyset_t *ks, cJSON *item, uint64_t h) {
+  if ((ks->n + 1) * 2 > ks->cap && yaml__keyset_grow(ks)) return -1;
+  size_t j = yaml__keyset_find(ks, item->string, h);
+  ks->slots[j].h = h;
+  ks->slots[j].item = item;
+  ks->slots[j].explicit_key = 1;
+  ks->n++;
+  return 0;
+}
+
+/* Puts item (its ->string is the key) into the mapping of l as yaml__put does with
+ * YAML_OPT_DUP_LAST: a repeated key's value replaces the earlier one at its place. Takes item. */
+static int yt_put(yt_level_t *l, cJSON *item) {
+  cJSON *obj = l->node;
+  if (l->n < YT_LINEAR) {
+    for (cJSON *it = obj->child; it; it = it->next)
+      if (it->string[0] == item->string[0] && !strcmp(it->string, item->string)) {
+        cJSON_ReplaceItemViaPointer(obj, it, item);
+        return 0;
+      }
+    yt_append(obj, item);
+    if (++l->n == YT_LINEAR)
+      for (cJSON *it = obj->child; it; it = it->next)
+        if (yt_keyset_add(&l->ks, it, yaml__hash(it->string))) return -1;
+    return 0;
+  }
+  yaml__keyset_t *ks = &l->ks;
+  if ((ks->n + 1) * 2 > ks->cap && yaml__keyset_grow(ks)) {
+    cJSON_Delete(item);
+    return -1;
+  }
+  uint64_t h = yaml__hash(item->string);
+  size_t j = yaml__keyset_find(ks, item->string, h);
+  if (ks->slots[j].item) {
+    cJSON_ReplaceItemViaPointer(obj, ks->slots[j].item, item);
+    ks->slots[j].item = item;
+    return 0;
+  }
+  yt_append(obj, item);
+  ks->slots[j].h = h;
+  ks->slots[j].item = item;
+  ks->slots[j].explicit_key = 1;
+  ks->n++;
+  l->n++;
+  return 0;
+}
+
+/* Adds v to level l: in a mapping under key (malloc'd; owned by v from now on), in a sequence as
+ * the next item. Takes v and key; 0 or -1. */
+static int yt_add(yt_level_t *l, char *key, cJSON *v) {
+  if (!v) {
+    free(key);
+    return -1;
+  }
+  if (l->type == YF_SEQ) {
+    yt_append(l->node, v);
+    l->n++;
+    return 0;
+  }
+  v->string = key;
+  return yt_put(l, v);
+}
+
+static yt_level_t *yt_push(yt_t *t, int type, int indent, int indentless, size_t depth, cJSON *node) {
+  if (t->n == t->cap) {
+    int nc = t->cap ? t->cap * 2 : 16;
+    yt_level_t *p = realloc(t->lv, (size_t)nc * sizeof *p);
+    if (!p) return NULL;
+    t->lv = p;
+    t->cap = nc;
+  }
+  yt_level_t *l = &t->lv[t->n++];
+  memset(l, 0, sizeof *l);
+  l->type = type;
+  l->indent = indent;
+  l->indentless = indentless;
+  l->depth = depth;
+  l->node = node;
+  return l;
+}
+
+static void yt_pop(yt_t *t) {
+  free(t->lv[--t->n].ks.slots);
+}
+
+/* Whether the text is well-formed UTF-8 of characters that libyaml reads as ordinary ones: printable
+ * ASCII and '\n', and beyond ASCII the code points its reader allows except NEL, U+2028 and U+2029
+ * (line breaks to its scanner) and U+FEFF (skipped at the start of a line). Eight bytes at a time
+ * while they are printable ASCII. */
+static int yt_text_ok(const char *s, size_t len) {
+  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  size_t i = 0;
+  while (i < len) {
+    if (len - i >= 8) {
+      uint64_t w;
+      memcpy(&w, s + i, 8);
+      uint64_t del = w ^ (ones * 0x7F);
+      if (!((w | ((w - ones * 0x20) & ~w) | ((del - ones) & ~del)) & high)) {
+        i += 8;
+        continue;
+      }
+    }
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\n') || c == 0x7F) return 0;
+      i++;
+      continue;
+    }
+    size_t n;
+    uint32_t r = yaml__decode_rune((const unsigned char *)s + i, len - i, &n);
+    if (n == 1 || r < 0xA0 || r == 0x2028 || r == 0x2029 || r == 0xFEFF || r == 0xFFFE || r == 0xFFFF) return 0;
+    i += n;
+  }
+  return 1;
+}
+
+/* go-yaml v2's special words (the bools, nulls and NaN/Inf spellings of yaml__resolve_plain) for
+ * p[0..n): 1 and *sc set when p is one. */
+static int yt_word(const char *p, size_t n, yaml__scalar_t *sc) {
+  static const struct { const char *w; unsigned char n, kind, b; } words[] = {
+      {"y", 1, YAML__BOOL, 1},     {"Y", 1, YAML__BOOL, 1},     {"yes", 3, YAML__BOOL, 1},   {"Yes", 3, YAML__BOOL, 1},
+      {"YES", 3, YAML__BOOL, 1},   {"true", 4, YAML__BOOL, 1},  {"True", 4, YAML__BOOL, 1},  {"TRUE", 4, YAML__BOOL, 1},
+      {"on", 2, YAML__BOOL, 1},    {"On", 2, YAML__BOOL, 1},    {"ON", 2, YAML__BOOL, 1},    {"n", 1, YAML__BOOL, 0},
+      {"N", 1, YAML__BOOL, 0},     {"no", 2, YAML__BOOL, 0},    {"No", 2, YAML__BOOL, 0},    {"NO", 2, YAML__BOOL, 0},
+      {"false", 5, YAML__BOOL, 0}, {"False", 5, YAML__BOOL, 0}, {"FALSE", 5, YAML__BOOL, 0}, {"off", 3, YAML__BOOL, 0},
+      {"Off", 3, YAML__BOOL, 0},   {"OFF", 3, YAML__BOOL, 0},   {"~", 1, YAML__NULL, 0},     {"null", 4, YAML__NULL, 0},
+      {"Null", 4, YAML__NULL, 0},  {"NULL", 4, YAML__NULL, 0},
+  };
+  if (n > 5) return 0;
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+    if (words[i].n == n && words[i].w[0] == p[0] && !memcmp(words[i].w, p, n)) {
+      memset(sc, 0, sizeof *sc);
+      sc->kind = (yaml__kind_t)words[i].kind;
+      sc->b = words[i].b;
+      return 1;
+    }
+  return 0;
+}
+
+/* Resolves the plain scalar p[0..n) (n > 0) exactly as yaml__resolve_plain does, without copying
+ * it for the common cases: words, decimal integers, texts that cannot be anything but strings. */
+static yaml__kind_t yt_resolve(const char *p, size_t n, yaml__scalar_t *sc) {
+  unsigned char c0 = (unsigned char)p[0];
+  if (c0 >= '0' && c0 <= '9') {
+    /* [1-9][0-9]{0,17} or 0: a decimal int64 (a leading 0 is octal, and underscores are dropped:
+     * those go the long way) */
+    if (n <= 18 && (c0 != '0' || n == 1)) {
+      int64_t v = 0;
+      size_t i = 0;
+      while (i < n && p[i] >= '0' && p[i] <= '9') v = v * 10 + (p[i++] - '0');
+      if (i == n) {
+        memset(sc, 0, sizeof *sc);
+        sc->kind = YAML__INT;
+        sc->i = v;
+        return sc->kind;
+      }
+    }
+  } else if (c0 == 'y' || c0 == 'Y' || c0 == 'n' || c0 == 'N' || c0 == 't' || c0 == 'T' || c0 == 'f' || c0 == 'F' ||
+             c0 == 'o' || c0 == 'O' || c0 == '~') {
+    if (!yt_word(p, n, sc)) {
+      memset(sc, 0, sizeof *sc);
+      sc->kind = YAML__STR;
+    }
+    return sc->kind;
+  } else if (c0 != '+' && c0 != '-' && c0 != '.') {
+    memset(sc, 0, sizeof *sc);
+    sc->kind = YAML__STR;
+    return sc->kind;
+  }
+  char small[64];
+  if (n < sizeof small) {
+    memcpy(small, p, n);
+    small[n] = 0;
+    return yaml__resolve_plain(small, sc);
+  }
+  char *big = malloc(n + 1);
+  if (!big) {
+    sc->kind = YAML__MERGE; /* "not a result": the caller gives up */
+    return sc->kind;
+  }
+  memcpy(big, p, n);
+  big[n] = 0;
+  yaml__resolve_plain(big, sc);
+  free(big);
+  return sc->kind;
+}
+
+static char *yt_strndup(const char *p, size_t n) {
+  char *s = malloc(n + 1);
+  if (!s) return NULL;
+  memcpy(s, p, n);
+  s[n] = 0;
+  return s;
+}
+
+/* A string node owning s (NULL when s is NULL or memory is short; s is freed then). */
+static cJSON *yt_string(char *s) {
+  if (!s) return NULL;
+  cJSON *v = cJSON_CreateNull();
+  if (!v) {
+    free(s);
+    return NULL;
+  }
+  v->type = cJSON_String;
+  v->valuestring = s;
+  return v;
+}
+
+/* The node of a resolved plain scalar as yaml__scalar builds it; *bad when it is outside the subset
+ * (NaN/Inf, which the converter refuses). NULL with *bad unset: out of memory. */
+static cJSON *yt_plain_node(const yt_t *t, const char *p, size_t n, int *bad) {
+  yaml__scalar_t sc;
+  char buf[64];
+  switch (yt_resolve(p, n, &sc)) {
+  case YAML__STR: return yt_string(yt_strndup(p, n));
+  case YAML__NULL: return cJSON_CreateNull();
+  case YAML__BOOL: return cJSON_CreateBool(sc.b);
+  case YAML__INT:
+  case YAML__UINT: {
+    double d = sc.kind == YAML__INT ? (double)sc.i : (double)sc.u;
+    if (!t->number_text) return cJSON_CreateNumber(d);
+    yaml__format_int(&sc, buf, sizeof buf);
+    return yaml__number(d, buf);
+  }
+  case YAML__FLOAT:
+    if (isnan(sc.f) || isinf(sc.f)) break;
+    if (!t->number_text) return cJSON_CreateNumber(sc.f);
+    yaml_format_float32(sc.f, buf, sizeof buf);
+    return yaml__number(sc.f, buf);
+  default: break;
+  }
+  *bad = 1;
+  return NULL;
+}
+
+/* The JSON key of plain key text p[0..n) as yaml__key makes it (a bool, number or string scalar
+ * becomes its text); NULL when it is outside the subset (null, NaN/Inf, the merge key `<<`) or
+ * memory is short. */
+static char *yt_plain_key(const char *p, size_t n) {
+  if (n == 2 && p[0] == '<' && p[1] == '<') return NULL;
+  yaml__scalar_t sc;
+  char buf[64];
+  switch (yt_resolve(p, n, &sc)) {
+  case YAML__STR: return yt_strndup(p, n);
+  case YAML__BOOL: return strdup(sc.b ? "true" : "false");
+  case YAML__INT:
+  case YAML__UINT: yaml__format_int(&sc, buf, sizeof buf); return strdup(buf);
+  case YAML__FLOAT:
+    if (isnan(sc.f) || isinf(sc.f)) return NULL;
+    yaml_format_float32(sc.f, buf, sizeof buf);
+    return strdup(buf);
+  default: return NULL;
+  }
+}
+
+/* Whether a plain scalar may start at p in the block context (libyaml's rule, without the `?`
+ * and `:` starts, which are left to it). */
+static int yt_plain_start(const char *p, const char *e) {
+  switch (*p) {
+  case '-': return p + 1 < e && p[1] != ' ';
+  case '?': case ':': case ',': case '[': case ']': case '{': case '}': case '#': case '&': case '*': case '!':
+  case '|': case '>': case '\'': case '"': case '%': case '@': case '`': case ' ':
+    return 0;
+  default: return 1;
+  }
+}
+
+/* Scans the block-context plain scalar at p (line end e): returns where it stops, which is e, the
+ * ':' of a `: ` or line-ending `:` (*stop = ':'), or the '#' of a ` #` comment (*stop = '#'). */
+static const char *yt_plain_scan(const char *p, const char *e, int *stop) {
+  *stop = 0;
+  for (const char *q = p; q < e; q++) {
+    if (*q == ':' && (q + 1 == e || q[1] == ' ')) {
+      *stop = ':';
+      return q;
+    }
+    if (*q == '#' && q > p && q[-1] == ' ') {
+      *stop = '#';
+      return q;
+    }
+  }
+  return e;
+}
+
+static int yt_hex(char h) {
+  return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+}
+
+/* Reads the one-line quoted scalar whose opening quote is at p (line end e) as libyaml's
+ * scan_flow_scalar does: *val gets its text (malloc'd), *after the byte past the closing quote.
+ * 1, 0 when outside the subset (no closing quote on the line, an escaped line break, an escape
+ * libyaml refuses, a NUL, which the converter refuses), -1 when memory is short. */
+static int yt_quoted(const char *p, const char *e, char **val, const char **after) {
+  const char *q = p + 1;
+  *val = NULL;
+  if (*p == '\'') {
+    size_t doubled = 0;
+    const char *z = q;
+    for (;;) {
+      z = memchr(z, '\'', (size_t)(e - z));
+      if (!z) return 0;
+      if (z + 1 < e && z[1] == '\'') {
+        doubled++;
+        z += 2;
+        continue;
+      }
+      break;
+    }
+    char *s = malloc((size_t)(z - q) - doubled + 1), *o = s;
+    if (!s) return -1;
+    if (!doubled) {
+      memcpy(s, q, (size_t)(z - q));
+      o += z - q;
+    } else {
+      for (const char *r = q; r < z; r++) {
+        *o++ = *r;
+        if (*r == '\'') r++;
+      }
+    }
+    *o = 0;
+    *val = s;
+    *after = z + 1;
+    return 1;
+  }
+  const char *dq = memchr(q, '"', (size_t)(e - q));
+  if (!dq) return 0;
+  if (!memchr(q, '\\', (size_t)(dq - q))) {
+    if (!(*val = yt_strndup(q, (size_t)(dq - q)))) return -1;
+    *after = dq + 1;
+    return 1;
+  }
+  /* escapes: the text grows at most by half (\L and \P: 2 bytes to 3) */
+  size_t cap = (size_t)(e - q) + (size_t)(e - q) / 2 + 1;
+  char *s = malloc(cap), *o = s;
+  if (!s) return -1;
+  const char *r = q;
+  for (;;) {
+    if (r >= e) goto bad;
+    char ch = *r;
+    if (ch == '"') break;
+    if (ch != '\\') {
+      *o++ = ch;
+      r++;
+      continue;
+    }
+    if (r + 1 >= e) goto bad; /* an escaped line break: multi-line */
+    int len = 0;
+    switch (r[1]) {
+    case 'a': *o++ = '\x07'; break;
+    case 'b': *o++ = '\x08'; break;
+    case 't': *o++ = '\x09'; break;
+    case 'n': *o++ = '\x0A'; break;
+    case 'v': *o++ = '\x0B'; break;
+    case 'f': *o++ = '\x0C'; break;
+    case 'r': *o++ = '\x0D'; break;
+    case 'e': *o++ = '\x1B'; break;
+    case ' ': *o++ = ' '; break;
+    case '"': *o++ = '"'; break;
+    case '/': *o++ = '/'; break;
+    case '\\': *o++ = '\\'; break;
+    case 'N': *o++ = '\xC2'; *o++ = '\x85'; break;
+    case '_': *o++ = '\xC2'; *o++ = '\xA0'; break;
+    case 'L': *o++ = '\xE2'; *o++ = '\x80'; *o++ = '\xA8'; break;
+    case 'P': *o++ = '\xE2'; *o++ = '\x80'; *o++ = '\xA9'; break;
+    case 'x': len = 2; break;
+    case 'u': len = 4; break;
+    case 'U': len = 8; break;
+    default: goto bad; /* \0 (a NUL) and what libyaml does not know */
+    }
+    r += 2;
+    if (!len) continue;
+    if (e - r < len) goto bad;
+    uint32_t v = 0;
+    for (int k = 0; k < len; k++) {
+      int d = yt_hex(r[k]);
+      if (d < 0) goto bad;
+      v = v << 4 | (uint32_t)d;
+    }
+    r += len;
+    if (v == 0 || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF) goto bad;
+    if (v < 0x80) {
+      *o++ = (char)v;
+    } else if (v < 0x800) {
+      *o++ = (char)(0xC0 | v >> 6);
+      *o++ = (char)(0x80 | (v & 0x3F));
+    } else if (v < 0x10000) {
+      *o++ = (char)(0xE0 | v >> 12);
+      *o++ = (char)(0x80 | (v >> 6 & 0x3F));
+      *o++ = (char)(0x80 | (v & 0x3F));
+    } else {
+      *o++ = (char)(0xF0 | v >> 18);
+      *o++ = (char)(0x80 | (v >> 12 & 0x3F));
+      *o++ = (char)(0x80 | (v >> 6 & 0x3F));
+      *o++ = (char)(0x80 | (v & 0x3F));
+    }
+  }
+  *o = 0;
+  *val = s;
+  *after = r + 1;
+  return 1;
+bad:
+  free(s);
+  return 0;
+}
+
+/* After a scalar or flow collection: only spaces, then the line end or a ` #` comment. */
+static int yt_tail_ok(const char *q, const char *e) {
+  const char *s = q;
+  while (q < e && *q == ' ') q++;
+  return q == e || (*q == '#' && q > s);
+}
+
+/* A key at p (line end e): 1 with *key (malloc'd JSON key text) and *after (past its ':'), 0 when
+ * the line does not start with a key (it may be a scalar item), -1 when outside the subset or
+ * memory is short. */
+static int yt_key(const char *p, const char *e, char **key, const char **after) {
+  *key = NULL;
+  if (*p == '"' || *p == '\'') {
+    const char *z;
+    int rc = yt_quoted(p, e, key, &z);
+    if (rc <= 0) return rc ? -1 : 0;
+    if (z < e && *z == ':' && (z + 1 == e || z[1] == ' ') && z - p <= YT_MAX_KEY) {
+      *after = z + 1;
+      return 1;
+    }
+    free(*key);
+    *key = NULL;
+    return 0;
+  }
+  if (!yt_plain_start(p, e)) return 0;
+  int stop;
+  const char *q = yt_plain_scan(p, e, &stop);
+  if (stop != ':') return 0;
+  if (q[-1] == ' ' || q - p > YT_MAX_KEY) return -1;
+  if (!(*key = yt_plain_key(p, (size_t)(q - p)))) return -1;
+  *after = q + 1;
+  return 1;
+}
+
+/* A plain scalar inside a one-line flow collection, as libyaml scans it there: p at its start;
+ * *end gets the end of its text (trailing spaces dropped), *next where the scan stopped: at ',',
+ * '[', ']', '{', '}', a ':' followed by a space (a key's end) or e. 0 when outside the subset (a
+ * start libyaml may read otherwise, a '#', or a ':' that libyaml refuses or that ends the line). */
+static int yt_flow_plain(const char *p, const char *e, const char **end, const char **next) {
+  unsigned char c0 = (unsigned char)*p;
+  if (c0 == '-' || c0 == '+') {
+    if (p + 1 >= e || strchr(" ,[]{}#:", p[1])) return 0;
+  } else if (strchr("?:,[]{}#&*!|>'\"%@` ", c0)) {
+    return 0;
+  }
+  const char *q = p;
+  for (; q < e; q++) {
+    char ch = *q;
+    if (ch == ',' || ch == '[' || ch == ']' || ch == '{' || ch == '}') break;
+    if (ch == '#') return 0;
+    if (ch == ':') {
+      if (q + 1 == e || strchr(",?[]{}", q[1])) return 0;
+      if (q[1] == ' ') break;
+    }
+  }
+  *next = q;
+  while (q > p && q[-1] == ' ') q--;
+  *end = q;
+  return 1;
+}
+
+static int yt_flow(const yt_t *t, const char **pp, const char *e, size_t depth, cJSON **v);
+
+/* One flow item or key at *pp: a quoted or plain scalar, or (not as a key) a nested flow
+ * collection; as a key (as_key) its JSON text into *key, else its node (at depth) into *v. *pp moves
+ * past it (for a plain key: to the spaces and ':' after it). 1, 0 outside the subset, -1 no memory. */
+static int yt_flow_item(const yt_t *t, const char **pp, const char *e, size_t depth, int as_key, char **key,
+                        cJSON **v) {
+  const char *p = *pp;
+  if (*p == '[' || *p == '{') return as_key ? 0 : yt_flow(t, pp, e, depth, v);
+  if (*p == '"' || *p == '\'') {
+    char *s;
+    int rc = yt_quoted(p, e, &s, pp);
+    if (rc <= 0) return rc;
+    if (as_key) {
+      if (*pp - p > YT_MAX_KEY) {
+        free(s);
+        return 0;
+      }
+      *key = s;
+      return 1;
+    }
+    return (*v = yt_string(s)) ? 1 : -1;
+  }
+  const char *end, *next;
+  if (!yt_flow_plain(p, e, &end, &next)) return 0;
+  if (as_key) {
+    if (next - p > YT_MAX_KEY) return 0;
+    *pp = end;
+    return (*key = yt_plain_key(p, (size_t)(end - p))) ? 1 : 0;
+  }
+  *pp = end;
+  int bad = 0;
+  *v = yt_plain_node(t, p, (size_t)(end - p), &bad);
+  return *v ? 1 : bad ? 0 : -1;
+}
+
+/* A one-line flow sequence or mapping at *pp ('[' or '{'), the node at depth: *v and *pp past the
+ * closing bracket. Entries are items (a sequence) or `key: value` pairs (a mapping), separated by
+ * commas, with at most a trailing one. 1, 0 outside the subset, -1 out of memory. */
+static int yt_flow(const yt_t *t, const char **pp, const char *e, size_t depth, cJSON **v) {
+  const char *p = *pp;
+  int map = *p == '{';
+  char close = map ? '}' : ']';
+  yt_level_t l;
+  memset(&l, 0, sizeof l);
+  l.type = map ? YF_MAP : YF_SEQ;
+  l.node = map ? cJSON_CreateObject() : cJSON_CreateArray();
+  if (!l.node) return -1;
+  int rc = 0;
+  p++;
+  while (p < e && *p == ' ') p++;
+  if (p < e && *p == close) {
+    p++;
+    goto done;
+  }
+  if (depth + 1 > t->max_depth) goto out;
+  for (;;) {
+    if (p >= e) goto out;
+    char *key = NULL;
+    cJSON *item = NULL;
+    if (map) {
+      int quoted = *p == '"' || *p == '\'';
+      if ((rc = yt_flow_item(t, &p, e, depth + 1, 1, &key, NULL)) <= 0) goto out;
+      /* `key: value`; after a quoted key the ':' needs no space (JSON-like) */
+      while (p < e && *p == ' ') p++;
+      if (p >= e || *p != ':' || (!quoted && (p + 1 >= e || p[1] != ' '))) {
+        free(key);
+        rc = 0;
+        goto out;
+      }
+      p++;
+      while (p < e && *p == ' ') p++;
+      if (p >= e || *p == ',' || *p == '}') {
+        free(key);
+        rc = 0;
+        goto out;
+      }
+    }
+    if ((rc = yt_flow_item(t, &p, e, depth + 1, 0, NULL, &item)) <= 0) {
+      free(key);
+      goto out;
+    }
+    if (yt_add(&l, key, item)) {
+      rc = -1;
+      goto out;
+    }
+    while (p < e && *p == ' ') p++;
+    if (p < e && *p == close) {
+      p++;
+      break;
+    }
+    if (p >= e || *p != ',') {
+      rc = 0;
+      goto out;
+    }
+    p++;
+    while (p < e && *p == ' ') p++;
+    if (p < e && *p == close) { /* one trailing comma */
+      p++;
+      break;
+    }
+  }
+done:
+  free(l.ks.slots);
+  *v = l.node;
+  *pp = p;
+  return 1;
+out:
+  free(l.ks.slots);
+  cJSON_Delete(l.node);
+  return rc;
+}
+
+/* Starts a block scalar whose indicator is at p: the header must be `|` or `>`, an optional
+ * chomping indicator, spaces and an optional ` #` comment. Its node (a placeholder until the
+ * content is read) goes to *v. 1, 0 outside the subset, -1 out of memory. */
+static int yt_block_start(yt_t *t, const char *p, const char *e, int parent, cJSON **v) {
+  int literal = *p == '|';
+  int chomp = 0;
+  const char *q = p + 1;
+  if (q < e && (*q == '-' || *q == '+')) chomp = *q++;
+  if (!yt_tail_ok(q, e)) return 0;
+  if (!(*v = cJSON_CreateNull())) return -1;
+  t->blk_node = *v;
+  t->blk_literal = literal;
+  t->blk_chomp = chomp;
+  t->blk_parent = parent;
+  t->blk_indent = 0;
+  t->blk_max = 0;
+  t->blk_leading_break = 0;
+  t->blk_leading_blank = 0;
+  t->blk_trailing = 0;
+  buf_reset(&t->blk);
+  return 1;
+}
+
+/* Ends the block scalar: chomping, then the text goes into its node. 0 or -1. */
+static int yt_block_end(yt_t *t) {
+  buf_t *b = &t->blk;
+  if (t->blk_chomp != '-' && t->blk_leading_break && buf_putc(b, '\n')) return -1;
+  if (t->blk_chomp == '+')
+    for (size_t i = 0; i < t->blk_trailing; i++)
+      if (buf_putc(b, '\n')) return -1;
+  if (buf_reserve(b, 0)) return -1;
+  char *s = buf_steal(b);
+  t->blk_node->type = cJSON_String;
+  t->blk_node->valuestring = s;
+  t->blk_node = NULL;
+  return 0;
+}
+
+/* One line while a block scalar is open, as libyaml's scan_block_scalar(_breaks) reads it: 1 when
+ * the line belongs to the scalar, 0 when the scalar has ended before it (the line is then read as
+ * structure), -1 out of memory. ind: its leading spaces; nl: it ends in '\n' (not the text end). */
+static int yt_block_line(yt_t *t, const char *line, int ind, const char *e, int nl) {
+  int blank = line + ind == e;
+  if (!t->blk_indent) {
+    /* leading lines: the indentation is the largest column seen up to the first non-empty line */
+    if (ind > t->blk_max) t->blk_max = ind;
+    if (blank) {
+      if (!nl) return yt_block_end(t) ? -1 : 1;
+      t->blk_trailing++;
+      return 1;
+    }
+    int indent = t->blk_max;
+    if (indent < t->blk_parent + 1) indent = t->blk_parent + 1;
+    if (indent < 1) indent = 1;
+    t->blk_indent = indent;
+    if (ind != indent) return yt_block_end(t) ? -1 : 0;
+  } else if (ind < t->blk_indent || (ind == t->blk_indent && blank)) {
+    if (!blank) return yt_block_end(t) ? -1 : 0;
+    if (!nl) return yt_block_end(t) ? -1 : 1;
+    t->blk_trailing++;
+    return 1;
+  }
+  /* a content line: its text is everything past the indentation */
+  buf_t *b = &t->blk;
+  const char *s = line + t->blk_indent;
+  int trailing_blank = *s == ' ';
+  if (!t->blk_literal && t->blk_leading_break && !t->blk_leading_blank && !trailing_blank) {
+    if (!t->blk_trailing && buf_putc(b, ' ')) return -1;
+  } else if (t->blk_leading_break && buf_putc(b, '\n')) {
+    return -1;
+  }
+  for (; t->blk_trailing; t->blk_trailing--)
+    if (buf_putc(b, '\n')) return -1;
+  t->blk_leading_blank = trailing_blank;
+  if (buf_append(b, s, (size_t)(e - s))) return -1;
+  t->blk_leading_break = nl;
+  if (!nl) return yt_block_end(t) ? -1 : 1;
+  return 1;
+}
+
+/* The value after `key:` or `- ` at r (not the line end or a comment), for a node at depth whose
+ * enclosing block collection is at column parent: 1 and *v, 0 outside the subset, -1 no memory. */
+static int yt_value(yt_t *t, const char *r, const char *e, size_t depth, int parent, cJSON **v) {
+  *v = NULL;
+  if (depth > t->max_depth) return 0;
+  if (*r == '|' || *r == '>') return yt_block_start(t, r, e, parent, v);
+  if (*r == '[' || *r == '{') {
+    int rc = yt_flow(t, &r, e, depth, v);
+    if (rc > 0 && !yt_tail_ok(r, e)) {
+      cJSON_Delete(*v);
+      *v = NULL;
+      return 0;
+    }
+    return rc;
+  }
+  if (*r == '"' || *r == '\'') {
+    char *s;
+    const char *z;
+    int rc = yt_quoted(r, e, &s, &z);
+    if (rc <= 0) return rc;
+    if (!yt_tail_ok(z, e)) {
+      free(s);
+      return 0;
+    }
+    return (*v = yt_string(s)) ? 1 : -1;
+  }
+  if (!yt_plain_start(r, e)) return 0;
+  int stop;
+  const char *q = yt_plain_scan(r, e, &stop);
+  if (stop == ':') return 0; /* `a: b: c`: libyaml's error */
+  while (q > r && q[-1] == ' ') q--;
+  int bad = 0;
+  *v = yt_plain_node(t, r, (size_t)(q - r), &bad);
+  return *v ? 1 : bad ? 0 : -1;
+}
+
+/* A mapping entry at c (the key's column is the top level's indent): 1, 0, -1 as above. */
+static int yt_entry(yt_t *t, const char *c, const char *e) {
+  char *key;
+  const char *r;
+  int rc = yt_key(c, e, &key, &r);
+  if (rc <= 0) return 0; /* a scalar where a key must be (libyaml's error), or outside the subset */
+  yt_level_t *top = &t->lv[t->n - 1];
+  while (r < e && *r == ' ') r++;
+  if (r == e || *r == '#') {
+    t->pending = 1;
+    t->pend_from_map = 1;
+    t->pend_key = key;
+    return 1;
+  }
+  cJSON *v;
+  if ((rc = yt_value(t, r, e, top->depth + 1, top->indent, &v)) <= 0) {
+    free(key);
+    return rc;
+  }
+  return yt_add(top, key, v) ? -1 : 1;
+}
+
+int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON **out) {
+  *out = NULL;
+  if (!yt_text_ok(text, len)) return 0;
+  yt_t t;
+  memset(&t, 0, sizeof t);
+  t.max_depth = opts && opts->max_depth ? opts->max_depth : YAML__DEFAULT_DEPTH;
+  t.number_text = !(opts && (opts->flags & YAML_OPT_NO_NUMBER_TEXT));
+  buf_t blk = BUF_INIT;
+  t.blk = blk;
+  cJSON *root = NULL;
+  int ok = 0;
+  const char *p = text, *end = text + len;
+  while (p < end) {
+    const char *e = memchr(p, '\n', (size_t)(end - p));
+    if (!e) e = end;
+    const char *line = p;
+    int nl = e < end;
+    p = nl ? e + 1 : end;
+    int ind = 0;
+    while (line + ind < e && line[ind] == ' ') ind++;
+    const char *c = line + ind;
+    if (t.blk_node) {
+      int r = yt_block_line(&t, line, ind, e, nl);
+      if (r < 0) goto out;
+      if (r) continue;
+    }
+    if (c == e || *c == '#') continue; /* blank or comment */
+    if (ind == 0 && e - c >= 3 && (!memcmp(c, "---", 3) || !memcmp(c, "...", 3))) goto out;
+    int is_seq = *c == '-' && (c + 1 == e || c[1] == ' ');
+    if (t.pending) {
+      /* the value of the last `key:` or `-`: a collection on the following lines, or null */
+      yt_level_t *top = &t.lv[t.n - 1];
+      int nest = ind > top->indent || (ind == top->indent && t.pend_from_map && is_seq);
+      size_t depth = top->depth + 1;
+      if (depth > t.max_depth) goto out;
+      cJSON *v = nest ? (is_seq ? cJSON_CreateArray() : cJSON_CreateObject()) : cJSON_CreateNull();
+      int pindent = top->indent;
+      if (yt_add(top, t.pend_key, v)) {
+        t.pend_key = NULL;
+        goto out;
+      }
+      t.pend_key = NULL;
+      t.pending = 0;
+      if (nest && !yt_push(&t, is_seq ? YF_SEQ : YF_MAP, ind, ind == pindent, depth, v)) goto out;
+    }
+    /* close the collections this line is not part of */
+    while (t.n > 0 && (t.lv[t.n - 1].indent > ind || (t.lv[t.n - 1].indentless && t.lv[t.n - 1].indent == ind && !is_seq)))
+      yt_pop(&t);
+    if (t.n == 0) {
+      if (root) goto out; /* more after the root collection: libyaml's error */
+      root = is_seq ? cJSON_CreateArray() : cJSON_CreateObject();
+      if (!root || !yt_push(&t, is_seq ? YF_SEQ : YF_MAP, ind, 0, 0, root)) goto out;
+    }
+    yt_level_t *top = &t.lv[t.n - 1];
+    if (top->indent != ind) goto out;
+    if (!is_seq) {
+      if (top->type != YF_MAP || yt_entry(&t, c, e) <= 0) goto out;
+      continue;
+    }
+    if (top->type != YF_SEQ) goto out;
+    const char *r = c + 1;
+    while (r < e && *r == ' ') r++;
+    if (r == e || *r == '#') {
+      t.pending = 1;
+      t.pend_from_map = 0;
+      continue;
+    }
+    if (*r == '-' && (r + 1 == e || r[1] == ' ')) goto out; /* `- - x` */
+    char *key;
+    const char *after;
+    int rc = yt_key(r, e, &key, &after);
+    if (rc < 0) goto out;
+    if (rc > 0) {
+      /* `- key: ...` opens a mapping at the key's column */
+      free(key);
+      size_t depth = top->depth + 1;
+      if (depth > t.max_depth) goto out;
+      cJSON *m = cJSON_CreateObject();
+      if (yt_add(top, NULL, m)) goto out;
+      if (!yt_push(&t, YF_MAP, (int)(r - line), 0, depth, m)) goto out;
+      if (yt_entry(&t, r, e) <= 0) goto out;
+      continue;
+    }
+    cJSON *v;
+    if (yt_value(&t, r, e, top->depth + 1, top->indent, &v) <= 0) goto out;
+    if (yt_add(top, NULL, v)) goto out;
+  }
+  if (t.blk_node && yt_block_end(&t)) goto out;
+  if (t.pending) {
+    yt_level_t *top = &t.lv[t.n - 1];
+    if (top->depth + 1 > t.max_depth) goto out;
+    int rc = yt_add(top, t.pend_key, cJSON_CreateNull());
+    t.pend_key = NULL;
+    if (rc) goto out;
+  }
+  if (!root && !(root = cJSON_CreateNull())) goto out;
+  ok = 1;
+out:
+  while (t.n) yt_pop(&t);
+  free(t.lv);
+  free(t.pend_key);
+  buf_free(&t.blk);
+  if (!ok) {
+    cJSON_Delete(root);
+    return 0;
+  }
+  *out = root;
+  return 1;
+}
+
 int yaml_to_json(const char *text, size_t len, const yaml_opts_t *opts, cJSON **out, yaml_error_t *err) {
   yaml__ctx_t c;
   memset(&c, 0, sizeof c);
@@ -1233,6 +2127,9 @@ int yaml_to_json(const char *text, size_t len, const yaml_opts_t *opts, cJSON **
   *out = NULL;
   if ((c.flags & YAML_OPT_SIMPLE_HEAD) && (c.flags & YAML_OPT_DUP_LAST) && !(c.flags & YAML_OPT_NO_FAST_HEAD) &&
       yaml_head_fast(text, len, out))
+    return 0;
+  if ((c.flags & YAML_OPT_DUP_LAST) && !(c.flags & (YAML_OPT_SIMPLE_HEAD | YAML_OPT_BIGINT_RAW | YAML_OPT_NO_FAST)) &&
+      yaml_tree_fast(text, len, opts, out))
     return 0;
   if (!yaml_parser_initialize(&c.parser)) return yaml__fail(&c, -ENOMEM, NULL, "out of memory");
   yaml_parser_set_input_string(&c.parser, (const unsigned char *)text, len);

@@ -22,6 +22,9 @@
 /* With YAML_OPT_SIMPLE_HEAD: always through libyaml, never the scanner for plain block documents
  * (tests compare the two). */
 #define YAML_OPT_NO_FAST_HEAD 16
+/* Always through libyaml, never the full-tree scanner (yaml_tree_fast) that YAML_OPT_DUP_LAST
+ * conversions otherwise try first (tests compare the two). */
+#define YAML_OPT_NO_FAST 32
 
 typedef struct yaml_opts_s {
   size_t max_alias_nodes; /* nodes created by expanding aliases and merges; 0: 1,000,000 */
@@ -59,6 +62,15 @@ int yaml_to_json(const char *text, size_t len, const yaml_opts_t *opts, cJSON **
  * (yaml_to_json then uses libyaml). Never reports an error: what it accepts, libyaml accepts with
  * the same result. */
 int yaml_head_fast(const char *text, size_t len, cJSON **out);
+
+/* The conversion of text with opts' flags (YAML_OPT_DUP_LAST, optionally YAML_OPT_NO_NUMBER_TEXT)
+ * and depth limit for a document in the subset that a line scanner reads without libyaml (block
+ * mappings and sequences, one-line plain and quoted scalars, one-line flow collections of scalars,
+ * literal and folded blocks, comments; see base/yaml.c): 1 and *out set (caller deletes), or 0 when
+ * the document is outside the subset or something would fail (yaml_to_json then uses libyaml, which
+ * reports any error). What it accepts, libyaml accepts with the same tree: values, key order,
+ * number texts. */
+int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON **out);
 
 /* The JSON kind of a decoded value as encoding/json names it in its type errors ("cannot unmarshal
  * <kind> into Go struct field ..."): object, array, string, bool, number (also a cJSON_Raw

@@ -1,4 +1,5 @@
 #include "base/yaml.h"
+#include "base/buf.h"
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -453,9 +454,437 @@ static void fast_head_tests(void) {
   }
 }
 
+/* ---------- the full-tree scanner (yaml_tree_fast) against libyaml ----------
+ * Generated documents (every construct of the scanner's subset, and near-misses of each) go through
+ * yaml_tree_fast and through yaml_to_json with YAML_OPT_NO_FAST: whatever the scanner accepts,
+ * libyaml must accept and build the identical tree (node types, keys and their order, strings,
+ * numbers and the texts they carry); with a small depth limit too. */
+
+static unsigned long long tree_rng = 0x9E3779B97F4A7C15ull;
+static unsigned tree_rnd(unsigned n) {
+  tree_rng = tree_rng * 6364136223846793005ull + 1442695040888963407ull;
+  return (unsigned)(tree_rng >> 33) % n;
+}
+#define PICK(a) (a)[tree_rnd((unsigned)(sizeof(a) / sizeof *(a)))]
+
+/* The same tree, node for node; the first difference goes to why. */
+static bool tree_same(const cJSON *a, const cJSON *b, char *why, size_t n) {
+  if (a->type != b->type) return snprintf(why, n, "type %d vs %d at key %s", a->type, b->type, a->string ? a->string : "-"), false;
+  if (!a->string != !b->string || (a->string && strcmp(a->string, b->string)))
+    return snprintf(why, n, "key %s vs %s", a->string ? a->string : "-", b->string ? b->string : "-"), false;
+  if (!a->valuestring != !b->valuestring || (a->valuestring && strcmp(a->valuestring, b->valuestring)))
+    return snprintf(why, n, "text \"%.60s\" vs \"%.60s\"", a->valuestring ? a->valuestring : "-",
+                    b->valuestring ? b->valuestring : "-"), false;
+  if (memcmp(&a->valuedouble, &b->valuedouble, sizeof a->valuedouble) || a->valueint != b->valueint)
+    return snprintf(why, n, "number %.17g vs %.17g", a->valuedouble, b->valuedouble), false;
+  const cJSON *x = a->child, *y = b->child;
+  for (; x && y; x = x->next, y = y->next)
+    if (!tree_same(x, y, why, n)) return false;
+  if (x || y) return snprintf(why, n, "%s has more members", x ? "scanner" : "libyaml"), false;
+  return true;
+}
+
+/* cJSON's list invariants (the head's prev is the tail, links both ways), which cJSON's own
+ * functions rely on. */
+static bool tree_links_ok(const cJSON *v) {
+  const cJSON *c = v->child, *last = NULL;
+  for (; c; last = c, c = c->next) {
+    if (c != v->child && c->prev != last) return false;
+    if (!tree_links_ok(c)) return false;
+  }
+  return !v->child || v->child->prev == last;
+}
+
+static bool tree_clean;
+typedef struct tree_stats_s {
+  size_t accepted, refused, lib_errors;
+} tree_stats_t;
+
+/* Compares the two conversions of y; 1 when the scanner accepted it, 0 when it left it to libyaml
+ * (*lib_rc gets libyaml's result code). */
+static int tree_compare(const char *y, size_t len, int flags, size_t max_depth, tree_stats_t *st, int *lib_rc) {
+  yaml_opts_t fo = {0, max_depth, flags}, lo = {0, max_depth, flags | YAML_OPT_NO_FAST};
+  cJSON *jf = NULL, *jl = NULL, *jd = NULL;
+  yaml_error_t e;
+  int f = yaml_tree_fast(y, len, &fo, &jf);
+  int rl = yaml_to_json(y, len, &lo, &jl, &e);
+  if (rl) st->lib_errors++;
+  if (lib_rc) *lib_rc = rl;
+  if (f) {
+    st->accepted++;
+    char why[200] = "";
+    if (rl || !tree_same(jf, jl, why, sizeof why) || !tree_links_ok(jf)) {
+      char *a = cJSON_PrintUnformatted(jf), *b = rl ? NULL : cJSON_PrintUnformatted(jl);
+      fprintf(stderr, "tree scanner differs from libyaml (flags %d, depth %zu, rc %d: %s; %s) on:\n%.*s\n---\nscanner: %s\nlibyaml: %s\n",
+              flags, max_depth, rl, rl ? e.message : "", why, (int)len, y, a, b ? b : "-");
+      CHECK(!"the tree scanner agrees with libyaml");
+      free(a);
+      free(b);
+    }
+    /* and yaml_to_json takes the scanner's tree as it is */
+    int rd = yaml_to_json(y, len, &fo, &jd, &e);
+    CHECK(rd == 0 && jd && tree_same(jd, jf, why, sizeof why));
+  } else {
+    st->refused++;
+  }
+  cJSON_Delete(jf);
+  cJSON_Delete(jl);
+  cJSON_Delete(jd);
+  return f;
+}
+
+/* Each pool: constructs libyaml reads (most of them in the scanner's subset), then near-misses
+ * (errors, or valid YAML that the scanner leaves to libyaml). Clean documents use only the first. */
+static const char *const tree_keys[] = {
+    "a", "b", "c", "name", "x-y", "a.b/c", "key with space", "9a", "1", "0x10", "1.5", "1e3", ".5", "007", "1_0",
+    "true", "on", "y", "No", "OFF", "\"q\"", "'s'", "\"\"", "\"a b\"", "\"<<\"", "\"1\"", "'on'", "_x", "a:b",
+    "a b:c", "-k", "k#", "\xc3\xbc", "\xe6\x97\xa5\xe6\x9c\xac", "\"esc\\n\"", "'it''s'", "a,b", "a]", "$k",
+    "18446744073709551616", "-1", "9223372036854775808", "0.1", "1e-05", "yes", "1234567", "0b11", "+5", "-0",
+};
+static const char *const tree_keys_odd[] = {
+    "null", "~", "<<", "?k", ":k", ".inf", ".nan", "[a]", "{a: b}", "&a k", "*a", "!t k", "k ", "\"x\" y", "\"a\\0\"",
+    "@k", "%k", "`k", "Null", "NULL", "\"a\" ", "'a'b", "-", "- k", "#k", "|", ">k",
+};
+static const char *const tree_plain[] = {
+    "v1", "item-00001", "hello world", "a,b", "a]", "x{y}", "foo:bar", "http://x:80/y", "a#b", "a b  c",
+    "\xc3\xbc" "n\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9", "\xe6\x97\xa5\xe6\x9c\xac", "emoji \xf0\x9f\x98\x80", "a 'q' b",
+    "say \"hi\"", "$X", "(a)", "=b", "^c", "<d", "\\e", ";f", "~x", "-x", "--set=1", "x!", "a&b", "a*b", "a|b",
+    "a>b", "a%b", "a@b", "a`b", "0", "1", "-1", "+1", "007", "08", "0x1F", "0X1f", "0o17", "0O17", "0b101", "-0x10",
+    "+0b11", "1_000", "1__0", "_1", "1_", "1.5", ".5", "-.5", "+.5", "1.", "1e3", "1E+3", "-1.25E-2", "6.02e+23",
+    "1e400", "-1e400", "9007199254740993", "18446744073709551615", "18446744073709551616", "-9223372036854775808",
+    "-9223372036854775809", "123456789012345678", "1234567890123456789", "999999999999999999", "0.1", "1e-05",
+    "0.0001", "1234567", "3.14159265358979", "1.2.3", "1e", "e3", "0x", "0b2", "0o8", "1_0.5", "-0", "+0", "00",
+    "0.", "-.", ".", "..", "12:30", "2001-12-14", "1,000", ".Inf.x", "y", "Y", "yes", "Yes", "YES", "yEs", "true",
+    "True", "TRUE", "tRUE", "on", "On", "ON", "oN", "n", "N", "no", "No", "NO", "nO", "false", "False", "FALSE",
+    "fAlse", "off", "Off", "OFF", "oFF", "~", "null", "Null", "NULL", "nULL", "NUll", "yes!", "nope", "o", "t", "f",
+    "Tr", "nulls", "truee", "0x_1F", "0b1_0", "0o1_7", "-0b101", "+0o17", "0777", "0778", "01.5", "1e1_0",
+    "1_000.5", "1_e3", "+-1", "--1", "1e+", "x  ", "<<", "a #c", "a  # c", "a\xc2\xa0" "b", "\xef\xbf\xbd",
+};
+static const char *const tree_plain_odd[] = {
+    "x: y", "a: b: c", "-", "- x", "?x", ":x", "@x", "`x", "%x", "!x", "&a x", "*a", "!!str x", "a\tb", ".inf",
+    "-.Inf", "+.INF", ".nan", ".NaN", ".NAN", ".Inf", "x:", "#x", "|x", ">x", "'x", "\"x", ",x", "]x", "}x", "\xe2\x80\xa9x", "a\xc2\x85" "b",
+};
+static const char *const tree_quoted[] = {
+    "\"\"", "''", "\"x\"", "'x'", "\"a b  \"", "'  a '", "\"esc \\\" \\\\ \\/ \\n \\t \\r \\a \\b \\e \\f \\v \\  \\N \\_ \\L \\P\"",
+    "\"\\x41\\xe9\\u00e9\\U0001F600\"", "\"\\x7f\\x80\\xff\\u07FF\\u0800\\uFFFF\\U00010000\\U0010FFFF\"", "'it''s'",
+    "''''", "'a\\b'", "\"x\" #c", "\"x\" ", "\"a: b\"", "'# not'", "\"\xc3\xa9\xe6\x97\xa5\"", "'\xf0\x9f\x98\x80'",
+    "\"tab\\tx\"", "\"1\"", "'true'", "\"~\"", "\"\\uFEFF\\u2028\"", "\"a'b\"", "'a\"b'", "\"#\"", "\"\\x01\"",
+};
+static const char *const tree_quoted_odd[] = {
+    "\"\\u0000\"", "\"\\x00\"", "\"\\0\"", "\"\\ud800\"", "\"\\uDFFF\"", "\"\\U00110000\"", "\"\\UFFFFFFFF\"",
+    "\"\\x4\"", "\"\\xg0\"", "\"\\q\"", "\"\\'\"", "'x' y", "\"x\"#c", "\"unterminated", "'unterminated",
+    "\"a\" : b", "\"a\": b", "'a''", "\"a\\\"", "\"a\\", "\"\\U0001F60\"",
+};
+static const char *const tree_flow[] = {
+    "[]", "{}", "[ ]", "{ }", "[1, 2, 3]", "[a, b c, \"q\", 'r']", "[1,2]", "[ 1 , 2 ]", "{a: 1, b: two}",
+    "{a: 1, a: 2, b: 3, a: 4}", "{\"a\": 1}", "{'a': x}", "[-1, +2, .5, 0x10, ~, null, yes, 1_0]",
+    "{1: a, on: b, 0x10: c, 1.5: d, true: e}", "[a, 'b''c', \"d\\\"e\"]", "[http://x]",
+    "[\xc3\xbc, \xe6\x97\xa5]", "[ a b , c ]", "[-a]", "[+a]", "[a?b]", "{\"<<\": a}", "[\"x\" , 'y' ]", "[a] #c",
+    "[1e400]", "{a: 1, b: two, c: three, d: four, e: five, f: six, g: 7, h: 8, i: 9, j: 10, k: 11, l: 12, m: 13, "
+    "n: 14, o: 15, p: 16, q: 17, a: 18, b: 19, r: 20}", "{\"a b\": [], c: 'd'}", "[a, b,]", "{\"a\":1}", "{a: [1]}",
+    "{ a : b }", "[a, {}]", "{a: 1, b: [2]}", "{a: b, c: d,}", "{a: http://x}", "[a:b]", "[a\"b]", "{\"k\" : v}",
+    "[[1, 2], [3]]", "{a: {b: {c: d}}}", "[{name: x, port: 80}, {name: y}]", "{a: [], b: {}}", "[a, [b, [c, []]]]",
+    "{\"a\":\"b\",\"c\":[1,2,{\"d\":null}]}", "[--, -x-, +-]", "{a b: c d}", "[a:b:c]",
+};
+/* valid YAML that the scanner leaves to libyaml, and errors */
+static const char *const tree_flow_odd[] = {
+    "[-, a]", "[,]", "[a,,b]", "[a: b]", "[\"a\": b]", "{a:1}", "{a: }", "{a}", "[.inf]", "{~: a}", "{null: a}",
+    "[a #c]", "[a]x", "{a: b: c}", "[a, b", "{a: b", "[?a]", "{<<: a}", "[\"\\u0000\"]", "{a :b}", "[!a x]",
+    "[&a x]", "[*a]", "[|]", "[\"a\"b]", "[ ]x", "[]]", "{}}", "[a, [b]", "{a: {b}}", "[[a]: b]", "{[a]: b}", "[a:]",
+    "[a:", "[ , a]", "[a,b,,]", "{a: 1,,}", "[a#b]", "{a:b: c}", "[a,]x", "[{a: .nan}]", "{\"a\" b: c}", "['x':y]",
+};
+static const char *const tree_headers[] = {"|", "|-", "|+", ">", ">-", ">+", "| #c", "|  ", ">- # c", "|-  "};
+static const char *const tree_headers_odd[] = {"|2", "|-1", ">0", "|#c", "|x", "|+2", "|--", "| x"};
+static const char *const tree_text[] = {"text", "more text", "a: b", "# not a comment", "- not an item", "\"q\"",
+                                        "x  ", "  ", "", "\xc3\xa9", "key: {a: b}", "'s'", "\\n", "---", "..."};
+#define PICK2(ok, odd) (tree_clean || tree_rnd(12) ? PICK(ok) : PICK(odd))
+static const char *const tree_comments[] = {"# c", "#", "# key: value", "#- item", "# \xc3\xa9"};
+
+static void tree_sp(buf_t *b, int n) {
+  for (int i = 0; i < n; i++) buf_putc(b, ' ');
+}
+
+static void tree_gen_block(buf_t *b, int indent, int depth, bool seq);
+
+/* A scalar value (after "key:" or "- "), with an optional trailing comment. */
+static void tree_gen_scalar(buf_t *b) {
+  unsigned t = tree_rnd(10);
+  buf_puts(b, t < 5 ? PICK2(tree_plain, tree_plain_odd) : t < 8 ? PICK2(tree_quoted, tree_quoted_odd)
+                    : PICK2(tree_flow, tree_flow_odd));
+  if (!tree_rnd(6)) buf_puts(b, tree_rnd(2) ? " # c" : "   #: x");
+  if (!tree_rnd(10)) tree_sp(b, 1 + (int)tree_rnd(3));
+}
+
+/* A block scalar's header and content; parent is the column of the collection holding it. */
+static void tree_gen_blockscalar(buf_t *b, int parent) {
+  buf_puts(b, PICK2(tree_headers, tree_headers_odd));
+  buf_putc(b, '\n');
+  int ind = parent + 1 + (int)tree_rnd(4);
+  int n = (int)tree_rnd(6);
+  if (!tree_rnd(10)) ind = parent, n = tree_clean ? 0 : n; /* an empty block: the next line is structure */
+  bool content = false; /* the first content line sets the indentation: no more spaces before it */
+  for (int i = 0; i < n; i++) {
+    unsigned t = tree_rnd(12);
+    if (t == 0) {
+      buf_putc(b, '\n');
+    } else if (t == 1) { /* spaces only */
+      tree_sp(b, (int)tree_rnd((unsigned)ind + (content || !tree_clean ? 3 : 1)));
+      buf_putc(b, '\n');
+    } else {
+      tree_sp(b, ind + (t == 2 && (content || !tree_clean) ? 1 + (int)tree_rnd(3) : t == 3 && !tree_clean ? -1 : 0));
+      const char *x = PICK(tree_text);
+      buf_puts(b, !content && tree_clean && (!*x || *x == ' ') ? "first" : x);
+      buf_putc(b, '\n');
+      content = true;
+    }
+  }
+  if (!tree_rnd(4)) for (int i = (int)tree_rnd(3); i >= 0; i--) buf_putc(b, '\n'); /* trailing blank lines */
+}
+
+/* What follows "key:" or "-" (the collection holding it is at column col, the line so far ends
+ * there): a value, nothing, or a nested collection on the next lines. */
+static void tree_gen_after(buf_t *b, int col, int depth, bool from_map) {
+  unsigned t = depth > 5 ? tree_rnd(3) : tree_rnd(9);
+  if (t <= 1) {
+    tree_sp(b, 1 + (tree_rnd(6) == 0));
+    tree_gen_scalar(b);
+    buf_putc(b, '\n');
+  } else if (t == 2) {
+    if (tree_rnd(3)) buf_puts(b, tree_rnd(2) ? " " : "");
+    else buf_puts(b, " # nothing");
+    buf_putc(b, '\n');
+  } else if (t == 3) {
+    buf_putc(b, ' ');
+    tree_gen_blockscalar(b, col);
+  } else {
+    buf_putc(b, '\n');
+    if (!tree_rnd(6)) buf_puts(b, "# between\n");
+    bool seq = t >= 7;
+    int step = 1 + (int)tree_rnd(4);
+    if (seq && from_map && tree_rnd(2)) step = 0; /* indentless */
+    tree_gen_block(b, col + step, depth + 1, seq);
+  }
+}
+
+static void tree_gen_block(buf_t *b, int indent, int depth, bool seq) {
+  int n = 1 + (int)tree_rnd(5);
+  for (int i = 0; i < n && b->len < 6000; i++) {
+    if (!tree_rnd(10)) {
+      tree_sp(b, (int)tree_rnd((unsigned)indent + 4));
+      buf_puts(b, PICK(tree_comments));
+      buf_putc(b, '\n');
+    }
+    if (!tree_rnd(12)) {
+      tree_sp(b, (int)tree_rnd(6));
+      buf_putc(b, '\n');
+    }
+    tree_sp(b, indent);
+    if (!seq) {
+      buf_puts(b, tree_rnd(3) ? tree_keys[tree_rnd(12)] : PICK2(tree_keys, tree_keys_odd)); /* repeats are common */
+      buf_putc(b, ':');
+      tree_gen_after(b, indent, depth, true);
+      continue;
+    }
+    buf_putc(b, '-');
+    if (tree_rnd(3) == 0) {
+      /* "- key: ..." and more keys of that mapping under it */
+      int gap = 1 + (tree_rnd(5) == 0);
+      tree_sp(b, gap);
+      buf_puts(b, tree_rnd(3) ? tree_keys[tree_rnd(12)] : PICK2(tree_keys, tree_keys_odd));
+      buf_putc(b, ':');
+      tree_gen_after(b, indent + 1 + gap, depth + 1, true);
+      if (tree_rnd(2)) tree_gen_block(b, indent + 1 + gap, depth + 1, false);
+    } else {
+      tree_gen_after(b, indent, depth, false);
+    }
+  }
+}
+
+/* Small changes that take a document near or over the edge of the subset. */
+static void tree_mutate(buf_t *b) {
+  static const char *const junk[] = {"\t", ":", " #", "#", "'", "\"", "- ", "? ", "---\n", "...\n", "\r", "\xc2\x85",
+                                     "\xe2\x80\xa8", "\xef\xbb\xbf", "\xff", "\xc3\xa9", "&a ", "*a", "!!str ", "<<: ",
+                                     "{", "[", "]", "}", ",", "\\", "\n", "  ", " ", "\x01", "\x7f", "\xc2\x80",
+                                     "\xed\xa0\x80", "\xef\xbf\xbe", "\xf4\x90\x80\x80", "\xc0\xaf", "%YAML 1.1\n", "|"};
+  if (!b->len) return;
+  size_t at = tree_rnd((unsigned)b->len + 1);
+  switch (tree_rnd(6)) {
+  case 0: { /* re-indent a line */
+    while (at > 0 && b->data[at - 1] != '\n') at--;
+    if (tree_rnd(2) && b->data[at] == ' ') memmove(b->data + at, b->data + at + 1, b->len - at), b->len--;
+    else {
+      buf_putc(b, ' ');
+      memmove(b->data + at + 1, b->data + at, b->len - at - 1);
+      b->data[at] = ' ';
+    }
+    break;
+  }
+  case 1: /* delete a byte */
+    if (at < b->len) memmove(b->data + at, b->data + at + 1, b->len - at), b->len--;
+    break;
+  case 2: /* cut the text */
+    b->len = at;
+    b->data[at] = 0;
+    break;
+  default: { /* insert something */
+    const char *j = PICK(junk);
+    size_t n = strlen(j), old = b->len;
+    buf_append(b, j, n);
+    memmove(b->data + at + n, b->data + at, old - at);
+    memcpy(b->data + at, j, n);
+    break;
+  }
+  }
+}
+
+static void tree_fast_tests(void) {
+  const char *env = getenv("RUDDER_YAML_TREE_DOCS");
+  long docs = env ? atol(env) : 20000;
+  const char *seed = getenv("RUDDER_YAML_TREE_SEED"); /* by hand: more documents, other seeds */
+  if (seed) tree_rng = strtoull(seed, NULL, 0);
+  tree_stats_t st = {0};
+  size_t clean_acc = 0, clean = 0;
+  buf_t b = BUF_INIT;
+  for (long d = 0; d < docs; d++) {
+    buf_reset(&b);
+    unsigned kind = tree_rnd(8);
+    tree_clean = tree_rnd(2);
+    if (kind == 0) {
+      /* a line soup: flat lines of any construct at random columns */
+      int nl = 1 + (int)tree_rnd(12), cur = 0;
+      for (int l = 0; l < nl; l++) {
+        unsigned w = tree_rnd(10);
+        int ind = w < 5 ? cur : w < 7 ? cur + 2 : w < 9 ? (cur >= 2 ? cur - 2 : 0) : cur + 1;
+        tree_sp(&b, ind);
+        switch (tree_rnd(6)) {
+        case 0: buf_printf(&b, "%s: ", PICK2(tree_keys, tree_keys_odd)); tree_gen_scalar(&b); break;
+        case 1: buf_printf(&b, "%s:", PICK2(tree_keys, tree_keys_odd)); cur = ind + 2; break;
+        case 2: buf_puts(&b, "- "); tree_gen_scalar(&b); break;
+        case 3: buf_printf(&b, "- %s: ", PICK2(tree_keys, tree_keys_odd)); tree_gen_scalar(&b); break;
+        case 4: buf_puts(&b, "-"); cur = ind + 2; break;
+        default: tree_gen_scalar(&b); break;
+        }
+        buf_putc(&b, '\n');
+      }
+    } else {
+      int root = (int)(tree_rnd(10) == 0);
+      if (!tree_rnd(8)) buf_puts(&b, "# head comment\n\n");
+      tree_gen_block(&b, root, 0, tree_rnd(6) == 0);
+    }
+    if (!tree_rnd(6) && b.len && b.data[b.len - 1] == '\n') b.data[--b.len] = 0; /* no final newline */
+    bool mutated = kind != 0 && !tree_clean && tree_rnd(2);
+    if (mutated)
+      for (int m = 1 + (int)tree_rnd(2); m > 0; m--) tree_mutate(&b);
+    int flags = YAML_OPT_DUP_LAST | (tree_rnd(2) ? YAML_OPT_NO_NUMBER_TEXT : 0);
+    size_t depth = tree_rnd(8) ? 0 : 1 + tree_rnd(5);
+    int rl;
+    int f = tree_compare(b.data ? b.data : "", b.len, flags, depth, &st, &rl);
+    if (tree_clean && kind != 0 && !mutated && !depth) {
+      /* made of the subset's pieces only: valid, and all of it read by the scanner */
+      clean++;
+      clean_acc += (size_t)f;
+      if (rl || !f) {
+        fprintf(stderr, "clean document %s:\n%.*s\n", rl ? "refused by libyaml" : "outside the scanner's subset",
+                (int)b.len, b.data);
+        CHECK(!"a clean generated document is in the subset");
+      }
+    }
+  }
+  buf_free(&b);
+  printf("tree scanner: %ld generated documents, %zu accepted (%zu of %zu clean ones), %zu left to libyaml (%zu of all "
+         "are libyaml errors)\n", docs, st.accepted, clean_acc, clean, st.refused, st.lib_errors);
+  /* both sides were exercised */
+  CHECK(st.accepted > (size_t)docs / 5);
+  CHECK(st.refused > (size_t)docs / 5);
+
+  /* values files as charts ship them: in the subset, and the same as libyaml's */
+  static const char *const files[] = {
+      "replicaCount: 1\nimage:\n  repository: nginx\n  pullPolicy: IfNotPresent\n  # Overrides the image tag.\n  tag: \"\"\n"
+      "imagePullSecrets: []\nnameOverride: \"\"\nserviceAccount:\n  create: true\n  annotations: {}\n  name: \"\"\n"
+      "podAnnotations: {}\nsecurityContext: {}\n  # capabilities:\n  #   drop:\n  #   - ALL\nservice:\n  type: ClusterIP\n"
+      "  port: 80\ningress:\n  enabled: false\n  className: \"\"\n  hosts:\n    - host: chart-example.local\n      paths:\n"
+      "        - path: /\n          pathType: ImplementationSpecific\n  tls: []\nresources: {}\nautoscaling:\n"
+      "  enabled: false\n  minReplicas: 1\n  maxReplicas: 100\n  targetCPUUtilizationPercentage: 80\nnodeSelector: {}\n"
+      "tolerations: []\naffinity: {}\n",
+      "config: |\n  [server]\n  port = 8080\n\n  [log]\n  level = \"info\"\nmotd: >-\n  Welcome to\n  the server.\n\n"
+      "  Enjoy.\nlist:\n- a\n- b: 1\n  c: [x, 'y', \"z\"]\n- {k: v, n: 0o17}\n",
+      "count: 2\nitems:\n  - name: item-00000\n    enabled: false\n    weight: 0.5\n    labels:\n      tier: t0\n"
+      "      zone: zone-0\n    ports: [8000, 9000, 10000]\n    note: \"xxx\"\n",
+  };
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    size_t a0 = st.accepted;
+    tree_compare(files[i], strlen(files[i]), YAML_OPT_DUP_LAST | YAML_OPT_NO_NUMBER_TEXT, 0, &st, NULL);
+    tree_compare(files[i], strlen(files[i]), YAML_OPT_DUP_LAST, 0, &st, NULL);
+    CHECK(st.accepted == a0 + 2);
+  }
+  /* edges: each compared, and those marked 1 must be in the subset */
+  static const struct { const char *y; int in; } edges[] = {
+      {"", 1}, {"# only a comment\n", 1}, {"  \n\n   \n", 1}, {"a: 1\r\nb: 2\r\n", 0}, {"\xef\xbb\xbf" "a: 1\n", 0},
+      {"a:\tb\n", 0}, {"- - a\n", 0}, {"a: |\n  x", 1}, {"a: |\n  x\n  ", 1}, {"a: |\n  x\n     ", 1},
+      {"a: |+\n  x\n\n\n", 1}, {"a: >\n  x\n\n  y\n   z\n  w\n", 1}, {"a: |", 1}, {"a: |-\n", 1}, {"a: >+\n\n\nb: 1\n", 1},
+      {"a: |\n   \n  x\n", 0}, {"- |\n x\n-\n", 1}, {"a:\n- |\n  x\n", 1}, {"- a: |\n    x\n  b: >-\n   y\n", 1},
+      {"a: b\n---\nc: d\n", 0}, {"--- \na: b\n", 0}, {"a: b\n...\n", 0}, {"%YAML 1.1\n---\na: b\n", 0},
+      {"a: 'x\n  y'\n", 0}, {"a: x\n  y\n", 0}, {"a:\n  x\n", 0}, {"a: &x 1\nb: *x\n", 0}, {"<<: {a: 1}\n", 0},
+      {"? a\n: b\n", 0}, {"a: !!str 1\n", 0}, {"a: \"\\u0000\"\n", 0}, {"a: \xc2\x85\n", 0}, {"a: \xe2\x80\xa8\n", 0},
+      {"a: \xef\xbf\xbe\n", 0}, {"a: \xed\xa0\x80\n", 0}, {"a: \xf0\x9f\x98\x80\n", 1}, {"a: \x7f\n", 0},
+  };
+  for (size_t i = 0; i < sizeof edges / sizeof *edges; i++) {
+    int rl, f = tree_compare(edges[i].y, strlen(edges[i].y), YAML_OPT_DUP_LAST, 0, &st, &rl);
+    if (f != edges[i].in) fprintf(stderr, "edge %zu: scanner %d, want %d\n", i, f, edges[i].in);
+    CHECK(f == edges[i].in);
+  }
+  /* keys near libyaml's 1024-character limit for simple keys; scalars of a megabyte */
+  size_t klens[] = {900, 1000, 1001, 1023, 1024, 1025, 1100};
+  for (size_t i = 0; i < sizeof klens / sizeof *klens; i++)
+    for (int q = 0; q < 3; q++) {
+      buf_reset(&b);
+      buf_puts(&b, q == 2 ? "k: {" : "");
+      buf_puts(&b, q == 1 ? "\"" : "");
+      for (size_t k = 0; k < klens[i] - (q == 1 ? 2 : 0); k++) buf_putc(&b, (char)('a' + k % 26));
+      buf_puts(&b, q == 1 ? "\"" : "");
+      buf_puts(&b, q == 2 ? ": v}\n" : ": v\n");
+      int rl, f = tree_compare(b.data, b.len, YAML_OPT_DUP_LAST, 0, &st, &rl);
+      if (f != (klens[i] <= 1000)) fprintf(stderr, "key of %zu (form %d): scanner %d\n", klens[i], q, f);
+      CHECK(f == (klens[i] <= 1000));
+    }
+  buf_reset(&b);
+  buf_puts(&b, "big: \"");
+  for (int k = 0; k < 100000; k++) buf_puts(&b, "abcdefghij");
+  buf_puts(&b, "\"\nplain: ");
+  for (int k = 0; k < 100000; k++) buf_puts(&b, "abcdefghi ");
+  buf_puts(&b, "end\nesc: \"");
+  for (int k = 0; k < 10000; k++) buf_puts(&b, "\\L\\x41\\u00e9");
+  buf_puts(&b, "\"\n");
+  CHECK(tree_compare(b.data, b.len, YAML_OPT_DUP_LAST | YAML_OPT_NO_NUMBER_TEXT, 0, &st, NULL) == 1);
+  /* nesting: within the depth limit read, beyond it left to libyaml (which reports it) */
+  for (int deep = 0; deep < 4; deep++) {
+    int levels = deep & 1 ? 501 : 499;
+    buf_reset(&b);
+    for (int k = 0; k < levels; k++) {
+      if (deep < 2) tree_sp(&b, k), buf_puts(&b, k % 2 ? "- \n" : "a:\n");
+      else buf_putc(&b, k % 2 ? '[' : '[');
+    }
+    if (deep < 2) tree_sp(&b, levels), buf_puts(&b, "x: 1\n");
+    else for (int k = 0; k < levels; k++) buf_putc(&b, ']');
+    int rl, f = tree_compare(b.data, b.len, YAML_OPT_DUP_LAST, 0, &st, &rl);
+    if (deep < 2) CHECK(f == (levels < 500) && (rl != 0) == (levels >= 500));
+  }
+  /* repeated keys past the hashed size keep the first place, the last value */
+  buf_reset(&b);
+  for (int i = 0; i < 100; i++) buf_printf(&b, "k%d: %d\n", i % 40, i);
+  tree_compare(b.data, b.len, YAML_OPT_DUP_LAST, 0, &st, NULL);
+  cJSON *j = NULL;
+  yaml_opts_t o = {.flags = YAML_OPT_DUP_LAST};
+  CHECK(yaml_tree_fast(b.data, b.len, &o, &j) == 1);
+  CHECK(j && cJSON_GetArraySize(j) == 40 && cJSON_GetArrayItem(j, 3)->valueint == 83);
+  cJSON_Delete(j);
+  buf_free(&b);
+}
+
 int main(void) {
   head_tests();
   fast_head_tests();
+  tree_fast_tests();
   split_tests();
   scalar_tests();
   float32_tests();
