@@ -62,7 +62,24 @@ typedef struct render__state_s {
   render__tplcache_t cache[32];
   size_t ncache;
   tpl_missingkey_t mk;
+  /* Templates whose files define nothing are not kept parsed (their trees are most of a big
+   * chart's memory): each runs in an overlay of the set (ov) that parses it, and another one that
+   * it includes by name is parsed into that overlay when asked for (render__resolve). */
+  const bool *lazy; /* per srcs entry */
+  tpl_set_t *ov;
+  const tpl_set_t *set; /* the chart's set */
+  tpl_set_t **retired;  /* tpl overlays that did not fit the cache (kept to the end) */
+  size_t nretired;
 } render__state_t;
+
+static bool render__resolve(void *udata, const char *name, size_t len) {
+  render__state_t *st = udata;
+  if (!st->ov || !st->lazy) return false;
+  for (size_t i = 0; i < st->nsrcs; i++)
+    if (st->lazy[i] && strlen(st->srcs[i].name) == len && !memcmp(st->srcs[i].name, name, len))
+      return tpl_set_parse(st->ov, st->srcs[i].name, st->srcs[i].text, st->srcs[i].len, NULL) == 0;
+  return false;
+}
 
 /* ---- values -------------------------------------------------------------------------------- */
 
@@ -668,13 +685,11 @@ static int render__tpl(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_va
     if (strlen(st->cache[i].text) == tl && !memcmp(st->cache[i].text, text, tl)) set = st->cache[i].set;
   buf_t err = BUF_INIT, q = BUF_INIT;
   if (!set) {
-    /* A clone of the chart's templates plus this text as "gotpl" (Helm's parent.Clone + New(Name()).Parse). */
-    set = tpl_set_new(st->funcs);
+    /* Helm's parent.Clone + New("gotpl").Parse(text): an overlay of the chart's set (files kept
+     * unparsed are parsed into it when asked for, render__resolve). */
+    set = tpl_set_overlay(st->set);
     if (!set) return TPL_ENOMEM;
-    int rc = 0;
-    for (size_t i = 0; i < st->nsrcs && !rc; i++) rc = tpl_set_parse(set, st->srcs[i].name, st->srcs[i].text, st->srcs[i].len, &err);
-    buf_reset(&err);
-    rc = tpl_set_parse(set, "gotpl", text, tl, &err);
+    int rc = tpl_set_parse(set, "gotpl", text, tl, &err);
     if (rc) {
       tpl_fmt_quote(&q, text, tl);
       tpl_call_errorf(call, "cannot parse template %s: %s", q.data ? q.data : "", err.data ? err.data : "");
@@ -686,17 +701,24 @@ static int render__tpl(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_va
     if (st->ncache < sizeof st->cache / sizeof *st->cache && (st->cache[st->ncache].text = strndup(text, tl))) {
       st->cache[st->ncache++].set = set;
     } else {
-      /* No room to cache: kept alive in the last slot's place would leak; execute and free below. */
+      /* No room to cache: kept to the end all the same, as values may now hold its strings. */
+      tpl_set_t **nr = realloc(st->retired, (st->nretired + 1) * sizeof *nr);
+      if (!nr) {
+        tpl_set_free(set);
+        buf_free(&err);
+        return TPL_ENOMEM;
+      }
+      st->retired = nr;
+      st->retired[st->nretired++] = set;
     }
   }
-  int cached = 0;
-  for (size_t i = 0; i < st->ncache; i++)
-    if (st->cache[i].set == set) cached = 1;
   buf_t out = BUF_INIT;
   buf_reset(&err);
-  tpl_exec_opts_t o = {.missingkey = st->mk, .udata = st};
+  tpl_exec_opts_t o = {.missingkey = st->mk, .udata = st, .resolve = render__resolve};
+  tpl_set_t *outer = st->ov;
+  st->ov = set;
   int rc = tpl_set_execute(set, "gotpl", args[1], a, &o, &out, &err);
-  if (!cached) tpl_set_free(set);
+  st->ov = outer;
   if (rc) {
     if (rc == TPL_ENOMEM) {
       buf_free(&out);
@@ -1045,6 +1067,9 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
   tpl_set_t *set = NULL;
   render__build_t b = {0};
   render__src_t *srcs = NULL;
+  bool *lazy = NULL;
+  tpl_set_t **kept = NULL; /* overlays that must outlive their template */
+  size_t nkept = 0;
   render_file_t *outv = NULL;
   size_t nout = 0;
   int rc = 0;
@@ -1101,12 +1126,33 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
   st->nsrcs = b.n;
   st->mk = o->strict ? TPL_MISSINGKEY_ERROR : TPL_MISSINGKEY_ZERO;
   buf_t perr = BUF_INIT;
+  lazy = calloc(b.n + 1, sizeof *lazy);
+  if (!lazy) {
+    rc = RENDER_ENOMEM;
+    goto done;
+  }
   for (size_t i = 0; i < b.n; i++) {
     srcs[i].name = b.t[i].name;
     srcs[i].text = b.t[i].file->data;
     srcs[i].len = b.t[i].file->len;
     buf_reset(&perr);
-    int r = tpl_set_parse(set, b.t[i].name, b.t[i].file->data, b.t[i].file->len, &perr);
+    int r = 0;
+    const char *base = strrchr(b.t[i].name, '/');
+    base = base ? base + 1 : b.t[i].name;
+    if (base[0] != '_') {
+      /* Parsed on its own first (the parser consults nothing else of the set): a file that defines
+       * no other template is parsed again only when it runs. */
+      tpl_set_t *probe = tpl_set_overlay(set);
+      if (!probe) {
+        rc = RENDER_ENOMEM;
+        buf_free(&perr);
+        goto done;
+      }
+      r = tpl_set_parse(probe, b.t[i].name, b.t[i].file->data, b.t[i].file->len, &perr);
+      lazy[i] = r == 0 && tpl_set_count(probe) == 1;
+      tpl_set_free(probe);
+    }
+    if (!r && !lazy[i]) r = tpl_set_parse(set, b.t[i].name, b.t[i].file->data, b.t[i].file->len, &perr);
     if (r) {
       if (r == TPL_ENOMEM) rc = RENDER_ENOMEM;
       else {
@@ -1118,6 +1164,26 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
     }
   }
   buf_free(&perr);
+  /* A lazy file whose name a define also uses: Go keeps whichever came last (unless empty), so
+   * all are parsed into the set in order then, as without laziness. */
+  for (size_t i = 0; i < b.n; i++)
+    if (lazy[i] && tpl_set_has(set, b.t[i].name)) {
+      tpl_set_free(set);
+      if (!(set = tpl_set_new(funcs))) {
+        rc = RENDER_ENOMEM;
+        goto done;
+      }
+      for (size_t k = 0; k < b.n; k++) {
+        lazy[k] = false;
+        if (tpl_set_parse(set, b.t[k].name, b.t[k].file->data, b.t[k].file->len, NULL)) {
+          rc = RENDER_ENOMEM; /* it parsed before */
+          goto done;
+        }
+      }
+      break;
+    }
+  st->lazy = lazy;
+  st->set = set;
   outv = calloc(b.n + 1, sizeof *outv);
   if (!outv) {
     rc = RENDER_ENOMEM;
@@ -1134,14 +1200,40 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
       goto done;
     }
     buf_t out = BUF_INIT, eb = BUF_INIT;
-    tpl_exec_opts_t eo = {.missingkey = st->mk, .udata = st};
+    tpl_exec_opts_t eo = {.missingkey = st->mk, .udata = st, .resolve = render__resolve};
     /* What the template makes is given back once its text is out, unless it wrote into a map or
      * list that outlives it (`set` on .Values, ...): then the arena keeps it all. Between templates
      * include's nesting counts are all zero, so the names they point to are dropped as well. */
     st->helm.ninc = 0;
+    if (!(st->ov = tpl_set_overlay(set)) ||
+        (lazy[i] && tpl_set_parse(st->ov, b.t[i].name, b.t[i].file->data, b.t[i].file->len, NULL))) {
+      tpl_set_free(st->ov);
+      st->ov = NULL;
+      buf_free(&out);
+      buf_free(&eb);
+      rc = RENDER_ENOMEM; /* it parsed before */
+      goto done;
+    }
     tpl_arena_mark_t mark = tpl_arena_mark(a);
-    int r = tpl_set_execute(set, b.t[i].name, b.t[i].dot, a, &eo, &out, &eb);
-    tpl_arena_release(a, &mark);
+    int r = tpl_set_execute(st->ov, b.t[i].name, b.t[i].dot, a, &eo, &out, &eb);
+    if (tpl_arena_release(a, &mark)) {
+      tpl_set_free(st->ov);
+    } else {
+      /* The template wrote into values that outlive it: they may hold strings of its parse tree,
+       * so the overlay stays until the end. */
+      tpl_set_t **nk = realloc(kept, (nkept + 1) * sizeof *kept);
+      if (!nk) {
+        tpl_set_free(st->ov);
+        st->ov = NULL;
+        buf_free(&out);
+        buf_free(&eb);
+        rc = RENDER_ENOMEM;
+        goto done;
+      }
+      kept = nk;
+      kept[nkept++] = st->ov;
+    }
+    st->ov = NULL;
     if (r) {
       if (r == TPL_ENOMEM) rc = RENDER_ENOMEM;
       else {
@@ -1198,6 +1290,8 @@ done:
       free(st->cache[i].text);
       tpl_set_free(st->cache[i].set);
     }
+    for (size_t i = 0; i < st->nretired; i++) tpl_set_free(st->retired[i]);
+    free(st->retired);
     free(st);
   }
   for (size_t i = 0; i < b.n; i++) {
@@ -1206,6 +1300,9 @@ done:
   }
   free(b.t);
   free(srcs);
+  free(lazy);
+  for (size_t i = 0; i < nkept; i++) tpl_set_free(kept[i]);
+  free(kept);
   tpl_set_free(set);
   tpl_funcs_free(funcs);
   tpl_arena_free(a);

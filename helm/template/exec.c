@@ -26,6 +26,7 @@ typedef struct tpl__exec_s {
   size_t max_output;
   int max_depth;
   void *udata;
+  bool (*resolve)(void *udata, const char *name, size_t len);
   tpl__stack_t stack; /* deep nesting continues on mmap'd segments */
   const char *root_name;
   tpl__var_t *vars;
@@ -825,9 +826,16 @@ static int run_template(tpl__state_t *parent, const tpl_tree_t *t, tpl_value_t d
   return rc;
 }
 
+/* The template called name, asking the host's resolver when the set has none. */
+static const tpl_tree_t *x_lookup(tpl__exec_t *x, const char *name, size_t len) {
+  const tpl_tree_t *t = tpl__set_lookup(x->set, name, len);
+  if (!t && x->resolve && x->resolve(x->udata, name, len)) t = tpl__set_lookup(x->set, name, len);
+  return t;
+}
+
 static int walk_template(tpl__state_t *s, tpl_value_t dot, const tpl_node_t *n) {
   s->node = n;
-  const tpl_tree_t *t = tpl__set_lookup(s->x->set, n->str, n->slen);
+  const tpl_tree_t *t = x_lookup(s->x, n->str, n->slen);
   if (!t) return s_errorf(s, "template %s not defined", quote_str(s, n->str, n->slen));
   if (s->depth >= s->x->max_depth) return s_errorf(s, "exceeded maximum template depth (%d)", s->x->max_depth);
   tpl_value_t nd;
@@ -889,7 +897,7 @@ void *tpl_call_exec_udata(tpl_call_t *call) { return call->s->x->udata; }
 
 int tpl_call_execute(tpl_call_t *call, const char *name, tpl_value_t data, buf_t *out) {
   tpl__state_t *s = call->s;
-  const tpl_tree_t *t = tpl__set_lookup(s->x->set, name, strlen(name));
+  const tpl_tree_t *t = x_lookup(s->x, name, strlen(name));
   if (!t) {
     buf_t q1 = BUF_INIT, q2 = BUF_INIT;
     tpl_fmt_quote(&q1, name, strlen(name));
@@ -925,10 +933,11 @@ int tpl_set_execute(const tpl_set_t *set, const char *name, tpl_value_t data, tp
       .max_output = opts->max_output ? opts->max_output : (64u << 20),
       .max_depth = opts->max_depth ? opts->max_depth : 100000,
       .udata = opts->udata,
+      .resolve = opts->resolve,
       .root_name = "gotpl",
   };
   tpl__stack_init(&x.stack, opts->max_stack);
-  const tpl_tree_t *t = tpl__set_lookup(set, name, strlen(name));
+  const tpl_tree_t *t = x_lookup(&x, name, strlen(name));
   int rc;
   if (!t) {
     buf_reset(x.err);

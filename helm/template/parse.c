@@ -565,6 +565,7 @@ struct tpl_set_s {
   tpl_arena_t *arena;
   const tpl_funcs_t *funcs;
   tpl_map_t trees; /* name -> tree (kept in val.u.obj as an opaque pointer) */
+  const tpl_set_t *parent; /* an overlay's base set (tpl_set_overlay), looked in after trees */
 };
 
 tpl_set_t *tpl_set_new(const tpl_funcs_t *funcs) {
@@ -585,10 +586,21 @@ void tpl_set_free(tpl_set_t *s) {
   free(s);
 }
 
-const tpl_tree_t *tpl__set_lookup(const tpl_set_t *set, const char *name, size_t len) {
-  tpl_value_t *v = tpl_map_get(&set->trees, name, len);
-  return v ? (const tpl_tree_t *)(void *)v->u.obj : NULL;
+tpl_set_t *tpl_set_overlay(const tpl_set_t *base) {
+  tpl_set_t *s = tpl_set_new(base->funcs);
+  if (s) s->parent = base;
+  return s;
 }
+
+const tpl_tree_t *tpl__set_lookup(const tpl_set_t *set, const char *name, size_t len) {
+  for (; set; set = set->parent) {
+    tpl_value_t *v = tpl_map_get(&set->trees, name, len);
+    if (v) return (const tpl_tree_t *)(void *)v->u.obj;
+  }
+  return NULL;
+}
+
+size_t tpl_set_count(const tpl_set_t *set) { return set->trees.len; }
 
 bool tpl_set_has(const tpl_set_t *set, const char *name) { return tpl__set_lookup(set, name, strlen(name)) != NULL; }
 
@@ -1728,8 +1740,7 @@ int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len
     for (size_t i = 0; i < P->pending.len; i++) {
       tpl_map_entry_t *e = &P->pending.ents[i];
       tpl_tree_t *t = (tpl_tree_t *)(void *)e->val.u.obj;
-      tpl_value_t *old = tpl_map_get(&set->trees, e->key, e->klen);
-      if (old && is_empty_tree(t->root)) continue;
+      if (is_empty_tree(t->root) && tpl__set_lookup(set, e->key, e->klen)) continue;
       if (tpl_map_set(set->arena, &set->trees, e->key, e->klen, e->val)) p_fail(P, TPL_ENOMEM);
     }
   } else {

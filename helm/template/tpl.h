@@ -311,6 +311,12 @@ tpl_set_t *tpl_set_new(const tpl_funcs_t *funcs);
 /* Parses text as template `name` plus the templates it defines, like Go's
  * t.New(name).Parse(text). Returns 0, TPL_EPARSE (message in err, Go's wording) or TPL_ENOMEM. */
 int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len, buf_t *err);
+/* A set that starts as base (which must outlive it and is not changed): templates parsed into the
+ * overlay are its own and hide base's of the same name; lookups fall back to base. For running one
+ * template without keeping its tree in base, or Go's Clone-then-Parse. NULL on OOM. */
+tpl_set_t *tpl_set_overlay(const tpl_set_t *base);
+/* How many templates the set itself holds (an overlay's own, without its base's). */
+size_t tpl_set_count(const tpl_set_t *set);
 /* True when the set has a template called name. */
 bool tpl_set_has(const tpl_set_t *set, const char *name);
 /* Frees the set. */
@@ -330,6 +336,10 @@ typedef struct tpl_exec_opts_s {
   void *udata;        /* for host functions: tpl_call_exec_udata() */
   size_t max_stack;   /* bytes of stack for deep nesting beyond the caller's first MiB (0: 512 MiB, reserved
                          in 16 MiB segments and touched only as used) */
+  /* Called when a template name is not in the set (template action, include): it may parse it into
+   * the executing set (an overlay the host owns) and return true, and the lookup is made again.
+   * NULL: not found is final. */
+  bool (*resolve)(void *udata, const char *name, size_t len);
 } tpl_exec_opts_t;
 
 /* The udata given in the execution options. */
