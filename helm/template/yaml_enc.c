@@ -136,7 +136,7 @@ static void write_run(ye_t *e, size_t *i, int mode) {
   *i = j;
 }
 
-static void write_all(ye_t *e, const char *s) {
+static inline void write_all(ye_t *e, const char *s) {
   size_t n = strlen(s);
   if (!e->rc && buf_append(e->out, s, n)) e->rc = TPL_ENOMEM;
   e->column += (int)n;
@@ -182,7 +182,7 @@ static void write_indent(ye_t *e) {
   e->indention = true;
 }
 
-static void write_indicator(ye_t *e, const char *ind, bool need_ws, bool is_ws, bool is_indention) {
+static inline void write_indicator(ye_t *e, const char *ind, bool need_ws, bool is_ws, bool is_indention) {
   if (need_ws && !e->whitespace) put(e, ' ');
   write_all(e, ind);
   e->whitespace = is_ws;
@@ -895,6 +895,23 @@ static void emit_str_v3(ye_t *e, const char *s, size_t n) {
   buf_free(&b64);
 }
 
+/* A character analyze() counts as part of a word ([A-Za-z0-9_./], '-' after the first). */
+static inline bool is_word_char(unsigned char c, size_t at) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '/' || (c == '-' && at > 0);
+}
+
+/* emit_scalar(ST_PLAIN) of a word that resolves to a string (analyze: every style allowed, one
+ * line; write_plain: no space or break to fold at): a space if needed, then the word. */
+static void emit_word(ye_t *e, const char *s, size_t n) {
+  if (!e->whitespace) put(e, ' ');
+  if (!e->rc && buf_append(e->out, s, n)) e->rc = TPL_ENOMEM;
+  e->column += (int)n;
+  e->whitespace = false;
+  e->indention = false;
+  if (e->root_ctx) e->open_ended = true;
+}
+
 static void emit_str(ye_t *e, const char *s, size_t n) {
   if (e->v3) {
     emit_str_v3(e, s, n);
@@ -902,10 +919,20 @@ static void emit_str(ye_t *e, const char *s, size_t n) {
   }
   /* Printable ASCII (most keys and values) is valid UTF-8 that the JSON round trip keeps as it is. */
   size_t pa = 0;
-  while (pa < n && (unsigned char)s[pa] >= 0x20 && (unsigned char)s[pa] < 0x7F) pa++;
+  bool word = n > 0;
+  for (; pa < n; pa++) {
+    unsigned char ch = (unsigned char)s[pa];
+    if (ch < 0x20 || ch >= 0x7F) break;
+    if (!is_word_char(ch, pa)) word = false;
+  }
   if (pa == n) {
+    bool plain = sprig__yaml_plain_is_str(s, n);
+    if (word && plain && !(n >= 3 && (!memcmp(s, "---", 3) || !memcmp(s, "...", 3)))) {
+      emit_word(e, s, n);
+      return;
+    }
     analyze(e, s, n);
-    emit_scalar(e, sprig__yaml_plain_is_str(s, n) ? ST_PLAIN : ST_DOUBLE);
+    emit_scalar(e, plain ? ST_PLAIN : ST_DOUBLE);
     return;
   }
   buf_t tmp = BUF_INIT, rt = BUF_INIT;
@@ -938,6 +965,12 @@ static void emit_str(ye_t *e, const char *s, size_t n) {
 }
 
 static void emit_plain_text(ye_t *e, const char *s, size_t n) {
+  size_t k = 0;
+  while (k < n && is_word_char((unsigned char)s[k], k)) k++;
+  if (n > 0 && k == n && !(n >= 3 && (!memcmp(s, "---", 3) || !memcmp(s, "...", 3)))) {
+    emit_word(e, s, n);
+    return;
+  }
   analyze(e, s, n);
   emit_scalar(e, ST_PLAIN);
 }
@@ -1069,9 +1102,17 @@ static void emit_map(ye_t *e, const tpl_map_t *m, int depth) {
   for (size_t i = 0; i < m->len && !e->rc; i++) {
     if (i + 1 < m->len && ks[i].klen == ks[i + 1].klen && memcmp(ks[i].key, ks[i + 1].key, ks[i].klen) == 0) continue;
     write_indent(e);
-    /* check_simple_key: analysed scalar, not multiline, at most 128 bytes. */
-    analyze(e, ks[i].key, ks[i].klen);
-    bool simple = !e->multiline && ks[i].klen <= 128;
+    /* check_simple_key: analysed scalar, not multiline, at most 128 bytes (printable ASCII is one
+     * line without analysing). */
+    bool simple = ks[i].klen <= 128;
+    if (simple) {
+      size_t pa = 0;
+      while (pa < ks[i].klen && (unsigned char)ks[i].key[pa] >= 0x20 && (unsigned char)ks[i].key[pa] < 0x7F) pa++;
+      if (pa < ks[i].klen) {
+        analyze(e, ks[i].key, ks[i].klen);
+        simple = !e->multiline;
+      }
+    }
     if (simple) {
       set_ctx(e, false, false, true, true);
       emit_str(e, ks[i].key, ks[i].klen);
