@@ -169,7 +169,7 @@ typedef struct yaml__scalar_s {
 
 static int yaml__in(const char *s, const char *const *list) {
   for (; *list; list++)
-    if (strcmp(s, *list) == 0) return 1;
+    if ((*list)[0] == s[0] && strcmp(s, *list) == 0) return 1;
   return 0;
 }
 
@@ -1229,8 +1229,10 @@ out:
  * texts. It reads only a subset that it can prove libyaml parses to the same events and the
  * converter accepts, and answers 0 ("not in the subset") for anything else, so that errors always
  * come from libyaml. The subset:
- * - the text: well-formed UTF-8 of characters libyaml allows, without tabs, CR, NEL, U+2028/2029 (line
- *   breaks to libyaml) or U+FEFF (skipped at line starts); no `---`/`...` line (document markers);
+ * - the text: well-formed UTF-8 of characters libyaml allows, without NEL, U+2028/2029 (line breaks to
+ *   libyaml), U+FEFF (skipped at line starts) or a CR that does not end a line (CRLF is read as LF);
+ *   tabs only in comments, quoted scalars and block scalars past their indentation; no `---`/`...`
+ *   line (document markers);
  * - block mappings and sequences by indentation, every line at the column of an open collection
  *   (indentless sequences under a key, `- key: v` opening a mapping at the key's column), comments,
  *   blank lines; `key:`/`-` with nothing after it is null or the collection on the next lines;
@@ -1375,7 +1377,7 @@ static void yt_pop(yt_t *t) {
 }
 
 /* Whether the text is well-formed UTF-8 of characters that libyaml reads as ordinary ones: printable
- * ASCII and '\n', and beyond ASCII the code points its reader allows except NEL, U+2028 and U+2029
+ * ASCII, '\n', '\t' (checked where it stands) and '\r' before '\n', and beyond ASCII the code points its reader allows except NEL, U+2028 and U+2029
  * (line breaks to its scanner) and U+FEFF (skipped at the start of a line). Eight bytes at a time
  * while they are printable ASCII. */
 static int yt_text_ok(const char *s, size_t len) {
@@ -1393,7 +1395,7 @@ static int yt_text_ok(const char *s, size_t len) {
     }
     unsigned char c = (unsigned char)s[i];
     if (c < 0x80) {
-      if ((c < 0x20 && c != '\n') || c == 0x7F) return 0;
+      if ((c < 0x20 && c != '\n' && c != '\t' && !(c == '\r' && i + 1 < len && s[i + 1] == '\n')) || c == 0x7F) return 0;
       i++;
       continue;
     }
@@ -1550,17 +1552,22 @@ static int yt_plain_start(const char *p, const char *e) {
   switch (*p) {
   case '-': return p + 1 < e && p[1] != ' ';
   case '?': case ':': case ',': case '[': case ']': case '{': case '}': case '#': case '&': case '*': case '!':
-  case '|': case '>': case '\'': case '"': case '%': case '@': case '`': case ' ':
+  case '|': case '>': case '\'': case '"': case '%': case '@': case '`': case ' ': case '\t':
     return 0;
   default: return 1;
   }
 }
 
 /* Scans the block-context plain scalar at p (line end e): returns where it stops, which is e, the
- * ':' of a `: ` or line-ending `:` (*stop = ':'), or the '#' of a ` #` comment (*stop = '#'). */
+ * ':' of a `: ` or line-ending `:` (*stop = ':'), the '#' of a ` #` comment (*stop = '#') or a tab
+ * (*stop = '\t': left to libyaml, whose rules for tabs around plain scalars are its own). */
 static const char *yt_plain_scan(const char *p, const char *e, int *stop) {
   *stop = 0;
   for (const char *q = p; q < e; q++) {
+    if (*q == '\t') {
+      *stop = '\t';
+      return q;
+    }
     if (*q == ':' && (q + 1 == e || q[1] == ' ')) {
       *stop = ':';
       return q;
@@ -1639,7 +1646,7 @@ static int yt_quoted(const char *p, const char *e, char **val, const char **afte
     switch (r[1]) {
     case 'a': *o++ = '\x07'; break;
     case 'b': *o++ = '\x08'; break;
-    case 't': *o++ = '\x09'; break;
+    case 't': case '\t': *o++ = '\x09'; break;
     case 'n': *o++ = '\x0A'; break;
     case 'v': *o++ = '\x0B'; break;
     case 'f': *o++ = '\x0C'; break;
@@ -1743,7 +1750,7 @@ static int yt_flow_plain(const char *p, const char *e, const char **end, const c
   for (; q < e; q++) {
     char ch = *q;
     if (ch == ',' || ch == '[' || ch == ']' || ch == '{' || ch == '}') break;
-    if (ch == '#') return 0;
+    if (ch == '#' || ch == '\t') return 0;
     if (ch == ':') {
       if (q + 1 == e || strchr(",?[]{}", q[1])) return 0;
       if (q[1] == ' ') break;
@@ -1908,9 +1915,11 @@ static int yt_block_end(yt_t *t) {
 
 /* One line while a block scalar is open, as libyaml's scan_block_scalar(_breaks) reads it: 1 when
  * the line belongs to the scalar, 0 when the scalar has ended before it (the line is then read as
- * structure), -1 out of memory. ind: its leading spaces; nl: it ends in '\n' (not the text end). */
+ * structure), -1 out of memory, -2 outside the subset. ind: its leading spaces; nl: it ends in '\n' (not the text end). */
 static int yt_block_line(yt_t *t, const char *line, int ind, const char *e, int nl) {
   int blank = line + ind == e;
+  /* a tab where libyaml still eats indentation is its error */
+  if (!blank && line[ind] == '\t' && (!t->blk_indent || ind < t->blk_indent)) return -2;
   if (!t->blk_indent) {
     /* leading lines: the indentation is the largest column seen up to the first non-empty line */
     if (ind > t->blk_max) t->blk_max = ind;
@@ -1933,7 +1942,7 @@ static int yt_block_line(yt_t *t, const char *line, int ind, const char *e, int 
   /* a content line: its text is everything past the indentation */
   buf_t *b = &t->blk;
   const char *s = line + t->blk_indent;
-  int trailing_blank = *s == ' ';
+  int trailing_blank = *s == ' ' || *s == '\t';
   if (!t->blk_literal && t->blk_leading_break && !t->blk_leading_blank && !trailing_blank) {
     if (!t->blk_trailing && buf_putc(b, ' ')) return -1;
   } else if (t->blk_leading_break && buf_putc(b, '\n')) {
@@ -1977,19 +1986,16 @@ static int yt_value(yt_t *t, const char *r, const char *e, size_t depth, int par
   if (!yt_plain_start(r, e)) return 0;
   int stop;
   const char *q = yt_plain_scan(r, e, &stop);
-  if (stop == ':') return 0; /* `a: b: c`: libyaml's error */
+  if (stop == ':' || stop == '\t') return 0; /* `a: b: c`: libyaml's error */
   while (q > r && q[-1] == ' ') q--;
   int bad = 0;
   *v = yt_plain_node(t, r, (size_t)(q - r), &bad);
   return *v ? 1 : bad ? 0 : -1;
 }
 
-/* A mapping entry at c (the key's column is the top level's indent): 1, 0, -1 as above. */
-static int yt_entry(yt_t *t, const char *c, const char *e) {
-  char *key;
-  const char *r;
-  int rc = yt_key(c, e, &key, &r);
-  if (rc <= 0) return 0; /* a scalar where a key must be (libyaml's error), or outside the subset */
+/* The rest of a mapping entry of the top level whose key (malloc'd JSON text, taken) ended before
+ * r: 1, 0, -1 as above. */
+static int yt_entry(yt_t *t, char *key, const char *r, const char *e) {
   yt_level_t *top = &t->lv[t->n - 1];
   while (r < e && *r == ' ') r++;
   if (r == e || *r == '#') {
@@ -1999,7 +2005,8 @@ static int yt_entry(yt_t *t, const char *c, const char *e) {
     return 1;
   }
   cJSON *v;
-  if ((rc = yt_value(t, r, e, top->depth + 1, top->indent, &v)) <= 0) {
+  int rc = yt_value(t, r, e, top->depth + 1, top->indent, &v);
+  if (rc <= 0) {
     free(key);
     return rc;
   }
@@ -2024,6 +2031,7 @@ int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON 
     const char *line = p;
     int nl = e < end;
     p = nl ? e + 1 : end;
+    if (nl && e > line && e[-1] == '\r') e--; /* CRLF: one line break to libyaml (and '\n' in block scalars) */
     int ind = 0;
     while (line + ind < e && line[ind] == ' ') ind++;
     const char *c = line + ind;
@@ -2033,6 +2041,7 @@ int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON 
       if (r) continue;
     }
     if (c == e || *c == '#') continue; /* blank or comment */
+    if (*c == '\t') goto out;
     if (ind == 0 && e - c >= 3 && (!memcmp(c, "---", 3) || !memcmp(c, "...", 3))) goto out;
     int is_seq = *c == '-' && (c + 1 == e || c[1] == ' ');
     if (t.pending) {
@@ -2061,8 +2070,11 @@ int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON 
     }
     yt_level_t *top = &t.lv[t.n - 1];
     if (top->indent != ind) goto out;
+    char *key;
+    const char *after;
     if (!is_seq) {
-      if (top->type != YF_MAP || yt_entry(&t, c, e) <= 0) goto out;
+      /* a key must be here (a scalar is libyaml's error) */
+      if (top->type != YF_MAP || yt_key(c, e, &key, &after) <= 0 || yt_entry(&t, key, after, e) <= 0) goto out;
       continue;
     }
     if (top->type != YF_SEQ) goto out;
@@ -2074,19 +2086,17 @@ int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON 
       continue;
     }
     if (*r == '-' && (r + 1 == e || r[1] == ' ')) goto out; /* `- - x` */
-    char *key;
-    const char *after;
     int rc = yt_key(r, e, &key, &after);
     if (rc < 0) goto out;
     if (rc > 0) {
       /* `- key: ...` opens a mapping at the key's column */
-      free(key);
       size_t depth = top->depth + 1;
-      if (depth > t.max_depth) goto out;
-      cJSON *m = cJSON_CreateObject();
-      if (yt_add(top, NULL, m)) goto out;
-      if (!yt_push(&t, YF_MAP, (int)(r - line), 0, depth, m)) goto out;
-      if (yt_entry(&t, r, e) <= 0) goto out;
+      cJSON *m = depth > t.max_depth ? NULL : cJSON_CreateObject();
+      if (!m || yt_add(top, NULL, m) || !yt_push(&t, YF_MAP, (int)(r - line), 0, depth, m)) {
+        free(key);
+        goto out;
+      }
+      if (yt_entry(&t, key, after, e) <= 0) goto out;
       continue;
     }
     cJSON *v;

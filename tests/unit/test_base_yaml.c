@@ -569,6 +569,7 @@ static const char *const tree_quoted[] = {
     "\"\\x41\\xe9\\u00e9\\U0001F600\"", "\"\\x7f\\x80\\xff\\u07FF\\u0800\\uFFFF\\U00010000\\U0010FFFF\"", "'it''s'",
     "''''", "'a\\b'", "\"x\" #c", "\"x\" ", "\"a: b\"", "'# not'", "\"\xc3\xa9\xe6\x97\xa5\"", "'\xf0\x9f\x98\x80'",
     "\"tab\\tx\"", "\"1\"", "'true'", "\"~\"", "\"\\uFEFF\\u2028\"", "\"a'b\"", "'a\"b'", "\"#\"", "\"\\x01\"",
+    "\"a\tb\t\"", "'\t'", "\"\\\t\"",
 };
 static const char *const tree_quoted_odd[] = {
     "\"\\u0000\"", "\"\\x00\"", "\"\\0\"", "\"\\ud800\"", "\"\\uDFFF\"", "\"\\U00110000\"", "\"\\UFFFFFFFF\"",
@@ -596,9 +597,10 @@ static const char *const tree_flow_odd[] = {
 static const char *const tree_headers[] = {"|", "|-", "|+", ">", ">-", ">+", "| #c", "|  ", ">- # c", "|-  "};
 static const char *const tree_headers_odd[] = {"|2", "|-1", ">0", "|#c", "|x", "|+2", "|--", "| x"};
 static const char *const tree_text[] = {"text", "more text", "a: b", "# not a comment", "- not an item", "\"q\"",
-                                        "x  ", "  ", "", "\xc3\xa9", "key: {a: b}", "'s'", "\\n", "---", "..."};
+                                        "x  ", "  ", "", "\xc3\xa9", "key: {a: b}", "'s'", "\\n", "---", "...",
+                                        "\tx", "a\tb", " \t", "\t"};
 #define PICK2(ok, odd) (tree_clean || tree_rnd(12) ? PICK(ok) : PICK(odd))
-static const char *const tree_comments[] = {"# c", "#", "# key: value", "#- item", "# \xc3\xa9"};
+static const char *const tree_comments[] = {"# c", "#", "# key: value", "#- item", "# \xc3\xa9", "#\ttab"};
 
 static void tree_sp(buf_t *b, int n) {
   for (int i = 0; i < n; i++) buf_putc(b, ' ');
@@ -633,7 +635,7 @@ static void tree_gen_blockscalar(buf_t *b, int parent) {
     } else {
       tree_sp(b, ind + (t == 2 && (content || !tree_clean) ? 1 + (int)tree_rnd(3) : t == 3 && !tree_clean ? -1 : 0));
       const char *x = PICK(tree_text);
-      buf_puts(b, !content && tree_clean && (!*x || *x == ' ') ? "first" : x);
+      buf_puts(b, !content && tree_clean && (!*x || *x == ' ' || *x == '\t') ? "first" : x);
       buf_putc(b, '\n');
       content = true;
     }
@@ -772,6 +774,16 @@ static void tree_fast_tests(void) {
       tree_gen_block(&b, root, 0, tree_rnd(6) == 0);
     }
     if (!tree_rnd(6) && b.len && b.data[b.len - 1] == '\n') b.data[--b.len] = 0; /* no final newline */
+    if (!tree_rnd(10)) { /* CRLF line ends */
+      buf_t c = BUF_INIT;
+      for (size_t i = 0; i < b.len; i++) {
+        if (b.data[i] == '\n') buf_putc(&c, '\r');
+        buf_putc(&c, b.data[i]);
+      }
+      buf_reset(&b);
+      buf_append(&b, c.data ? c.data : "", c.len);
+      buf_free(&c);
+    }
     bool mutated = kind != 0 && !tree_clean && tree_rnd(2);
     if (mutated)
       for (int m = 1 + (int)tree_rnd(2); m > 0; m--) tree_mutate(&b);
@@ -784,8 +796,13 @@ static void tree_fast_tests(void) {
       clean++;
       clean_acc += (size_t)f;
       if (rl || !f) {
-        fprintf(stderr, "clean document %s:\n%.*s\n", rl ? "refused by libyaml" : "outside the scanner's subset",
-                (int)b.len, b.data);
+        yaml_opts_t lo = {.flags = YAML_OPT_DUP_LAST | YAML_OPT_NO_FAST};
+        yaml_error_t e;
+        cJSON *j = NULL;
+        yaml_to_json(b.data, b.len, &lo, &j, &e);
+        cJSON_Delete(j);
+        fprintf(stderr, "clean document %s (%s):\n%.*s\n", rl ? "refused by libyaml" : "outside the scanner's subset",
+                rl ? e.message : "", (int)b.len, b.data);
         CHECK(!"a clean generated document is in the subset");
       }
     }
@@ -819,7 +836,11 @@ static void tree_fast_tests(void) {
   }
   /* edges: each compared, and those marked 1 must be in the subset */
   static const struct { const char *y; int in; } edges[] = {
-      {"", 1}, {"# only a comment\n", 1}, {"  \n\n   \n", 1}, {"a: 1\r\nb: 2\r\n", 0}, {"\xef\xbb\xbf" "a: 1\n", 0},
+      {"", 1}, {"# only a comment\n", 1}, {"  \n\n   \n", 1}, {"a: 1\r\nb: 2\r\n", 1}, {"a: 1\rb: 2\n", 0}, {"a: 1\r", 0},
+      {"a: |\r\n  x\r\n\r\n  y\r\nb: 1\r\n", 1}, {"a: 1\n\t\nb: 2\n", 0}, {"a: |\n \tx\n", 0}, {"a: |\n\tx\n", 0},
+      {"a: |\n  x\n \ty\n", 0}, {"a: |\n  x\n  \ty\n", 1}, {"a: >\n  x\n  \tz\n  w\n", 1}, {"a: \"x\ty\t\"\nb: '\tq'\n", 1},
+      {"# c\twith tab\na: 1 # c\tx\n", 1}, {"a: 1\t# c\n", 0}, {"a: x\ty\n", 0}, {"a:\t1\n", 0}, {"\ta: 1\n", 0},
+      {"a: [x,\ty]\n", 0}, {"a: \"\\\tx\"\n", 1}, {"\xef\xbb\xbf" "a: 1\n", 0},
       {"a:\tb\n", 0}, {"- - a\n", 0}, {"a: |\n  x", 1}, {"a: |\n  x\n  ", 1}, {"a: |\n  x\n     ", 1},
       {"a: |+\n  x\n\n\n", 1}, {"a: >\n  x\n\n  y\n   z\n  w\n", 1}, {"a: |", 1}, {"a: |-\n", 1}, {"a: >+\n\n\nb: 1\n", 1},
       {"a: |\n   \n  x\n", 0}, {"- |\n x\n-\n", 1}, {"a:\n- |\n  x\n", 1}, {"- a: |\n    x\n  b: >-\n   y\n", 1},
