@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "base/buf.h"
+#include "base/cjpool.h"
 #include "base/yaml.h"
 #include "helm/chart.h"
 #include "helm/render.h"
@@ -213,6 +214,7 @@ static const char template_cmd__usage[] =
   "      --output-dir DIR    write each template to a file under DIR instead of standard output\n";
 
 int template_cmd_main(int argc, char **argv) {
+  cjpool_install(); /* a one-shot command: cJSON's many small blocks from a pool (base/cjpool.h) */
   for (int i = 0; i < argc; i++)
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       fputs(template_cmd__usage, stdout);

@@ -279,6 +279,24 @@ SPRIG_FN(f_hassuffix) {
 }
 
 SPRIG_FN(f_quote) {
+  if (n == 1) {
+    /* one string of printable ASCII without '"' or '\\' (most): quoted straight into the arena */
+    tpl_value_t v = sprig__arg(&args[0]);
+    if (v.kind == TPL_STRING) {
+      const char *p = v.u.s.p;
+      size_t len = v.u.s.n, k = 0;
+      while (k < len && (unsigned char)p[k] >= 0x20 && (unsigned char)p[k] < 0x7F && p[k] != '"' && p[k] != '\\') k++;
+      if (k == len) {
+        char *q = tpl_arena_alloc(tpl_call_arena(c), len + 3);
+        if (!q) return TPL_ENOMEM;
+        q[0] = '"';
+        memcpy(q + 1, p, len);
+        q[len + 1] = '"';
+        *out = tpl_value_strn(q, len + 2);
+        return 0;
+      }
+    }
+  }
   buf_t b = BUF_INIT, t = BUF_INIT;
   bool first = true;
   for (size_t i = 0; i < n; i++) {
