@@ -1235,15 +1235,16 @@ out:
  *   line (document markers);
  * - block mappings and sequences by indentation, every line at the column of an open collection
  *   (indentless sequences under a key, `- key: v` opening a mapping at the key's column), comments,
- *   blank lines; `key:`/`-` with nothing after it is null or the collection on the next lines;
+ *   blank lines; `key:`/`-` with nothing after it is null or the collection on the next lines; the
+ *   root is a block collection, or nothing (null);
  * - keys: one-line plain scalars (resolved to their JSON text: `on` -> "true", `0x10` -> "16"; not
  *   null, NaN/Inf or `<<`) and quoted scalars, followed by `:` and a space or the line end, under
  *   1000 bytes;
  * - values: one-line plain scalars (not NaN/Inf; no `: ` inside), single- and double-quoted scalars
- *   (no escape that makes NUL or is not libyaml's), one-line flow sequences and mappings of scalars
- *   (plain items without `,[]{}#:`, no trailing comma), literal and folded block scalars (`|`, `>`
- *   and their `-`/`+` chomping, no indentation indicator), each followed only by spaces and a
- *   ` #comment`;
+ *   (no escape that makes NUL or is not libyaml's), one-line flow sequences and mappings, nested or
+ *   not (plain items without '#' and with only the ':'s libyaml reads as text, `key: value` pairs in
+ *   mappings only, at most a trailing comma), literal and folded block scalars (`|`, `>` and their
+ *   `-`/`+` chomping, no indentation indicator), each followed only by spaces and a ` #comment`;
  * - no anchors, aliases, tags, explicit keys, directives, multi-line plain or quoted scalars, and a
  *   nesting depth within the limit. */
 

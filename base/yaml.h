@@ -65,8 +65,8 @@ int yaml_head_fast(const char *text, size_t len, cJSON **out);
 
 /* The conversion of text with opts' flags (YAML_OPT_DUP_LAST, optionally YAML_OPT_NO_NUMBER_TEXT)
  * and depth limit for a document in the subset that a line scanner reads without libyaml (block
- * mappings and sequences, one-line plain and quoted scalars, one-line flow collections of scalars,
- * literal and folded blocks, comments; see base/yaml.c): 1 and *out set (caller deletes), or 0 when
+ * mappings and sequences, one-line plain and quoted scalars, one-line flow collections, literal and
+ * folded blocks, comments; see base/yaml.c): 1 and *out set (caller deletes), or 0 when
  * the document is outside the subset or something would fail (yaml_to_json then uses libyaml, which
  * reports any error). What it accepts, libyaml accepts with the same tree: values, key order,
  * number texts. */
