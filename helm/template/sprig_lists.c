@@ -386,7 +386,7 @@ SPRIG_FN(f_set) {
 }
 
 SPRIG_FN(f_unset) {
-  if (args[0].u.map) tpl_map_delete(args[0].u.map, args[1].u.s.p, args[1].u.s.n);
+  if (args[0].u.map) tpl_map_delete(tpl_call_arena(c), args[0].u.map, args[1].u.s.p, args[1].u.s.n);
   *out = args[0];
   return 0;
 }

@@ -669,6 +669,7 @@ SPRIG_FN(f_sortalpha) {
     if (rc) return rc;
     /* sort.Strings sorts in place: a []string argument is sorted itself. */
     tpl_list_t *x = l.u.list;
+    tpl_arena_note_write(tpl_call_arena(c), x);
     for (size_t i = 1; x && i < x->len; i++) {
       tpl_value_t t = x->items[i];
       size_t j = i;

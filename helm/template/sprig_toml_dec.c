@@ -1119,7 +1119,7 @@ static void set_flag(parser_t *p, tpl_map_t *m, const char *k, int v) {
 static void add_implicit(parser_t *p, const key_t_ *k) { set_flag(p, p->implicits, key_str(p, k), 1); }
 static void remove_implicit(parser_t *p, const key_t_ *k) {
   const char *s = key_str(p, k);
-  tpl_map_delete(p->implicits, s, strlen(s));
+  tpl_map_delete(p->a, p->implicits, s, strlen(s));
 }
 static bool is_implicit(parser_t *p, const key_t_ *k) {
   const char *s = key_str(p, k);

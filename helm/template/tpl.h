@@ -205,7 +205,7 @@ int tpl_map_reserve(tpl_arena_t *a, tpl_map_t *m, size_t n);
 /* Looks key up; NULL when absent. */
 tpl_value_t *tpl_map_get(const tpl_map_t *m, const char *key, size_t klen);
 /* Removes key; true when it was there. */
-bool tpl_map_delete(tpl_map_t *m, const char *key, size_t klen);
+bool tpl_map_delete(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen);
 /* Returns the map's entries sorted by key (arena array of pointers); NULL on OOM (or empty map). */
 const tpl_map_entry_t **tpl_map_sorted(tpl_arena_t *a, const tpl_map_t *m);
 /* Appends the Go type name of v (as %T prints it: "int", "[]interface {}", "<nil>"). */
@@ -224,7 +224,9 @@ int64_t tpl_value_len(const tpl_value_t *v);
 /* Results that depend only on a list or map's contents (toJson of .Values, repeated in every
  * template of a chart) can be remembered for the arena's life, for containers made before the
  * arena's first mark. A result is reused only while the values are exactly as when it was computed
- * (a snapshot of the whole tree's shape is compared, which costs far less than encoding), and kept
+ * (known without looking while no list or map of the tree was written since it was last checked;
+ * otherwise a snapshot of the whole tree's shape is compared, which costs far less than encoding),
+ * and kept
  * only the second time it is computed from the same values, so that one computed once costs
  * nothing. Texts that are themselves remembered results (tpl_arena_memo_owns) can key results too
  * (the sum of a remembered encoding). */
@@ -233,6 +235,9 @@ const char *tpl_memo_get(tpl_arena_t *a, const tpl_value_t *v, int what, size_t 
 /* Offers a result computed from v: its stored copy (lives as long as the arena), or NULL when it is
  * not kept (yet). */
 const char *tpl_memo_put(tpl_arena_t *a, const tpl_value_t *v, int what, const char *text, size_t len);
+/* Notes a change made to list or map c in place without tpl_map_set, tpl_map_delete or
+ * tpl_list_push (such as sorting its items), so that results remembered from it are not reused. */
+void tpl_arena_note_write(tpl_arena_t *a, const void *c);
 /* True when p[0..n) is a remembered result. */
 bool tpl_arena_memo_owns(const tpl_arena_t *a, const char *p, size_t n);
 /* tpl_memo_get/put for a result computed from a remembered text (kept at once). */

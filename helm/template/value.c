@@ -42,6 +42,11 @@ typedef struct tpl__memo_s {
   size_t nsnap;
   char *text;       /* the result (malloc'd), or NULL: seen once, not stored yet */
   size_t len;
+  /* The lists and maps of the tree (a set of their addresses): while none of them is written
+   * (tpl__memo_wrote) the tree is as the snapshot says, and text is reused without comparing. */
+  uintptr_t *cset;
+  size_t ccap;      /* a power of two, or 0: no set (compare every time) */
+  bool valid;       /* text is known to match the tree now */
 } tpl__memo_t;
 
 struct tpl_arena_s {
@@ -54,6 +59,7 @@ struct tpl_arena_s {
   bool dirty;    /* since the mark, a list or map of an older generation was written */
   tpl__memo_t memo[TPL__MEMO_SLOTS];
   unsigned memo_next; /* slot the next new entry takes (round robin) */
+  unsigned memo_valid; /* entries with valid set */
 };
 
 tpl_arena_t *tpl_arena_new(size_t max_bytes) {
@@ -65,7 +71,7 @@ tpl_arena_t *tpl_arena_new(size_t max_bytes) {
 
 void tpl_arena_free(tpl_arena_t *a) {
   if (!a) return;
-  for (unsigned i = 0; i < TPL__MEMO_SLOTS; i++) free(a->memo[i].text), free(a->memo[i].snap);
+  for (unsigned i = 0; i < TPL__MEMO_SLOTS; i++) free(a->memo[i].text), free(a->memo[i].snap), free(a->memo[i].cset);
   tpl__chunk_t *c = a->head;
   while (c) {
     tpl__chunk_t *n = c->next;
@@ -177,6 +183,13 @@ static inline void tpl__arena_wrote(tpl_arena_t *a, uint32_t gen) {
   if (gen != a->gen) a->dirty = true;
 }
 
+static void tpl__memo_wrote_slow(tpl_arena_t *a, const void *c);
+/* Notes a write into list or map c for the memo: entries whose tree holds it are no longer valid
+ * (NULL: any list may have changed, e.g. a push into an array that slices share). */
+static inline void tpl__memo_wrote(tpl_arena_t *a, const void *c) {
+  if (a->memo_valid) tpl__memo_wrote_slow(a, c);
+}
+
 /* ---- memo ----
  * A remembered result is reused only when the values are exactly as they were: the snapshot is the
  * sequence of every value's kind and type bytes, scalar bits, string pointer and length, and list
@@ -194,6 +207,7 @@ typedef struct {
   const uint64_t *cmp; /* comparing: the stored snapshot */
   size_t ncmp;
   bool bad; /* too big, out of memory, or (comparing) different */
+  size_t nc; /* making: lists and maps seen */
 } tpl__snap_t;
 
 /* One word of the snapshot: stored, or (cmp) compared with the stored one. */
@@ -264,6 +278,7 @@ static inline __attribute__((always_inline)) void tpl__snap_walk(tpl__snap_t *s,
     const tpl_list_t *l = v->u.list;
     tpl__snap_put(s, (uintptr_t)l, cmp);
     if (!l) break;
+    if (!cmp) s->nc++;
     tpl__snap_put(s, l->len, cmp);
     tpl__snap_put(s, (uintptr_t)l->type | l->elem, cmp);
     for (size_t i = 0; i < l->len && !s->bad; i++) rec(s, &l->items[i], depth + 1);
@@ -273,6 +288,7 @@ static inline __attribute__((always_inline)) void tpl__snap_walk(tpl__snap_t *s,
     const tpl_map_t *m = v->u.map;
     tpl__snap_put(s, (uintptr_t)m, cmp);
     if (!m) break;
+    if (!cmp) s->nc++;
     tpl__snap_put(s, m->len, cmp);
     tpl__snap_put(s, (uintptr_t)m->type, cmp);
     for (size_t i = 0; i < m->len && !s->bad; i++) {
@@ -319,18 +335,82 @@ static bool tpl__memo_same(const tpl__memo_t *m, const tpl_value_t *v) {
   return !s.bad && s.n == m->nsnap;
 }
 
+static size_t tpl__cset_slot(uintptr_t p) { return (size_t)((p >> 4) * 0x9E3779B97F4A7C15ull >> 32); }
+
+static bool tpl__cset_has(const tpl__memo_t *m, uintptr_t p) {
+  for (size_t i = tpl__cset_slot(p) & (m->ccap - 1);; i = (i + 1) & (m->ccap - 1)) {
+    if (m->cset[i] == p) return true;
+    if (!m->cset[i]) return false;
+  }
+}
+
+/* The set of the snapshot's lists and maps: their pointers are the words after a list or map tag. */
+static void tpl__cset_build(tpl__memo_t *m, size_t nc) {
+  free(m->cset);
+  m->cset = NULL;
+  m->ccap = 0;
+  size_t cap = 16;
+  while (cap < 2 * nc + 2) cap *= 2;
+  uintptr_t *set = calloc(cap, sizeof *set);
+  if (!set) return;
+  m->cset = set;
+  m->ccap = cap;
+}
+
+static void tpl__cset_add(tpl__memo_t *m, const void *c) {
+  uintptr_t p = (uintptr_t)c;
+  size_t i = tpl__cset_slot(p) & (m->ccap - 1);
+  while (m->cset[i] && m->cset[i] != p) i = (i + 1) & (m->ccap - 1);
+  m->cset[i] = p;
+}
+
+/* Adds every list and map of v's tree to m's set (the walk of the snapshot, containers only). */
+static void tpl__cset_fill(tpl__memo_t *m, const tpl_value_t *v, int depth) {
+  if (depth > 10000) return;
+  if (v->kind == TPL_LIST && v->u.list) {
+    tpl__cset_add(m, v->u.list);
+    for (size_t i = 0; i < v->u.list->len; i++) tpl__cset_fill(m, &v->u.list->items[i], depth + 1);
+  } else if (v->kind == TPL_MAP && v->u.map) {
+    tpl__cset_add(m, v->u.map);
+    for (size_t i = 0; i < v->u.map->len; i++) tpl__cset_fill(m, &v->u.map->ents[i].val, depth + 1);
+  }
+}
+
+static void tpl__memo_set_valid(tpl_arena_t *a, tpl__memo_t *m, bool valid) {
+  if (valid && !m->ccap) valid = false; /* no set: cannot tell writes apart */
+  if (m->valid == valid) return;
+  m->valid = valid;
+  if (valid) a->memo_valid++;
+  else a->memo_valid--;
+}
+
+static void tpl__memo_wrote_slow(tpl_arena_t *a, const void *c) {
+  for (unsigned i = 0; i < TPL__MEMO_SLOTS; i++) {
+    tpl__memo_t *m = &a->memo[i];
+    if (m->valid && (!c || tpl__cset_has(m, (uintptr_t)c))) tpl__memo_set_valid(a, m, false);
+  }
+}
+
+void tpl_arena_note_write(tpl_arena_t *a, const void *c) { tpl__memo_wrote(a, c); }
+
 const char *tpl_memo_get(tpl_arena_t *a, const tpl_value_t *v, int what, size_t *len) {
   const void *key = tpl__memo_root(v);
   tpl__memo_t *m = key ? tpl__memo_slot(a, key, 0, what) : NULL;
-  if (!m || !m->text || !tpl__memo_same(m, v)) return NULL;
+  if (!m || !m->text) return NULL;
+  if (!m->valid) {
+    if (!tpl__memo_same(m, v)) return NULL;
+    tpl__memo_set_valid(a, m, true);
+  }
   *len = m->len;
   return m->text;
 }
 
 static tpl__memo_t *tpl__memo_new(tpl_arena_t *a, const void *key, size_t klen, int what) {
   tpl__memo_t *m = &a->memo[a->memo_next++ % TPL__MEMO_SLOTS];
+  tpl__memo_set_valid(a, m, false);
   free(m->text);
   free(m->snap);
+  free(m->cset);
   *m = (tpl__memo_t){.key = key, .klen = klen, .what = what};
   return m;
 }
@@ -363,15 +443,20 @@ const char *tpl_memo_put(tpl_arena_t *a, const tpl_value_t *v, int what, const c
   }
   if (!again) {
     /* the first time with these values: noted only, so that a result computed once is not kept */
+    tpl__memo_set_valid(a, m, false);
     free(m->text);
     m->text = NULL;
     free(m->snap);
     m->snap = s.w;
     m->nsnap = s.n;
+    tpl__cset_build(m, s.nc);
+    if (m->ccap) tpl__cset_fill(m, v, 0);
     return NULL;
   }
   free(s.w);
-  return m->text ? m->text : tpl__memo_text(m, text, len);
+  const char *t = m->text ? m->text : tpl__memo_text(m, text, len);
+  if (t) tpl__memo_set_valid(a, m, true);
+  return t;
 }
 
 const char *tpl_memo_text_get(tpl_arena_t *a, const char *key, size_t klen, int what, size_t *len) {
@@ -508,6 +593,8 @@ tpl_value_t tpl_value_map_new(tpl_arena_t *a, tpl_elem_t elem) {
 
 int tpl_list_push(tpl_arena_t *a, tpl_list_t *l, tpl_value_t v) {
   tpl__arena_wrote(a, l->gen);
+  /* into spare capacity: a slice of another list may share that array */
+  tpl__memo_wrote(a, l->len < l->cap ? NULL : l);
   if (l->len >= l->cap) {
     size_t esize = 16;
     bool noscan = false;
@@ -589,6 +676,7 @@ int tpl_map_set_key(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, 
 
 static int tpl__map_put(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen, tpl_value_t v, bool copy) {
   tpl__arena_wrote(a, m->gen);
+  tpl__memo_wrote(a, m);
   long i = tpl__map_find(m, key, klen);
   if (i >= 0) {
     m->ents[i].val = v;
@@ -624,9 +712,10 @@ static int tpl__map_put(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t kl
   return 0;
 }
 
-bool tpl_map_delete(tpl_map_t *m, const char *key, size_t klen) {
+bool tpl_map_delete(tpl_arena_t *a, tpl_map_t *m, const char *key, size_t klen) {
   long i = tpl__map_find(m, key, klen);
   if (i < 0) return false;
+  tpl__memo_wrote(a, m);
   memmove(&m->ents[i], &m->ents[i + 1], (m->len - (size_t)i - 1) * sizeof(m->ents[0]));
   m->len--;
   if (m->index) tpl__map_reindex(m);
