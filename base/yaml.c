@@ -3,6 +3,9 @@
 #include "base/b64.h"
 #include "base/buf.h"
 #include <errno.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -88,15 +91,18 @@ int yaml_split_manifests(const char *text, size_t len, yaml_span_t **spans, size
   size_t cap = 0;
   size_t start = yaml__skip_space(text, 0, len);
   size_t beg = start; /* start of the current piece */
-  for (size_t i = start; i + 3 <= len; i++) {
-    /* (?m)^ matches at the start of the (trimmed) text or after '\n'. */
-    if (i != start && text[i - 1] != '\n') continue;
-    if (memcmp(text + i, "---", 3) != 0) continue;
-    size_t e = i + 3;
-    while (e < len && (text[e] == ' ' || text[e] == '\t')) e++;
-    if (yaml__push_piece(text, beg, i, spans, nspans, &cap)) goto nomem;
-    beg = e;
-    i = e - 1;
+  /* (?m)^ matches at the start of the (trimmed) text or after '\n': each line start is looked at */
+  for (size_t i = start; i + 3 <= len;) {
+    if (memcmp(text + i, "---", 3) == 0) {
+      size_t e = i + 3;
+      while (e < len && (text[e] == ' ' || text[e] == '\t')) e++;
+      if (yaml__push_piece(text, beg, i, spans, nspans, &cap)) goto nomem;
+      beg = e;
+      i = e; /* text[e - 1] is '-', ' ' or '\t': the next line start is after a '\n' from here */
+    }
+    const char *nl = i < len ? memchr(text + i, '\n', len - i) : NULL;
+    if (!nl) break;
+    i = (size_t)(nl - text) + 1;
   }
   if (yaml__push_piece(text, beg, len, spans, nspans, &cap)) goto nomem;
   return 0;
@@ -1004,6 +1010,11 @@ rest:
 
 /* A plain text resolves to a string (go-yaml's resolve). */
 static int yf_plain_is_str(const char *p, size_t n) {
+  /* go-yaml resolves plain text to something else only when it starts with a sign, a digit, '.',
+   * '~', '<' or one of the letters of y/yes/n/no/true/false/on/off/null */
+  unsigned char c0 = n ? (unsigned char)p[0] : 0;
+  if (((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_' || c0 == '/') && !strchr("yYnNtTfFoO", c0))
+    return 1;
   char small[128];
   if (n >= sizeof small) return 0;
   memcpy(small, p, n);
@@ -1023,11 +1034,27 @@ static int yf_head_bit(int filter, const char *k, size_t n) {
   return 0;
 }
 
-int yaml_head_fast(const char *text, size_t len, cJSON **out) {
-  for (size_t i = 0; i < len; i++) {
+/* Only printable ASCII and '\n' (16 bytes at a time with SSE2: a signed compare below 0x20 also
+ * catches the bytes from 0x80). */
+static int yf_printable(const char *text, size_t len) {
+  size_t i = 0;
+#ifdef __SSE2__
+  const __m128i sp = _mm_set1_epi8(0x20), nl = _mm_set1_epi8('\n'), del = _mm_set1_epi8(0x7F);
+  for (; i + 16 <= len; i += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(text + i));
+    __m128i bad = _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi8(v, nl), _mm_cmplt_epi8(v, sp)), _mm_cmpeq_epi8(v, del));
+    if (_mm_movemask_epi8(bad)) return 0;
+  }
+#endif
+  for (; i < len; i++) {
     unsigned char c = (unsigned char)text[i];
     if ((c < 0x20 && c != '\n') || c >= 0x7F) return 0;
   }
+  return 1;
+}
+
+int yaml_head_fast(const char *text, size_t len, cJSON **out) {
+  if (!yf_printable(text, len)) return 0;
   yf_level_t st[YF_MAX_DEPTH];
   int n = 0, ok = 0;
   cJSON *root = NULL;

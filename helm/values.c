@@ -86,8 +86,8 @@ int values_parse_yaml(const char *text, size_t len, cJSON **out, char *err, size
     size_t end = len; /* end of the current document */
     int last = 1;
     while (pos < len) {
-      size_t eol = pos;
-      while (eol < len && text[eol] != '\n') eol++;
+      const char *nl = memchr(text + pos, '\n', len - pos);
+      size_t eol = nl ? (size_t)(nl - text) : len;
       size_t next = eol < len ? eol + 1 : len;
       if (eol - pos >= 3 && !memcmp(text + pos, "---", 3)) {
         const char *t = text + pos + 3, *e = text + eol;

@@ -902,7 +902,30 @@ static void tree_fast_tests(void) {
   buf_free(&b);
 }
 
+/* The head scanner takes only printable ASCII and '\n': a control byte, DEL or a byte from 0x80 at
+ * any offset (the check goes 16 bytes at a time) sends the document to libyaml. */
+static void test_head_fast_bytes(void) {
+  const char *base = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a-rather-long-name-here\n  labels:\n    x: y\n";
+  size_t n = strlen(base);
+  cJSON *j = NULL;
+  CHECK(yaml_head_fast(base, n, &j) == 1);
+  cJSON_Delete(j);
+  static const unsigned char bad[] = {0x01, 0x09, 0x0d, 0x1f, 0x7f, 0x80, 0xc3, 0xff};
+  int all = 1;
+  for (size_t k = 0; k < sizeof bad; k++)
+    for (size_t at = 0; at < n; at++) {
+      char t[256];
+      memcpy(t, base, n);
+      t[at] = (char)bad[k];
+      j = NULL;
+      if (yaml_head_fast(t, n, &j) != 0) all = 0, fprintf(stderr, "byte 0x%02x at %zu accepted\n", bad[k], at);
+      cJSON_Delete(j);
+    }
+  CHECK(all);
+}
+
 int main(void) {
+  test_head_fast_bytes();
   head_tests();
   fast_head_tests();
   tree_fast_tests();
