@@ -2,6 +2,7 @@
 #include "helm/values.h"
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,28 +162,69 @@ static void values__clean_nil(cJSON *m) {
   }
 }
 
+/* An index of an object's members by key, for objects with many (cJSON looks keys up in a list). */
+typedef struct {
+  cJSON **slot;
+  size_t cap; /* a power of two; 0: no index, look up in the list */
+} values__index_t;
+
+static uint64_t values__hash(const char *k) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *k; k++) h = (h ^ (unsigned char)*k) * 1099511628211ull;
+  return h;
+}
+
+/* Indexes obj when it has more than a few members (first of equal keys wins, as
+ * cJSON_GetObjectItemCaseSensitive). Out of memory: no index (lookups go through the list). */
+static void values__index(values__index_t *ix, const cJSON *obj) {
+  ix->slot = NULL;
+  ix->cap = 0;
+  size_t n = 0;
+  for (const cJSON *c = obj->child; c; c = c->next) n++;
+  if (n <= 8) return;
+  size_t cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  if (!(ix->slot = calloc(cap, sizeof *ix->slot))) return;
+  ix->cap = cap;
+  for (cJSON *c = obj->child; c; c = c->next) {
+    if (!c->string) continue;
+    size_t i = values__hash(c->string) & (cap - 1);
+    while (ix->slot[i] && strcmp(ix->slot[i]->string, c->string)) i = (i + 1) & (cap - 1);
+    if (!ix->slot[i]) ix->slot[i] = c;
+  }
+}
+
+static cJSON *values__find(const values__index_t *ix, cJSON *obj, const char *key) {
+  if (!ix->cap) return cJSON_GetObjectItemCaseSensitive(obj, key);
+  for (size_t i = values__hash(key) & (ix->cap - 1); ix->slot[i]; i = (i + 1) & (ix->cap - 1))
+    if (!strcmp(ix->slot[i]->string, key)) return ix->slot[i];
+  return NULL;
+}
+
 static int values__coalesce_tables(cJSON *dst, cJSON *src, bool merge) {
   if (!src || !dst) return 0;
   size_t n = (size_t)cJSON_GetArraySize(src);
-  char **nonnil = calloc(n + 1, sizeof *nonnil);
+  /* which of src's members were non-null before dst's nulls are copied in: by position (a null
+   * copied over a member replaces it in place; new ones go to the end) */
+  bool *nonnil = calloc(n + 1, sizeof *nonnil);
   if (!nonnil) return VALUES_ENOMEM;
   size_t k = 0;
   int rc = 0;
-  /* the names of src's non-null keys before dst's nulls are copied in (copies: values__set may
-   * free the items that held them) */
-  for (cJSON *kv = src->child; kv && !rc; kv = kv->next)
-    if (!cJSON_IsNull(kv) && !(nonnil[k++] = strdup(kv->string))) rc = VALUES_ENOMEM;
+  for (cJSON *kv = src->child; kv; kv = kv->next) nonnil[k++] = !cJSON_IsNull(kv);
   for (cJSON *kv = dst->child; kv && !rc; kv = kv->next) {
     if (!cJSON_IsNull(kv)) continue;
     cJSON *nul = cJSON_CreateNull();
     if (!nul) rc = VALUES_ENOMEM;
     else values__set(src, kv->string, nul);
   }
-  for (cJSON *kv = src->child; kv && !rc; kv = kv->next) {
-    cJSON *dv = cJSON_GetObjectItemCaseSensitive(dst, kv->string);
-    int orig_nonnil = 0;
-    for (size_t i = 0; i < k && !orig_nonnil; i++)
-      if (nonnil[i] && !strcmp(nonnil[i], kv->string)) orig_nonnil = !cJSON_IsNull(kv);
+  /* dst's members are looked up by src's keys, which are distinct: a member deleted or added below
+   * is not looked up again, so the index made now stays right */
+  values__index_t ix;
+  values__index(&ix, dst);
+  size_t pos = 0;
+  for (cJSON *kv = src->child; kv && !rc; kv = kv->next, pos++) {
+    cJSON *dv = values__find(&ix, dst, kv->string);
+    int orig_nonnil = pos < k && nonnil[pos] && !cJSON_IsNull(kv);
     if (dv && !merge && cJSON_IsNull(dv) && orig_nonnil) {
       cJSON_Delete(cJSON_DetachItemViaPointer(dst, dv));
     } else if (!dv) {
@@ -194,7 +236,7 @@ static int values__coalesce_tables(cJSON *dst, cJSON *src, bool merge) {
       /* else: "cannot overwrite table with non table" (a warning in Helm) */
     }
   }
-  for (size_t i = 0; i < k; i++) free(nonnil[i]);
+  free(ix.slot);
   free(nonnil);
   return rc;
 }
