@@ -32,10 +32,11 @@ static int map_case(tpl_call_t *c, const tpl_value_t *s, int32_t (*f)(int32_t), 
   const char *p = s->u.s.p;
   size_t n = s->u.s.n;
   bool changed = false;
-  /* ASCII text: mapped byte by byte straight into the arena */
+  /* ASCII text: mapped byte by byte straight into the arena (ASCII letters map to ASCII letters) */
+  unsigned char lo = f == to_upper ? 'a' : 'A', hi = f == to_upper ? 'z' : 'Z';
   size_t k = 0, first = n;
   for (; k < n && !((unsigned char)p[k] & 0x80); k++)
-    if (first == n && f((unsigned char)p[k]) != (unsigned char)p[k]) first = k;
+    if (first == n && (unsigned char)p[k] >= lo && (unsigned char)p[k] <= hi) first = k;
   if (k == n) {
     if (first == n) {
       *out = *s;
@@ -44,7 +45,10 @@ static int map_case(tpl_call_t *c, const tpl_value_t *s, int32_t (*f)(int32_t), 
     char *t = tpl_arena_alloc(tpl_call_arena(c), n + 1);
     if (!t) return TPL_ENOMEM;
     memcpy(t, p, first);
-    for (size_t i = first; i < n; i++) t[i] = (char)f((unsigned char)p[i]);
+    for (size_t i = first; i < n; i++) {
+      unsigned char ch = (unsigned char)p[i];
+      t[i] = (char)(ch >= lo && ch <= hi ? ch ^ 0x20 : ch);
+    }
     *out = tpl_value_strn(t, n);
     return 0;
   }
