@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/buf.h"
 
@@ -163,25 +164,29 @@ struct tpl_map_s {
 };
 
 /* Constructors for scalar values (no allocation; strings are borrowed). */
-tpl_value_t tpl_value_invalid(void);
+static inline tpl_value_t tpl_value_invalid(void) { return (tpl_value_t){0}; }
 /* A nil interface{}. */
-tpl_value_t tpl_value_nil(void);
+static inline tpl_value_t tpl_value_nil(void) { return (tpl_value_t){.kind = TPL_NIL}; }
 /* A bool. */
-tpl_value_t tpl_value_bool(bool b);
+static inline tpl_value_t tpl_value_bool(bool b) { return (tpl_value_t){.kind = TPL_BOOL, .u.b = b}; }
 /* A Go int. */
-tpl_value_t tpl_value_int(int64_t i);
+static inline tpl_value_t tpl_value_int(int64_t i) { return (tpl_value_t){.kind = TPL_INT, .u.i = i}; }
 /* A Go int64. */
-tpl_value_t tpl_value_int64(int64_t i);
+static inline tpl_value_t tpl_value_int64(int64_t i) { return (tpl_value_t){.kind = TPL_INT64, .u.i = i}; }
 /* A Go uint64. */
-tpl_value_t tpl_value_uint64(uint64_t u);
+static inline tpl_value_t tpl_value_uint64(uint64_t u) { return (tpl_value_t){.kind = TPL_UINT64, .u.u = u}; }
 /* A Go float64. */
-tpl_value_t tpl_value_float(double f);
+static inline tpl_value_t tpl_value_float(double f) { return (tpl_value_t){.kind = TPL_FLOAT64, .u.f = f}; }
 /* A Go complex128. */
-tpl_value_t tpl_value_complex(double re, double im);
+static inline tpl_value_t tpl_value_complex(double re, double im) {
+  return (tpl_value_t){.kind = TPL_COMPLEX128, .u.c = {re, im}};
+}
 /* A string referring to p[0..n) (not copied). */
-tpl_value_t tpl_value_strn(const char *p, size_t n);
+static inline tpl_value_t tpl_value_strn(const char *p, size_t n) {
+  return (tpl_value_t){.kind = TPL_STRING, .u.s = {p ? p : "", n}};
+}
 /* A string referring to a C string (not copied). */
-tpl_value_t tpl_value_str(const char *s);
+static inline tpl_value_t tpl_value_str(const char *s) { return tpl_value_strn(s, strlen(s)); }
 /* A string copied into the arena; kind TPL_INVALID when out of memory. */
 tpl_value_t tpl_value_str_copy(tpl_arena_t *a, const char *p, size_t n);
 /* A new empty list (elem type given); kind TPL_INVALID when out of memory. */

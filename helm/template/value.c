@@ -491,37 +491,12 @@ bool tpl_arena_over_limit(const tpl_arena_t *a) { return a->over; }
 
 /* ---- scalars ---- */
 
-tpl_value_t tpl_value_invalid(void) { tpl_value_t v = {0}; return v; }
-tpl_value_t tpl_value_nil(void) { tpl_value_t v = {0}; v.kind = TPL_NIL; return v; }
-tpl_value_t tpl_value_bool(bool b) { tpl_value_t v = {0}; v.kind = TPL_BOOL; v.u.b = b; return v; }
-tpl_value_t tpl_value_int(int64_t i) { tpl_value_t v = {0}; v.kind = TPL_INT; v.u.i = i; return v; }
-tpl_value_t tpl_value_int64(int64_t i) { tpl_value_t v = {0}; v.kind = TPL_INT64; v.u.i = i; return v; }
-tpl_value_t tpl_value_uint64(uint64_t u) { tpl_value_t v = {0}; v.kind = TPL_UINT64; v.u.u = u; return v; }
-tpl_value_t tpl_value_float(double f) { tpl_value_t v = {0}; v.kind = TPL_FLOAT64; v.u.f = f; return v; }
-
-tpl_value_t tpl_value_strn(const char *p, size_t n) {
-  tpl_value_t v = {0};
-  v.kind = TPL_STRING;
-  v.u.s.p = p ? p : "";
-  v.u.s.n = n;
-  return v;
-}
-
-tpl_value_t tpl_value_str(const char *s) { return tpl_value_strn(s, strlen(s)); }
-
 tpl_value_t tpl_value_str_copy(tpl_arena_t *a, const char *p, size_t n) {
   char *c = tpl_arena_strndup(a, p, n);
   if (!c) return tpl_value_invalid();
   return tpl_value_strn(c, n);
 }
 
-tpl_value_t tpl_value_complex(double re, double im) {
-  tpl_value_t v = {0};
-  v.kind = TPL_COMPLEX128;
-  v.u.c.re = re;
-  v.u.c.im = im;
-  return v;
-}
 
 tpl_value_t tpl__zero_of_elem(uint8_t elem) {
   switch (elem) {
