@@ -7,6 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
+#include <malloc.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/cjpool.h"
@@ -58,6 +64,56 @@ static int read_file(const char *path, char **data, size_t *len) {
   if (buf_reserve(&b, 0)) return -ENOMEM;
   *len = b.len;
   *data = buf_steal(&b);
+  return 0;
+}
+
+/* Values files of megabytes become tens of megabytes of nodes and values, and about a fifth of
+ * the time went to page faults: the heap is then made large once (untouched pages cost nothing)
+ * and marked for transparent huge pages, a fault per 2 MiB instead of per 4 KiB; big blocks come
+ * from it too. Small inputs keep 4 KiB pages, whose resident size is tighter. */
+static void big_values_heap(size_t file_size) {
+  static bool done;
+  if (done) return;
+  done = true;
+  size_t want = file_size > ((size_t)64 << 20) ? ((size_t)2 << 30) : file_size * 32;
+  if (want < ((size_t)64 << 20)) want = (size_t)64 << 20;
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, INT32_MAX); /* the grown heap stays */
+  mallopt(M_TOP_PAD, 16 << 20);
+  void *p = malloc(want);
+  if (!p) return;
+  uintptr_t start = ((uintptr_t)p + ((2u << 20) - 1)) & ~(uintptr_t)((2u << 20) - 1);
+  free(p);
+  uintptr_t end = (uintptr_t)sbrk(0);
+  /* from the heap (sbrk moved past it): mark it; else it was an mmap, now gone, and nothing is */
+  if (end > start && end - start >= want / 2) madvise((void *)start, end - start, MADV_HUGEPAGE);
+}
+
+/* A values file mapped instead of read when it is a regular file of some size (no copy, and its
+ * pages are the page cache's): NUL-terminated like read_file's text (the map ends in zero pages). 0,
+ * or -errno; *map (the mapping to unmap, and its size) is 0 when the file was read instead. */
+static int map_file(const char *path, char **data, size_t *len, size_t *map) {
+  *map = 0;
+  int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)(1 << 20)) {
+    if (fd >= 0) close(fd);
+    return read_file(path, data, len);
+  }
+  size_t n = (size_t)st.st_size, page = (size_t)sysconf(_SC_PAGESIZE);
+  big_values_heap(n);
+  size_t total = (n + 1 + page - 1) / page * page;
+  /* zero pages for the whole length, the file mapped over their start */
+  void *base = mmap(NULL, total, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED || mmap(base, n, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+    if (base != MAP_FAILED) munmap(base, total);
+    close(fd);
+    return read_file(path, data, len);
+  }
+  close(fd);
+  *data = base;
+  *len = n;
+  *map = total;
   return 0;
 }
 
@@ -286,8 +342,8 @@ int template_cmd_main(int argc, char **argv) {
   char msg[1024];
   for (size_t i = 0; i < files.n; i++) {
     char *data;
-    size_t len;
-    int r = read_file(files.v[i], &data, &len);
+    size_t len, map;
+    int r = map_file(files.v[i], &data, &len, &map);
     if (r) {
       fail("open %s: %s", files.v[i], strerror(-r));
       cJSON_Delete(vals);
@@ -295,7 +351,8 @@ int template_cmd_main(int argc, char **argv) {
     }
     cJSON *cur = NULL;
     r = values_parse_yaml(data, len, &cur, msg, sizeof msg);
-    free(data);
+    if (map) munmap(data, map);
+    else free(data);
     if (r) {
       fail("failed to parse %s: %s", files.v[i], msg);
       cJSON_Delete(vals);
