@@ -927,7 +927,16 @@ static int chart__enabled(chart_t *c, const cJSON *v, const char *path, chart_er
 
   cJSON *cvals = NULL;
   char msg[512];
-  int rc = values_coalesce(c, v, &cvals, msg, sizeof msg);
+  /* The coalesced values serve the tags and conditions here and the dependencies' own turn. With
+   * neither tags nor conditions, and dependencies that have no dependencies (their turn does
+   * nothing), only the errors of coalescing matter: checked without building it (a copy of all the
+   * parent's values per chart otherwise). */
+  bool need = false;
+  for (size_t r = 0; r < c->meta.ndeps && !need; r++)
+    need = c->meta.deps[r].ntags > 0 || c->meta.deps[r].condition;
+  for (size_t k = 0; k < c->ndeps && !need; k++)
+    need = c->deps[k]->ndeps > 0 || c->deps[k]->meta.ndeps > 0 || c->deps[k]->meta.deps;
+  int rc = need ? values_coalesce(c, v, &cvals, msg, sizeof msg) : values_coalesce_check(c, v, msg, sizeof msg);
   if (rc) return chart__fail(err, rc == VALUES_ENOMEM ? CHART_ENOMEM : CHART_EINVAL, "%s", msg);
   /* tags */
   const cJSON *tags = cJSON_GetObjectItemCaseSensitive(cvals, "tags");

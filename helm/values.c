@@ -9,6 +9,7 @@
 
 #include "base/yaml.h"
 #include "helm/schema.h"
+#include "helm/template/tpl.h"
 
 
 /* Replaces (or adds) key in obj with item, taking ownership of item. */
@@ -319,19 +320,61 @@ static int values__coalesce_globals(cJSON *dest, const cJSON *src) {
   return 0;
 }
 
+/* Go's %t of a decoded value: bools as themselves, other scalars as %!t(type=value), slices and
+ * maps element by element (map keys sorted, formatted with %t too). */
+static void values__fmt_t(buf_t *b, const cJSON *c, int depth) {
+  if (depth > 100) {
+    buf_puts(b, "...");
+    return;
+  }
+  if (cJSON_IsBool(c)) {
+    buf_puts(b, cJSON_IsTrue(c) ? "true" : "false");
+  } else if (cJSON_IsString(c)) {
+    buf_printf(b, "%%!t(string=%s)", c->valuestring);
+  } else if (cJSON_IsRaw(c)) {
+    buf_printf(b, "%%!t(int64=%s)", c->valuestring);
+  } else if (cJSON_IsNumber(c)) {
+    buf_puts(b, "%!t(float64=");
+    tpl_fmt_float(b, c->valuedouble, 'g', -1);
+    buf_putc(b, ')');
+  } else if (cJSON_IsArray(c)) {
+    buf_putc(b, '[');
+    for (const cJSON *e = c->child; e; e = e->next) {
+      if (e != c->child) buf_putc(b, ' ');
+      values__fmt_t(b, e, depth + 1);
+    }
+    buf_putc(b, ']');
+  } else if (cJSON_IsObject(c)) {
+    size_t n = 0;
+    for (const cJSON *e = c->child; e; e = e->next) n++;
+    const cJSON **v = calloc(n + 1, sizeof *v);
+    if (!v) return;
+    n = 0;
+    for (const cJSON *e = c->child; e; e = e->next) v[n++] = e;
+    for (size_t i = 1; i < n; i++)
+      for (size_t j = i; j > 0 && strcmp(v[j - 1]->string, v[j]->string) > 0; j--) {
+        const cJSON *t = v[j];
+        v[j] = v[j - 1];
+        v[j - 1] = t;
+      }
+    buf_puts(b, "map[");
+    for (size_t i = 0; i < n; i++) {
+      if (i) buf_putc(b, ' ');
+      buf_printf(b, "%%!t(string=%s):", v[i]->string);
+      values__fmt_t(b, v[i], depth + 1);
+    }
+    buf_putc(b, ']');
+    free(v);
+  } else {
+    buf_puts(b, depth ? "<nil>" : "%!t(<nil>)"); /* a nil element prints as <nil> */
+  }
+}
+
 static void values__type_mismatch(char *err, size_t errlen, const char *name, const cJSON *c) {
-  /* Go's %t of a non-bool: %!t(type=value) */
-  if (cJSON_IsString(c))
-    base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(string=%s)", name, c->valuestring);
-  else if (cJSON_IsNumber(c))
-    base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(float64=%g)", name, c->valuedouble);
-  else if (cJSON_IsRaw(c))
-    base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(int64=%s)", name, c->valuestring);
-  else if (cJSON_IsBool(c))
-    base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %s", name, cJSON_IsTrue(c) ? "true" : "false");
-  else
-    base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %%!t(%s)", name,
-                 cJSON_IsArray(c) ? "[]interface {}=[...]" : "<nil>");
+  buf_t b = BUF_INIT;
+  values__fmt_t(&b, c, 0);
+  base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %s", name, b.data ? b.data : "");
+  buf_free(&b);
 }
 
 static int values__coalesce(const chart_t *c, cJSON *dest, bool merge, char *err, size_t errlen) {
@@ -403,6 +446,25 @@ static int values__run_take(const chart_t *c, cJSON *v, bool merge, cJSON **out,
 static int values__run(const chart_t *c, const cJSON *user, bool merge, cJSON **out, char *err, size_t errlen) {
   return values__run_take(c, cJSON_IsObject(user) ? cJSON_Duplicate(user, 1) : cJSON_CreateObject(), merge, out, err,
                           errlen);
+}
+
+int values_coalesce_check(const chart_t *c, const cJSON *user, char *err, size_t errlen) {
+  const cJSON *v = cJSON_IsObject(user) ? user : NULL;
+  for (size_t i = 0; i < c->ndeps; i++) {
+    const char *name = c->deps[i]->meta.name ? c->deps[i]->meta.name : "";
+    /* what coalesce_values leaves under the key: the user's value (a null one deleted when the
+     * chart has a default for the key, kept otherwise), else the chart's non-null default */
+    const cJSON *x = v ? cJSON_GetObjectItemCaseSensitive(v, name) : NULL;
+    const cJSON *d = c->values ? cJSON_GetObjectItemCaseSensitive(c->values, name) : NULL;
+    const cJSON *cur = x;
+    if (x && cJSON_IsNull(x) && d) cur = NULL;
+    else if (!x && d && !cJSON_IsNull(d)) cur = d;
+    if (cur && !cJSON_IsObject(cur)) {
+      values__type_mismatch(err, errlen, name, cur);
+      return VALUES_EINVAL;
+    }
+  }
+  return 0;
 }
 
 int values_coalesce(const chart_t *c, const cJSON *user, cJSON **out, char *err, size_t errlen) {

@@ -23,6 +23,11 @@ int values_merge_maps(cJSON *a, const cJSON *b);
 /* CoalesceValues(chart, user): user values over chart defaults, recursively into subcharts with
  * globals; null deletes a key. *out is new (caller deletes). 0 or an error with err set. */
 int values_coalesce(const chart_t *c, const cJSON *user, cJSON **out, char *err, size_t errlen);
+/* The error values_coalesce(c, user) would report, without building the coalesced values, for a
+ * chart whose dependencies (c->deps) have no dependencies of their own (so no deeper level can
+ * fail): a dependency's key holding something other than a map after c's defaults are applied.
+ * 0 or VALUES_EINVAL with the same message. */
+int values_coalesce_check(const chart_t *c, const cJSON *user, char *err, size_t errlen);
 /* values_coalesce that consumes user (deleted, or turned into *out, in every case) instead of
  * copying it: big values are then held once. */
 int values_coalesce_take(const chart_t *c, cJSON *user, cJSON **out, char *err, size_t errlen);
