@@ -20,6 +20,8 @@
 #include "helm/chart.h"
 #include "helm/render.h"
 #include "helm/values.h"
+#include "helm/template/tpl.h"
+#include "helm/template/unicode.h"
 
 typedef struct strv_s {
   const char **v;
@@ -188,6 +190,45 @@ static void outv_trim_space(outv_t *o) {
     if (n) break;
     o->n--;
   }
+}
+
+/* Helm logs a failed dependency processing through slog's text handler (level=ERROR, the error as a
+ * value quoted by strconv.Quote when slog's needsQuoting says so) before returning the error. */
+static void log_dep_error(const char *msg) {
+  static const char prefix[] = "chart dependencies processing failed: ";
+  if (strncmp(msg, prefix, sizeof prefix - 1)) return;
+  const char *e = msg + sizeof prefix - 1;
+  size_t n = strlen(e);
+  bool quote = n == 0;
+  for (size_t i = 0; i < n && !quote;) {
+    unsigned char b = (unsigned char)e[i];
+    if (b < 0x80) {
+      quote = b == ' ' || b == '=' || b == '"' || b < 0x20 || b == 0x7F;
+      i++;
+      continue;
+    }
+    /* one UTF-8 sequence; an invalid one is quoted */
+    int len = b >= 0xF0 && b < 0xF8 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 && b < 0xE0 ? 2 : 0;
+    int32_t r = len == 4 ? b & 0x07 : len == 3 ? b & 0x0F : b & 0x1F;
+    if (!len || i + (size_t)len > n) {
+      quote = true;
+      break;
+    }
+    for (int k = 1; k < len; k++) {
+      unsigned char cb = (unsigned char)e[i + (size_t)k];
+      if ((cb & 0xC0) != 0x80) quote = true;
+      r = (r << 6) | (cb & 0x3F);
+    }
+    if ((len == 3 && (r < 0x800 || (r >= 0xD800 && r <= 0xDFFF))) || (len == 4 && (r < 0x10000 || r > 0x10FFFF)))
+      quote = true;
+    if (!quote) quote = tpl_unicode_is_space(r) || !tpl_unicode_is_print(r);
+    i += (size_t)len;
+  }
+  buf_t q = BUF_INIT;
+  if (quote) tpl_fmt_quote(&q, e, n);
+  else buf_append(&q, e, n);
+  fprintf(stderr, "level=ERROR msg=\"chart dependencies processing failed\" error=%s\n", q.data ? q.data : "");
+  buf_free(&q);
 }
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -408,6 +449,7 @@ int template_cmd_main(int argc, char **argv) {
   int r = render_template_take(c, vals, &ro, &o, &err); /* consumes vals */
   chart_free(c);
   if (r) {
+    log_dep_error(err.data ? err.data : "");
     fail("%s", err.data ? err.data : "");
     buf_free(&err);
     goto out;
