@@ -13,6 +13,7 @@
 #endif
 #endif
 
+#ifndef CJPOOL_OFF
 #define CJPOOL_CHUNK ((size_t)64 << 10)
 #define CJPOOL_BIG 1024
 #define CJPOOL_SPARE 2 /* empty chunks kept for reuse */
@@ -134,6 +135,8 @@ static void cjpool_free(void *p) {
   }
 }
 
+#endif
+
 void cjpool_install(void) {
 #ifndef CJPOOL_OFF
   if (cjpool_on) return;
@@ -143,4 +146,10 @@ void cjpool_install(void) {
 #endif
 }
 
-size_t cjpool_chunks(void) { return cjpool_n; }
+size_t cjpool_chunks(void) {
+#ifndef CJPOOL_OFF
+  return cjpool_n;
+#else
+  return 0;
+#endif
+}
