@@ -68,7 +68,7 @@ typedef struct render__state_s {
   const bool *lazy; /* per srcs entry */
   tpl_set_t *ov;
   const tpl_set_t *set; /* the chart's set */
-  tpl_set_t **retired;  /* tpl overlays that did not fit the cache (kept to the end) */
+  tpl_set_t **retired;  /* tpl overlays that did not fit the cache and stored values (kept to the end) */
   size_t nretired;
 } render__state_t;
 
@@ -680,7 +680,7 @@ static int render__tpl(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_va
   tpl_arena_t *a = tpl_call_arena(call);
   const char *text = args[0].u.s.p;
   size_t tl = args[0].u.s.n;
-  tpl_set_t *set = NULL;
+  tpl_set_t *set = NULL, *uncached = NULL;
   for (size_t i = 0; i < st->ncache; i++)
     if (strlen(st->cache[i].text) == tl && !memcmp(st->cache[i].text, text, tl)) set = st->cache[i].set;
   buf_t err = BUF_INIT, q = BUF_INIT;
@@ -698,27 +698,32 @@ static int render__tpl(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_va
       tpl_set_free(set);
       return rc == TPL_ENOMEM ? TPL_ENOMEM : TPL_EEXEC;
     }
-    if (st->ncache < sizeof st->cache / sizeof *st->cache && (st->cache[st->ncache].text = strndup(text, tl))) {
+    if (st->ncache < sizeof st->cache / sizeof *st->cache && (st->cache[st->ncache].text = strndup(text, tl)))
       st->cache[st->ncache++].set = set;
-    } else {
-      /* No room to cache: kept to the end all the same, as values may now hold its strings. */
-      tpl_set_t **nr = realloc(st->retired, (st->nretired + 1) * sizeof *nr);
-      if (!nr) {
-        tpl_set_free(set);
-        buf_free(&err);
-        return TPL_ENOMEM;
-      }
-      st->retired = nr;
-      st->retired[st->nretired++] = set;
-    }
+    else
+      uncached = set; /* no room to cache: freed after it runs, unless values may hold its strings */
   }
   buf_t out = BUF_INIT;
   buf_reset(&err);
   tpl_exec_opts_t o = {.missingkey = st->mk, .udata = st, .resolve = render__resolve};
   tpl_set_t *outer = st->ov;
   st->ov = set;
+  uint64_t writes = tpl_arena_writes(a);
   int rc = tpl_set_execute(set, "gotpl", args[1], a, &o, &out, &err);
   st->ov = outer;
+  if (uncached && tpl_arena_writes(a) == writes) {
+    tpl_set_free(uncached); /* nothing was stored anywhere: its strings cannot be in use */
+  } else if (uncached) {
+    tpl_set_t **nr = realloc(st->retired, (st->nretired + 1) * sizeof *nr);
+    if (!nr) {
+      tpl_set_free(uncached);
+      buf_free(&out);
+      buf_free(&err);
+      return TPL_ENOMEM;
+    }
+    st->retired = nr;
+    st->retired[st->nretired++] = uncached;
+  }
   if (rc) {
     if (rc == TPL_ENOMEM) {
       buf_free(&out);

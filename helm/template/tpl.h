@@ -57,6 +57,10 @@ tpl_arena_mark_t tpl_arena_mark(tpl_arena_t *a);
  * after the mark may be used afterwards. Ends the mark either way. */
 bool tpl_arena_release(tpl_arena_t *a, const tpl_arena_mark_t *m);
 
+/* How many times a value was stored into a list or map of the arena so far (any generation): no
+ * change over a call means nothing it made, or borrowed, was kept in a container. */
+uint64_t tpl_arena_writes(const tpl_arena_t *a);
+
 /* ---- values ---------------------------------------------------------- */
 
 /* Go kinds. TPL_INVALID is Go's invalid reflect.Value ("<no value>");

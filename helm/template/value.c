@@ -60,6 +60,7 @@ struct tpl_arena_s {
   tpl__memo_t memo[TPL__MEMO_SLOTS];
   unsigned memo_next; /* slot the next new entry takes (round robin) */
   unsigned memo_valid; /* entries with valid set */
+  uint64_t writes;     /* values stored into lists and maps so far (tpl_arena_writes) */
 };
 
 tpl_arena_t *tpl_arena_new(size_t max_bytes) {
@@ -181,7 +182,10 @@ bool tpl_arena_release(tpl_arena_t *a, const tpl_arena_mark_t *m) {
 /* Notes a write into a list or map of generation gen (see tpl_arena_mark). */
 static inline void tpl__arena_wrote(tpl_arena_t *a, uint32_t gen) {
   if (gen != a->gen) a->dirty = true;
+  a->writes++;
 }
+
+uint64_t tpl_arena_writes(const tpl_arena_t *a) { return a->writes; }
 
 static void tpl__memo_wrote_slow(tpl_arena_t *a, const void *c);
 /* Notes a write into list or map c for the memo: entries whose tree holds it are no longer valid
@@ -344,7 +348,7 @@ static bool tpl__cset_has(const tpl__memo_t *m, uintptr_t p) {
   }
 }
 
-/* The set of the snapshot's lists and maps: their pointers are the words after a list or map tag. */
+/* An empty set sized for nc lists and maps (filled by tpl__cset_fill); none when out of memory. */
 static void tpl__cset_build(tpl__memo_t *m, size_t nc) {
   free(m->cset);
   m->cset = NULL;
