@@ -114,7 +114,11 @@ void *tpl_arena_alloc(tpl_arena_t *a, size_t n) {
   }
   tpl__chunk_t *c = a->head;
   if (!c || c->size - c->used < n) {
-    size_t sz = n > 65536 - sizeof(tpl__chunk_t) ? n : 65536 - sizeof(tpl__chunk_t);
+    /* chunks grow with the arena, from 4 KiB to 64 KiB: small arenas (a tpl text's parse, a
+     * template's own overlay) stay small */
+    size_t want = 4096;
+    while (want < 65536 && want < a->used) want *= 2;
+    size_t sz = n > want - sizeof(tpl__chunk_t) ? n : want - sizeof(tpl__chunk_t);
     c = malloc(sizeof(tpl__chunk_t) + sz);
     if (!c) return NULL;
     c->size = sz;
