@@ -6,6 +6,7 @@
  * they would read back as another type, literal block scalars, 80-column
  * folding. The emitter below follows emitterc.go function by function. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,11 @@ typedef struct {
   size_t kcap;
   int32_t *runes;
   size_t rcap;
+  /* the last map emitted at this depth: its keys (interned keys of values maps share pointers) and
+   * their sorted order, reused for the next map with the very same keys (list items alike) */
+  const char **lk;
+  size_t *lkl, *perm;
+  size_t ln, lcap;
 } ye_scratch_t;
 
 typedef struct {
@@ -1006,6 +1012,9 @@ static void ye_fini(ye_t *e) {
   for (int d = 0; d < YE_SCRATCH_DEPTH; d++) {
     free(e->scratch[d].ks);
     free(e->scratch[d].runes);
+    free(e->scratch[d].lk);
+    free(e->scratch[d].lkl);
+    free(e->scratch[d].perm);
   }
 }
 
@@ -1080,6 +1089,18 @@ static void emit_map(ye_t *e, const tpl_map_t *m, int depth) {
       offs[2 * i + 1] = store.len;
     }
   }
+  bool reuse = sc && clean && sc->ln == m->len;
+  for (size_t i = 0; reuse && i < m->len; i++)
+    reuse = m->ents[i].key == sc->lk[i] && m->ents[i].klen == sc->lkl[i];
+  if (reuse) {
+    for (size_t k = 0; k < m->len; k++) {
+      const tpl_map_entry_t *en = &m->ents[sc->perm[k]];
+      ks[k].key = en->key;
+      ks[k].klen = en->klen;
+      ks[k].val = &en->val;
+    }
+    goto sorted;
+  }
   size_t rp = 0;
   for (size_t i = 0; i < m->len; i++) {
     const char *s = clean ? m->ents[i].key : store.data + offs[2 * i];
@@ -1096,8 +1117,31 @@ static void emit_map(ye_t *e, const tpl_map_t *m, int depth) {
       ks[i].k.n++;
     }
   }
-  /* Duplicate keys after sanitizing: the later one wins in Go's map. */
   sort_keys(ks, m->len, ks + m->len, e->v3);
+  if (sc) {
+    sc->ln = 0;
+    if (clean && sc->lcap < m->len) {
+      free(sc->lk);
+      free(sc->lkl);
+      free(sc->perm);
+      sc->lk = malloc(m->len * sizeof *sc->lk);
+      sc->lkl = malloc(m->len * sizeof *sc->lkl);
+      sc->perm = malloc(m->len * sizeof *sc->perm);
+      sc->lcap = sc->lk && sc->lkl && sc->perm ? m->len : 0;
+    }
+    if (clean && sc->lcap >= m->len) {
+      for (size_t i = 0; i < m->len; i++) {
+        sc->lk[i] = m->ents[i].key;
+        sc->lkl[i] = m->ents[i].klen;
+        sc->perm[i] = (size_t)((const tpl_map_entry_t *)(const void *)((const char *)ks[i].val -
+                                                                       offsetof(tpl_map_entry_t, val)) -
+                               m->ents);
+      }
+      sc->ln = m->len;
+    }
+  }
+sorted:
+  /* Duplicate keys after sanitizing: the later one wins in Go's map. */
   increase_indent(e, false, false);
   for (size_t i = 0; i < m->len && !e->rc; i++) {
     if (i + 1 < m->len && ks[i].klen == ks[i + 1].klen && memcmp(ks[i].key, ks[i + 1].key, ks[i].klen) == 0) continue;
