@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "base/gz.h"
 #include "helm/chart.h"
@@ -83,40 +85,48 @@ typedef struct walk_s {
   chart_error_t *err;
 } walk_t;
 
-static int read_all(const char *path, size_t max, char **data, size_t *len, int *too_big) {
+/* Reads a file. For a regular file whose size stat gave (regular, hint) in one read where it can:
+ * a read that returns less than asked ends such a file, and one that fills the buffer (it grew)
+ * goes on; anything else is read until a read returns nothing. */
+static int read_all(const char *path, int regular, size_t hint, size_t max, char **data, size_t *len, int *too_big) {
   *too_big = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return -errno;
-  size_t cap = 4096, n = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  size_t cap = hint + 1, n = 0;
   char *b = malloc(cap + 1);
   if (!b) {
-    fclose(f);
+    close(fd);
     return -ENOMEM;
   }
+  int err = 0;
   for (;;) {
     if (n == cap) {
       cap *= 2;
       char *nb = realloc(b, cap + 1);
       if (!nb) {
-        free(b);
-        fclose(f);
-        return -ENOMEM;
+        err = -ENOMEM;
+        break;
       }
       b = nb;
     }
-    size_t r = fread(b + n, 1, cap - n, f);
-    n += r;
+    ssize_t r = read(fd, b + n, cap - n);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      err = -EIO;
+      break;
+    }
+    size_t want = cap - n;
+    n += (size_t)r;
     if (n > max) {
       *too_big = 1;
       break;
     }
-    if (r == 0) break;
+    if (r == 0 || (regular && (size_t)r < want)) break;
   }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad || *too_big) {
+  close(fd);
+  if (err || *too_big) {
     free(b);
-    return bad ? -EIO : -EFBIG;
+    return err ? err : -EFBIG;
   }
   b[n] = 0;
   *data = b;
@@ -188,7 +198,7 @@ static int walk_dir(walk_t *w, const char *abs, const char *rel, int depth) {
         char *data;
         size_t len;
         int big;
-        int r = read_all(ap, w->budget, &data, &len, &big);
+        int r = read_all(ap, 1, (size_t)st.st_size, w->budget, &data, &len, &big);
         if (r == -ENOMEM) rc = CHART_ENOMEM;
         else if (r == -EFBIG) {
           snprintf(w->err->message, sizeof w->err->message, "chart exceeds maximum decompressed size of %zu bytes",
@@ -246,7 +256,7 @@ int chart_load_dir(const char *dir, const chart_limits_t *lim, chart_t **out, ch
   char *idata = NULL;
   size_t ilen = 0;
   int big, rc = 0;
-  int r = read_all(ipath, 1 << 20, &idata, &ilen, &big);
+  int r = read_all(ipath, 0, 4096, 1 << 20, &idata, &ilen, &big);
   free(ipath);
   if (r == 0) {
     const char *p = idata;
@@ -307,7 +317,7 @@ int chart_load_path(const char *path, const chart_limits_t *lim, chart_t **out, 
   char *data;
   size_t len;
   int big;
-  int r = read_all(path, max, &data, &len, &big);
+  int r = read_all(path, 0, 65536, max, &data, &len, &big);
   if (r) {
     snprintf(err->message, sizeof err->message, "file '%s' cannot be read: %s", path, strerror(-r));
     return r == -ENOMEM ? CHART_ENOMEM : CHART_EINVAL;

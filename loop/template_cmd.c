@@ -312,6 +312,9 @@ static const char template_cmd__usage[] =
 
 int template_cmd_main(int argc, char **argv) {
   cjpool_install(); /* a one-shot command: cJSON's many small blocks from a pool (base/cjpool.h) */
+  /* the output is written in pieces (document heads, documents): a big buffer makes few writes */
+  static char outbuf[1 << 16];
+  setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
   for (int i = 0; i < argc; i++)
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       fputs(template_cmd__usage, stdout);
