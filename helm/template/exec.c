@@ -682,6 +682,7 @@ static int eval_pipeline(tpl__state_t *s, tpl_value_t dot, const tpl_node_t *pip
 
 static int print_value(tpl__state_t *s, const tpl_node_t *n, const tpl_value_t *v) {
   s->node = n;
+  if (v->kind == TPL_STRING) return emit(s, v->u.s.p, v->u.s.n); /* fmt prints a string as it is */
   if (v->kind == TPL_INVALID) return emit(s, "<no value>", 10);
   if (v->kind == TPL_FUNC) return s_errorf(s, "can't print %s of type %s", node_str(s, n), type_str(s, v));
   size_t before = s->out->len;
