@@ -105,15 +105,15 @@ int tpl_arena_adopt(tpl_arena_t *a, void *p, size_t n) {
   return 0;
 }
 
-void *tpl_arena_alloc(tpl_arena_t *a, size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  if (n == 0) n = 16;
-  if (a->max && a->used + n > a->max) {
+/* n bytes at the given alignment (1 or 16), not cleared. */
+static void *tpl__arena_take(tpl_arena_t *a, size_t n, size_t align) {
+  tpl__chunk_t *c = a->head;
+  size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
+  if (a->max && a->used + (c ? at - c->used : 0) + n > a->max) {
     a->over = true;
     return NULL;
   }
-  tpl__chunk_t *c = a->head;
-  if (!c || c->size - c->used < n) {
+  if (!c || at > c->size || c->size - at < n) {
     /* chunks grow with the arena, from 4 KiB to 64 KiB: small arenas (a tpl text's parse, a
      * template's own overlay) stay small */
     size_t want = 4096;
@@ -133,14 +133,22 @@ void *tpl_arena_alloc(tpl_arena_t *a, size_t n) {
       c->next = a->head;
       a->head = c;
     }
+    at = 0;
   }
-  void *p = c->data + c->used;
-  c->used += n;
-  a->used += n;
+  void *p = c->data + at;
+  a->used += (at - c->used) + n;
+  c->used = at + n;
 #ifdef TPL__ASAN
   ASAN_UNPOISON_MEMORY_REGION(p, n);
 #endif
-  memset(p, 0, n);
+  return p;
+}
+
+void *tpl_arena_alloc(tpl_arena_t *a, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  if (n == 0) n = 16;
+  void *p = tpl__arena_take(a, n, 16);
+  if (p) memset(p, 0, n);
   return p;
 }
 
@@ -487,7 +495,7 @@ bool tpl_arena_memo_owns(const tpl_arena_t *a, const char *p, size_t n) {
 }
 
 char *tpl_arena_strndup(tpl_arena_t *a, const char *s, size_t n) {
-  char *p = tpl_arena_alloc(a, n + 1);
+  char *p = tpl__arena_take(a, n + 1, 1); /* text: packed, not cleared */
   if (!p) return NULL;
   if (n) memcpy(p, s, n);
   p[n] = 0;
