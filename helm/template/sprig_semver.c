@@ -57,8 +57,9 @@ static int re_match(int which, const char *s, size_t n, size_t start, re_m_t *m)
   if (rc > 0) {
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
     uint32_t np = pcre2_get_ovector_count(md);
+    /* pairs from rc on are not written by the match (not even as PCRE2_UNSET) */
     for (uint32_t i = 0; i < 32; i++) {
-      if (i < np && ov[2 * i] != PCRE2_UNSET) {
+      if (i < np && i < (uint32_t)rc && ov[2 * i] != PCRE2_UNSET) {
         m->so[i] = ov[2 * i];
         m->eo[i] = ov[2 * i + 1];
       } else {
