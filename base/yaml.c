@@ -909,6 +909,24 @@ static int yf_keych(unsigned char c) {
          c == '/' || c == '-';
 }
 
+/* After a scalar or flow collection (both line scanners): only spaces, then the line end or a
+ * ` #` comment. */
+static int yaml__tail_ok(const char *q, const char *e) {
+  const char *s = q;
+  while (q < e && *q == ' ') q++;
+  return q == e || (*q == '#' && q > s);
+}
+
+/* The header of a block scalar whose `|` or `>` is at p: an optional chomping indicator (*chomp:
+ * '-', '+' or 0; chomp may be NULL), then the tail; indentation indicators are left to libyaml. */
+static int yaml__block_header(const char *p, const char *e, int *chomp) {
+  const char *q = p + 1;
+  int c = 0;
+  if (q < e && (*q == '-' || *q == '+')) c = *q++;
+  if (chomp) *chomp = c;
+  return yaml__tail_ok(q, e);
+}
+
 /* The text of a one-line scalar starting at p (line ends at e): sets *end past it (and past trailing
  * spaces and a comment). For quoted scalars with want, *val gets the unescaped text (malloc'd).
  * 1 = ok plain, 2 = ok quoted, 3 = `{}` or `[]`, 0 = not in the subset. */
@@ -998,9 +1016,7 @@ static int yf_scalar(const char *p, const char *e, const char **vend, char **val
 tail:
   *vend = q;
 rest:
-  /* after the scalar: spaces, then nothing or a comment */
-  while (q < e && *q == ' ') q++;
-  if (q < e && !(*q == '#' && q[-1] == ' ')) {
+  if (!yaml__tail_ok(q, e)) {
     free(*val);
     *val = NULL;
     return 0;
@@ -1148,10 +1164,7 @@ int yaml_head_fast(const char *text, size_t len, cJSON **out) {
         ind = l->indent;
       } else {
         if (*r == '|' || *r == '>') {
-          const char *t = r + 1;
-          if (t < e && (*t == '-' || *t == '+')) t++;
-          while (t < e && *t == ' ') t++;
-          if (t < e && !(*t == '#' && t[-1] == ' ')) goto out;
+          if (!yaml__block_header(r, e, NULL)) goto out;
           in_block = 1, blk_parent = ind, blk_indent = 0;
           continue;
         }
@@ -1200,11 +1213,7 @@ int yaml_head_fast(const char *text, size_t len, cJSON **out) {
       continue;
     }
     if (*r == '|' || *r == '>') {
-      if (build) goto out;
-      const char *t = r + 1;
-      if (t < e && (*t == '-' || *t == '+')) t++;
-      while (t < e && *t == ' ') t++;
-      if (t < e && !(*t == '#' && t[-1] == ' ')) goto out;
+      if (build || !yaml__block_header(r, e, NULL)) goto out;
       in_block = 1, blk_parent = ind, blk_indent = 0;
       continue;
     }
@@ -1729,12 +1738,6 @@ bad:
   return 0;
 }
 
-/* After a scalar or flow collection: only spaces, then the line end or a ` #` comment. */
-static int yt_tail_ok(const char *q, const char *e) {
-  const char *s = q;
-  while (q < e && *q == ' ') q++;
-  return q == e || (*q == '#' && q > s);
-}
 
 /* A key at p (line end e): 1 with *key (malloc'd JSON key text) and *after (past its ':'), 0 when
  * the line does not start with a key (it may be a scalar item), -1 when outside the subset or
@@ -1908,10 +1911,8 @@ out:
  * content is read) goes to *v. 1, 0 outside the subset, -1 out of memory. */
 static int yt_block_start(yt_t *t, const char *p, const char *e, int parent, cJSON **v) {
   int literal = *p == '|';
-  int chomp = 0;
-  const char *q = p + 1;
-  if (q < e && (*q == '-' || *q == '+')) chomp = *q++;
-  if (!yt_tail_ok(q, e)) return 0;
+  int chomp;
+  if (!yaml__block_header(p, e, &chomp)) return 0;
   if (!(*v = cJSON_CreateNull())) return -1;
   t->blk_node = *v;
   t->blk_literal = literal;
@@ -1993,7 +1994,7 @@ static int yt_value(yt_t *t, const char *r, const char *e, size_t depth, int par
   if (*r == '|' || *r == '>') return yt_block_start(t, r, e, parent, v);
   if (*r == '[' || *r == '{') {
     int rc = yt_flow(t, &r, e, depth, v);
-    if (rc > 0 && !yt_tail_ok(r, e)) {
+    if (rc > 0 && !yaml__tail_ok(r, e)) {
       cJSON_Delete(*v);
       *v = NULL;
       return 0;
@@ -2005,7 +2006,7 @@ static int yt_value(yt_t *t, const char *r, const char *e, size_t depth, int par
     const char *z;
     int rc = yt_quoted(r, e, &s, &z);
     if (rc <= 0) return rc;
-    if (!yt_tail_ok(z, e)) {
+    if (!yaml__tail_ok(z, e)) {
       free(s);
       return 0;
     }
