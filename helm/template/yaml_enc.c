@@ -196,6 +196,12 @@ static inline void write_indicator(ye_t *e, const char *ind, bool need_ws, bool 
   e->open_ended = false;
 }
 
+/* A character of a word (analyze's fast case) ([A-Za-z0-9_./], '-' after the first). */
+static inline bool is_word_char(unsigned char c, size_t at) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '/' || (c == '-' && at > 0);
+}
+
 static void analyze(ye_t *e, const char *s, size_t n) {
   e->v = (const unsigned char *)s;
   e->n = n;
@@ -217,12 +223,7 @@ static void analyze(ye_t *e, const char *s, size_t n) {
   /* Most keys and values are words ([A-Za-z0-9_./], '-' after the first byte): no indicator, space,
    * break or special character, so every style is allowed; the loop below would find just that. */
   size_t k = 0;
-  for (; k < n; k++) {
-    unsigned char c = (unsigned char)s[k];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-          c == '/' || (c == '-' && k > 0)))
-      break;
-  }
+  while (k < n && is_word_char((unsigned char)s[k], k)) k++;
   if (k == n && !block_ind) {
     e->multiline = false;
     e->flow_plain = e->block_plain = e->single_ok = e->block_ok = true;
@@ -899,12 +900,6 @@ static void emit_str_v3(ye_t *e, const char *s, size_t n) {
     emit_scalar(e, style);
   }
   buf_free(&b64);
-}
-
-/* A character analyze() counts as part of a word ([A-Za-z0-9_./], '-' after the first). */
-static inline bool is_word_char(unsigned char c, size_t at) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '/' || (c == '-' && at > 0);
 }
 
 /* emit_scalar(ST_PLAIN) of a word that resolves to a string (analyze: every style allowed, one
