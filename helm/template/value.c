@@ -223,8 +223,26 @@ typedef struct {
   const uint64_t *cmp; /* comparing: the stored snapshot */
   size_t ncmp;
   bool bad; /* too big, out of memory, or (comparing) different */
-  size_t nc; /* making: lists and maps seen */
+  const void **conts; /* making: the lists and maps seen (NULL after running out of memory) */
+  size_t nc, ccap;
 } tpl__snap_t;
+
+/* Notes a list or map of the tree being snapshotted (for the memo's set of them). */
+static void tpl__snap_cont(tpl__snap_t *s, const void *c) {
+  if (s->nc == s->ccap) {
+    size_t nc = s->ccap ? s->ccap * 2 : 64;
+    const void **n = realloc(s->conts, nc * sizeof *n);
+    if (!n) {
+      free(s->conts);
+      s->conts = NULL;
+      s->ccap = (size_t)-1; /* stop noting: the entry goes without a set */
+      return;
+    }
+    s->conts = n;
+    s->ccap = nc;
+  }
+  if (s->conts) s->conts[s->nc++] = c;
+}
 
 /* One word of the snapshot: stored, or (cmp) compared with the stored one. */
 static inline __attribute__((always_inline)) void tpl__snap_put(tpl__snap_t *s, uint64_t x, const bool cmp) {
@@ -294,7 +312,7 @@ static inline __attribute__((always_inline)) void tpl__snap_walk(tpl__snap_t *s,
     const tpl_list_t *l = v->u.list;
     tpl__snap_put(s, (uintptr_t)l, cmp);
     if (!l) break;
-    if (!cmp) s->nc++;
+    if (!cmp) tpl__snap_cont(s, l);
     tpl__snap_put(s, l->len, cmp);
     tpl__snap_put(s, (uintptr_t)l->type | l->elem, cmp);
     for (size_t i = 0; i < l->len && !s->bad; i++) rec(s, &l->items[i], depth + 1);
@@ -304,7 +322,7 @@ static inline __attribute__((always_inline)) void tpl__snap_walk(tpl__snap_t *s,
     const tpl_map_t *m = v->u.map;
     tpl__snap_put(s, (uintptr_t)m, cmp);
     if (!m) break;
-    if (!cmp) s->nc++;
+    if (!cmp) tpl__snap_cont(s, m);
     tpl__snap_put(s, m->len, cmp);
     tpl__snap_put(s, (uintptr_t)m->type, cmp);
     for (size_t i = 0; i < m->len && !s->bad; i++) {
@@ -360,36 +378,25 @@ static bool tpl__cset_has(const tpl__memo_t *m, uintptr_t p) {
   }
 }
 
-/* An empty set sized for nc lists and maps (filled by tpl__cset_fill); none when out of memory. */
-static void tpl__cset_build(tpl__memo_t *m, size_t nc) {
+/* m's set of the tree's lists and maps, from the ones the snapshot noted (none when they are not
+ * known or memory is short: the entry is then compared every time). */
+static void tpl__cset_build(tpl__memo_t *m, const void *const *conts, size_t nc, bool known) {
   free(m->cset);
   m->cset = NULL;
   m->ccap = 0;
+  if (!known) return;
   size_t cap = 16;
   while (cap < 2 * nc + 2) cap *= 2;
   uintptr_t *set = calloc(cap, sizeof *set);
   if (!set) return;
+  for (size_t k = 0; k < nc; k++) {
+    uintptr_t p = (uintptr_t)conts[k];
+    size_t i = tpl__cset_slot(p) & (cap - 1);
+    while (set[i] && set[i] != p) i = (i + 1) & (cap - 1);
+    set[i] = p;
+  }
   m->cset = set;
   m->ccap = cap;
-}
-
-static void tpl__cset_add(tpl__memo_t *m, const void *c) {
-  uintptr_t p = (uintptr_t)c;
-  size_t i = tpl__cset_slot(p) & (m->ccap - 1);
-  while (m->cset[i] && m->cset[i] != p) i = (i + 1) & (m->ccap - 1);
-  m->cset[i] = p;
-}
-
-/* Adds every list and map of v's tree to m's set (the walk of the snapshot, containers only). */
-static void tpl__cset_fill(tpl__memo_t *m, const tpl_value_t *v, int depth) {
-  if (depth > 10000) return;
-  if (v->kind == TPL_LIST && v->u.list) {
-    tpl__cset_add(m, v->u.list);
-    for (size_t i = 0; i < v->u.list->len; i++) tpl__cset_fill(m, &v->u.list->items[i], depth + 1);
-  } else if (v->kind == TPL_MAP && v->u.map) {
-    tpl__cset_add(m, v->u.map);
-    for (size_t i = 0; i < v->u.map->len; i++) tpl__cset_fill(m, &v->u.map->ents[i].val, depth + 1);
-  }
 }
 
 static void tpl__memo_set_valid(tpl_arena_t *a, tpl__memo_t *m, bool valid) {
@@ -449,6 +456,7 @@ const char *tpl_memo_put(tpl_arena_t *a, const tpl_value_t *v, int what, const c
   tpl__snap_make(&s, v, 0);
   if (s.bad) {
     free(s.w);
+    free(s.conts);
     return NULL;
   }
   bool again = m && m->snap && m->nsnap == s.n && !memcmp(m->snap, s.w, s.n * sizeof *s.w);
@@ -465,11 +473,12 @@ const char *tpl_memo_put(tpl_arena_t *a, const tpl_value_t *v, int what, const c
     free(m->snap);
     m->snap = s.w;
     m->nsnap = s.n;
-    tpl__cset_build(m, s.nc);
-    if (m->ccap) tpl__cset_fill(m, v, 0);
+    tpl__cset_build(m, s.conts, s.nc, s.ccap != (size_t)-1);
+    free(s.conts);
     return NULL;
   }
   free(s.w);
+  free(s.conts);
   const char *t = m->text ? m->text : tpl__memo_text(m, text, len);
   if (t) tpl__memo_set_valid(a, m, true);
   return t;
