@@ -32,6 +32,7 @@ static size_t cjpool_nspare;
 static uintptr_t *cjpool_set;
 static size_t cjpool_cap, cjpool_n;
 static bool cjpool_on;
+static _Thread_local bool cjpool_away; /* this thread bypasses the pool */
 
 static size_t cjpool_slot(uintptr_t a) { return (size_t)(((a / CJPOOL_CHUNK) * 0x9E3779B97F4A7C15ull) >> 24); }
 
@@ -94,7 +95,7 @@ static void cjpool_retire(cjpool_chunk_t *c) {
 static void *cjpool_malloc(size_t n) {
   size_t need = (n + 7) & ~(size_t)7;
   if (!need) need = 8;
-  if (need > CJPOOL_BIG) return malloc(n);
+  if (need > CJPOOL_BIG || cjpool_away) return malloc(n);
   cjpool_chunk_t *c = cjpool_cur;
   if (!c || CJPOOL_CHUNK - c->used < need) {
     if (c && c->live == 0) cjpool_retire(c); /* else its last block retires it */
@@ -123,6 +124,10 @@ static void *cjpool_malloc(size_t n) {
 
 static void cjpool_free(void *p) {
   if (!p) return;
+  if (cjpool_away) {
+    free(p);
+    return;
+  }
   uintptr_t base = (uintptr_t)p & ~(uintptr_t)(CJPOOL_CHUNK - 1);
   if (!cjpool_has(base)) {
     free(p);
@@ -143,6 +148,12 @@ void cjpool_install(void) {
   cJSON_Hooks hooks = {cjpool_malloc, cjpool_free};
   cJSON_InitHooks(&hooks);
   cjpool_on = true;
+#endif
+}
+
+void cjpool_thread_off(void) {
+#ifndef CJPOOL_OFF
+  cjpool_away = true;
 #endif
 }
 

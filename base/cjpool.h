@@ -5,7 +5,7 @@
  * strings that code allocates and puts into nodes stay fine); a chunk is reused as soon as every
  * block carved from it has been freed, so a tree freed as a whole returns its memory, while a
  * block freed alone is not reused. Blocks over 1 KiB go to malloc.
- * Process-wide (cJSON_InitHooks) and single-threaded: meant for short commands, not for the
+ * Process-wide (cJSON_InitHooks) and used by one thread (others call cjpool_thread_off): meant for short commands, not for the
  * controller's loop, where long-lived nodes would keep chunks alive. */
 #pragma once
 #include <stddef.h>
@@ -13,6 +13,11 @@
 /* Routes cJSON's allocations through the pool (again: no effect). Not under AddressSanitizer,
  * which should see every block. */
 void cjpool_install(void);
+
+/* From now on the calling thread allocates cJSON blocks with malloc and frees them with free,
+ * without looking at the pool: a helper thread (the manifest sorter of `rudder template`) calls
+ * this first, and must then free only cJSON it allocated itself. The pool stays the main thread's. */
+void cjpool_thread_off(void);
 
 /* Chunks currently held (in use or kept empty for reuse). */
 size_t cjpool_chunks(void);

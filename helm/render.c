@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/b64.h"
+#include "base/worker.h"
 #include "base/yaml.h"
 #include "helm/manifest.h"
 #include "helm/template/helm_funcs.h"
@@ -1045,6 +1046,96 @@ static int render__caps_value(tpl_arena_t *a, const render_opts_t *o, render__ca
   return 0;
 }
 
+/* ---- template files parsed on the helper thread (opts->worker) ----
+ * A template file whose text holds neither `define` nor `block` defines nothing: it is parsed on
+ * the helper, a few files ahead of the one running (RENDER_PARSE_AHEAD), and runs in the set its
+ * parse made (attached to the chart's set as an overlay), so that only a few such trees are alive
+ * at a time and none is parsed twice. Helm parses every file before running any: so a parse error
+ * decides the outcome wherever it is, and before an error is returned the files before it (an
+ * earlier parse error wins) or all of them (over an execution error) are parsed too. */
+#define RENDER_PARSE_AHEAD 4
+
+typedef struct render__probe_s {
+  const char *name, *text; /* NULL name: not parsed on the helper */
+  size_t len;
+  long ticket;    /* 0: not posted yet; -1: parsed here */
+  bool keep;      /* keep the set for the run (else only the outcome) */
+  tpl_set_t *set; /* the kept parse (r == 0) until it runs */
+  int r;          /* tpl_set_parse's */
+  buf_t err;
+  const tpl_funcs_t *funcs;
+} render__probe_t;
+
+typedef struct render__probes_s {
+  worker_t *w;
+  render__probe_t *v; /* per template, in parse order */
+  size_t n;
+  size_t next;  /* every file before it has been posted */
+  size_t ahead; /* posted to be kept and not taken yet */
+} render__probes_t;
+
+static void render__probe_run(void *p) {
+  render__probe_t *pr = p;
+  tpl_set_t *set = tpl_set_new(pr->funcs);
+  pr->r = set ? tpl_set_parse(set, pr->name, pr->text, pr->len, &pr->err) : TPL_ENOMEM;
+  if (pr->r || !pr->keep) tpl_set_free(set);
+  else pr->set = set;
+}
+
+static bool render__may_define(const char *text, size_t len) {
+  return memmem(text, len, "define", 6) || memmem(text, len, "block", 5);
+}
+
+static void render__probe_post(render__probes_t *P, size_t i, bool keep) {
+  render__probe_t *pr = &P->v[i];
+  if (!pr->name || pr->ticket) return;
+  pr->keep = keep;
+  pr->ticket = worker_post(P->w, render__probe_run, pr);
+  if (pr->ticket < 0) render__probe_run(pr);
+}
+
+/* Keeps RENDER_PARSE_AHEAD files posted ahead of the one about to run. */
+static void render__probe_ahead(render__probes_t *P) {
+  for (; P->next < P->n && P->ahead < RENDER_PARSE_AHEAD; P->next++)
+    if (P->v[P->next].name && !P->v[P->next].ticket) {
+      render__probe_post(P, P->next, true);
+      P->ahead++;
+    }
+}
+
+static void render__probe_wait(render__probes_t *P, size_t i) {
+  if (P->v[i].ticket > 0) worker_wait_for(P->w, P->v[i].ticket);
+}
+
+/* The first parse error among the files before index `before`, in parse order (the ones not
+ * posted yet are parsed now): 0 none, else the render error code with err set. */
+static int render__probe_error(render__probes_t *P, size_t before, buf_t *err) {
+  if (!P->v) return 0;
+  for (size_t i = 0; i < before; i++) render__probe_post(P, i, false);
+  for (size_t i = 0; i < before; i++) {
+    render__probe_t *pr = &P->v[i];
+    if (!pr->name) continue;
+    render__probe_wait(P, i);
+    if (!pr->r) continue;
+    if (pr->r == TPL_ENOMEM) return RENDER_ENOMEM;
+    render__parse_error(pr->name, pr->err.data ? pr->err.data : "", err);
+    return RENDER_EINVAL;
+  }
+  return 0;
+}
+
+/* Frees what the probes hold, once the helper has finished them. */
+static void render__probes_free(render__probes_t *P) {
+  if (!P->v) return;
+  if (P->w) worker_wait(P->w);
+  for (size_t i = 0; i < P->n; i++) {
+    tpl_set_free(P->v[i].set);
+    buf_free(&P->v[i].err);
+  }
+  free(P->v);
+  P->v = NULL;
+}
+
 static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, const render_opts_t *opts,
                          render_file_t **files, size_t *nfiles, buf_t *err);
 
@@ -1073,6 +1164,7 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
   render__build_t b = {0};
   render__src_t *srcs = NULL;
   bool *lazy = NULL;
+  render__probes_t probes = {.w = o->worker}; /* files parsed on the helper */
   tpl_set_t **kept = NULL; /* overlays that must outlive their template */
   size_t nkept = 0;
   render_file_t *outv = NULL;
@@ -1132,7 +1224,9 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
   st->mk = o->strict ? TPL_MISSINGKEY_ERROR : TPL_MISSINGKEY_ZERO;
   buf_t perr = BUF_INIT;
   lazy = calloc(b.n + 1, sizeof *lazy);
-  if (!lazy) {
+  if (o->worker) probes.v = calloc(b.n + 1, sizeof *probes.v);
+  probes.n = b.n;
+  if (!lazy || (o->worker && !probes.v)) {
     rc = RENDER_ENOMEM;
     goto done;
   }
@@ -1144,6 +1238,15 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
     int r = 0;
     const char *base = strrchr(b.t[i].name, '/');
     base = base ? base + 1 : b.t[i].name;
+    if (base[0] != '_' && probes.v && !render__may_define(b.t[i].file->data, b.t[i].file->len)) {
+      render__probe_t *pr = &probes.v[i]; /* parsed on the helper when its turn comes */
+      pr->funcs = funcs;
+      pr->name = b.t[i].name;
+      pr->text = b.t[i].file->data;
+      pr->len = b.t[i].file->len;
+      lazy[i] = true;
+      continue;
+    }
     if (base[0] != '_') {
       /* Parsed on its own first (the parser consults nothing else of the set): a file that defines
        * no other template is parsed again only when it runs. */
@@ -1160,7 +1263,7 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
     if (!r && !lazy[i]) r = tpl_set_parse(set, b.t[i].name, b.t[i].file->data, b.t[i].file->len, &perr);
     if (r) {
       if (r == TPL_ENOMEM) rc = RENDER_ENOMEM;
-      else {
+      else if (!(rc = render__probe_error(&probes, i, err))) { /* one before it comes first */
         render__parse_error(b.t[i].name, perr.data ? perr.data : "", err);
         rc = RENDER_EINVAL;
       }
@@ -1173,6 +1276,8 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
    * all are parsed into the set in order then, as without laziness. */
   for (size_t i = 0; i < b.n; i++)
     if (lazy[i] && tpl_set_has(set, b.t[i].name)) {
+      if ((rc = render__probe_error(&probes, b.n, err))) goto done; /* all must parse */
+      render__probes_free(&probes); /* all parsed into the set now */
       tpl_set_free(set);
       if (!(set = tpl_set_new(funcs))) {
         rc = RENDER_ENOMEM;
@@ -1210,8 +1315,22 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
      * list that outlives it (`set` on .Values, ...): then the arena keeps it all. Between templates
      * include's nesting counts are all zero, so the names they point to are dropped as well. */
     st->helm.ninc = 0;
-    if (!(st->ov = tpl_set_overlay(set)) ||
-        (lazy[i] && tpl_set_parse(st->ov, b.t[i].name, b.t[i].file->data, b.t[i].file->len, NULL))) {
+    if (lazy[i] && probes.v && probes.v[i].name) {
+      /* its parse from the helper, which goes on with the next files */
+      render__probe_ahead(&probes);
+      render__probe_wait(&probes, i);
+      if (probes.v[i].r) {
+        buf_free(&out);
+        buf_free(&eb);
+        rc = render__probe_error(&probes, i + 1, err);
+        goto done;
+      }
+      st->ov = probes.v[i].set;
+      probes.v[i].set = NULL;
+      probes.ahead--;
+      tpl_set_attach(st->ov, set);
+    } else if (!(st->ov = tpl_set_overlay(set)) ||
+               (lazy[i] && tpl_set_parse(st->ov, b.t[i].name, b.t[i].file->data, b.t[i].file->len, NULL))) {
       tpl_set_free(st->ov);
       st->ov = NULL;
       buf_free(&out);
@@ -1241,7 +1360,7 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
     st->ov = NULL;
     if (r) {
       if (r == TPL_ENOMEM) rc = RENDER_ENOMEM;
-      else {
+      else if (!(rc = render__probe_error(&probes, b.n, err))) { /* parse errors come first */
         render__exec_error(b.t[i].name, eb.data ? eb.data : "", err);
         rc = RENDER_EINVAL;
       }
@@ -1278,8 +1397,16 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
       goto done;
     }
     nout++;
+    if (o->on_file) {
+      if (o->on_file(o->on_file_ctx, outv[nout - 1].name, &outv[nout - 1].text, outv[nout - 1].len)) {
+        rc = RENDER_ENOMEM;
+        goto done;
+      }
+      if (!outv[nout - 1].text) outv[nout - 1].len = 0;
+    }
   }
 done:
+  render__probes_free(&probes); /* first: no parse may still read what is freed below */
   if (rc == RENDER_ENOMEM) {
     buf_reset(err);
     buf_puts(err, "out of memory");

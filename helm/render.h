@@ -24,6 +24,17 @@ typedef struct render_opts_s {
   const char *const *api_versions; /* extra Capabilities.APIVersions (after the defaults) */
   size_t napi_versions;
   bool strict; /* missingkey=error */
+  /* render_template*: a helper thread parses templates for errors and splits and sorts the
+   * manifests while templates render (for a one-shot command on a multi-core machine; the
+   * controller's loop leaves it off). */
+  bool helper_thread;
+  /* render_chart*: the helper thread to use (base/worker.h), NULL for none. */
+  struct worker_s *worker;
+  /* render_chart*: called with each rendered file as soon as its text is final (NULL: none).
+   * It may take the text (malloc'd, NUL-terminated): it sets *text to NULL, and the file is then
+   * returned with text NULL and len 0. Nonzero: out of memory. */
+  int (*on_file)(void *ctx, const char *name, char **text, size_t len);
+  void *on_file_ctx;
 } render_opts_t;
 
 typedef struct render_file_s {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/worker.h"
 #include "base/yaml.h"
 #include "helm/manifest.h"
 #include "helm/render.h"
@@ -271,6 +272,110 @@ static int rt__sort_file(const char *path, const char *text, size_t len, rt__ite
   return rc;
 }
 
+/* ---- sorting on the helper thread (opts->helper_thread) ----
+ * Each rendered file is handed over as soon as it is made (render_opts_t.on_file takes its text)
+ * and split and sorted (rt__sort_file) on the helper thread while the next templates render. The
+ * results are kept per file and read after rendering in file name order, exactly as the files are
+ * read without the thread: the same documents, the same first error. */
+typedef struct rt__job_s {
+  char *name;
+  char *text; /* taken from the renderer; freed once sorted */
+  size_t len;
+  rt__item_t *gen, *hooks;
+  size_t ngen, nhooks;
+  int rc; /* rt__sort_file's */
+  buf_t err;
+} rt__job_t;
+
+typedef struct rt__sorter_s {
+  worker_t *w;     /* NULL: each file is sorted when given */
+  rt__job_t **all; /* every job, in the order given */
+  size_t n, cap;
+} rt__sorter_t;
+
+static void rt__items_free(rt__item_t *v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(v[i].content);
+    free(v[i].kind);
+  }
+  free(v);
+}
+
+static void rt__sort_job(void *p) {
+  rt__job_t *j = p;
+  const char *base = strrchr(j->name, '/');
+  base = base ? base + 1 : j->name;
+  if (base[0] != '_' && !rt__is_blank(j->text, j->len))
+    j->rc = rt__sort_file(j->name, j->text, j->len, &j->gen, &j->ngen, &j->hooks, &j->nhooks, &j->err);
+  free(j->text); /* its documents are copied out */
+  j->text = NULL;
+}
+
+/* render_opts_t.on_file: takes every file but NOTES.txt (read by rt__template). */
+static int rt__sorter_give(void *ctx, const char *name, char **text, size_t len) {
+  rt__sorter_t *so = ctx;
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  size_t l = strlen(base);
+  if (l >= 9 && !strcmp(base + l - 9, "NOTES.txt")) return 0;
+  rt__job_t *j = calloc(1, sizeof *j);
+  if (!j || !(j->name = strdup(name))) {
+    free(j);
+    return -1;
+  }
+  if (so->n == so->cap) {
+    size_t nc = so->cap ? so->cap * 2 : 64;
+    rt__job_t **na = realloc(so->all, nc * sizeof *na);
+    if (!na) {
+      free(j->name);
+      free(j);
+      return -1;
+    }
+    so->all = na;
+    so->cap = nc;
+  }
+  so->all[so->n++] = j;
+  j->text = *text;
+  j->len = len;
+  *text = NULL;
+  if (!so->w || worker_post(so->w, rt__sort_job, j) < 0) rt__sort_job(j);
+  return 0;
+}
+
+/* Frees the jobs; the helper must have finished them (worker_wait). */
+static void rt__sorter_free(rt__sorter_t *so) {
+  for (size_t i = 0; i < so->n; i++) {
+    rt__job_t *j = so->all[i];
+    free(j->name);
+    free(j->text);
+    rt__items_free(j->gen, j->ngen);
+    rt__items_free(j->hooks, j->nhooks);
+    buf_free(&j->err);
+    free(j);
+  }
+  free(so->all);
+  so->all = NULL;
+  so->n = so->cap = 0;
+}
+
+static int rt__cmp_jobs(const void *a, const void *b) {
+  return strcmp((*(rt__job_t *const *)a)->name, (*(rt__job_t *const *)b)->name);
+}
+
+/* Appends src's items to *dst (moving them). */
+static int rt__items_move(rt__item_t **dst, size_t *nd, rt__item_t **src, size_t *ns) {
+  if (!*ns) return 0;
+  rt__item_t *nv = realloc(*dst, (*nd + *ns) * sizeof *nv);
+  if (!nv) return -1;
+  memcpy(nv + *nd, *src, *ns * sizeof *nv);
+  *dst = nv;
+  *nd += *ns;
+  free(*src);
+  *src = NULL;
+  *ns = 0;
+  return 0;
+}
+
 /* Stable sort by kind in install order, through manifest_sort_docs (line carries the index). */
 static int rt__sort_items(rt__item_t *v, size_t n) {
   if (n < 2) return 0;
@@ -388,8 +493,20 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
   }
   render_file_t *files = NULL;
   size_t nfiles = 0;
-  rc = render_chart_take(c, vals, opts, &files, &nfiles, err);
+  rt__sorter_t so = {0};
+  render_opts_t ro = *opts;
+  worker_t *helper = NULL;
+  if (opts->helper_thread && !opts->on_file && !opts->worker) {
+    helper = worker_start(); /* NULL: all on this thread */
+    so.w = helper;
+    ro.worker = helper;
+    ro.on_file = rt__sorter_give;
+    ro.on_file_ctx = &so;
+  }
+  rc = render_chart_take(c, vals, &ro, &files, &nfiles, err);
+  worker_stop(helper); /* every file is sorted now */
   if (rc) {
+    rt__sorter_free(&so);
     if (rc != RENDER_ENOMEM) buf_puts(err, DEBUG_HINT);
     return rc;
   }
@@ -417,6 +534,7 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
   if (rc) {
     buf_free(&notes);
     render_files_free(files, nfiles);
+    rt__sorter_free(&so);
     return rc;
   }
   if (nfiles) qsort(files, nfiles, sizeof *files, rt__cmp_files);
@@ -435,6 +553,19 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
       buf_puts(err, DEBUG_HINT);
       rc = RENDER_EINVAL;
     }
+  }
+  /* the files the sorter took (every one but NOTES.txt), in name order as above */
+  if (so.n) qsort(so.all, so.n, sizeof *so.all, rt__cmp_jobs);
+  for (size_t i = 0; i < so.n && !rc; i++) {
+    rt__job_t *j = so.all[i];
+    if (j->rc < 0) rc = RENDER_ENOMEM;
+    else if (j->rc > 0) {
+      buf_reset(err);
+      buf_append(err, j->err.data ? j->err.data : "", j->err.len);
+      buf_puts(err, DEBUG_HINT);
+      rc = RENDER_EINVAL;
+    } else if (rt__items_move(&gen, &ngen, &j->gen, &j->ngen) || rt__items_move(&hooks, &nhooks, &j->hooks, &j->nhooks))
+      rc = RENDER_ENOMEM;
   }
   if (!rc && (rt__sort_items(gen, ngen) || rt__sort_items(hooks, nhooks))) rc = RENDER_ENOMEM;
   if (!rc && rt__crds(c, out)) rc = RENDER_ENOMEM;
@@ -457,6 +588,7 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
   free(gen);
   free(hooks);
   render_files_free(files, nfiles);
+  rt__sorter_free(&so); /* after the pushes: items point to the jobs' names */
   if (!rc) {
     if (!notes.data && buf_reserve(&notes, 0)) rc = RENDER_ENOMEM;
     else out->notes = buf_steal(&notes);

@@ -445,8 +445,11 @@ int template_cmd_main(int argc, char **argv) {
     cJSON_Delete(vals);
     goto out;
   }
+  /* A helper thread parses templates and sorts manifests beside rendering; RUDDER_TEMPLATE_HELPER=0
+   * keeps everything on one thread (same output; for comparisons and single-core machines). */
+  const char *helper = getenv("RUDDER_TEMPLATE_HELPER");
   render_opts_t ro = {.release_name = name, .namespace = ns, .is_upgrade = is_upgrade, .kube_version = kube_version,
-                      .api_versions = apis.v, .napi_versions = apis.n};
+                      .api_versions = apis.v, .napi_versions = apis.n, .helper_thread = !helper || strcmp(helper, "0")};
   render_output_t o;
   buf_t err = BUF_INIT;
   int r = render_template_take(c, vals, &ro, &o, &err); /* consumes vals */

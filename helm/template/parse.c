@@ -592,6 +592,8 @@ tpl_set_t *tpl_set_overlay(const tpl_set_t *base) {
   return s;
 }
 
+void tpl_set_attach(tpl_set_t *set, const tpl_set_t *base) { set->parent = base; }
+
 const tpl_tree_t *tpl__set_lookup(const tpl_set_t *set, const char *name, size_t len) {
   for (; set; set = set->parent) {
     tpl_value_t *v = tpl_map_get(&set->trees, name, len);

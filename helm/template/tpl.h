@@ -329,6 +329,10 @@ int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len
  * overlay are its own and hide base's of the same name; lookups fall back to base. For running one
  * template without keeping its tree in base, or Go's Clone-then-Parse. NULL on OOM. */
 tpl_set_t *tpl_set_overlay(const tpl_set_t *base);
+/* Makes set, made by tpl_set_new, an overlay of base as tpl_set_overlay would have (parsing does
+ * not consult the base, so a file can be parsed before its base is known; none of its templates
+ * may be named as one of base's). */
+void tpl_set_attach(tpl_set_t *set, const tpl_set_t *base);
 /* How many templates the set itself holds (an overlay's own, without its base's). */
 size_t tpl_set_count(const tpl_set_t *set);
 /* True when the set has a template called name. */
