@@ -1310,7 +1310,7 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
       goto done;
     }
     buf_t out = BUF_INIT, eb = BUF_INIT;
-    tpl_exec_opts_t eo = {.missingkey = st->mk, .udata = st, .resolve = render__resolve};
+    tpl_exec_opts_t eo = {.missingkey = st->mk, .udata = st, .resolve = render__resolve, .helper = o->worker};
     /* What the template makes is given back once its text is out, unless it wrote into a map or
      * list that outlives it (`set` on .Values, ...): then the arena keeps it all. Between templates
      * include's nesting counts are all zero, so the names they point to are dropped as well. */

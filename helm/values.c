@@ -414,6 +414,32 @@ static int values__sort_keys(cJSON *v) {
     n++;
   }
   if (sorted || n < 2) return 0;
+  if (n <= 16) {
+    /* few members (most objects): an insertion sort of the list itself, without an array */
+    cJSON *head = v->child, *done = head, *c = head->next;
+    done->next = NULL;
+    while (c) {
+      cJSON *next = c->next;
+      if (strcmp(c->string, head->string) < 0) {
+        c->next = head;
+        head = c;
+      } else {
+        cJSON *p = head;
+        while (p->next && strcmp(p->next->string, c->string) <= 0) p = p->next;
+        c->next = p->next;
+        p->next = c;
+      }
+      c = next;
+    }
+    cJSON *prev = NULL, *last = head;
+    for (cJSON *m = head; m; m = m->next) {
+      m->prev = prev;
+      prev = last = m;
+    }
+    head->prev = last; /* cJSON: the first member's prev is the last */
+    v->child = head;
+    return 0;
+  }
   cJSON **a = malloc(n * sizeof *a);
   if (!a) return VALUES_ENOMEM;
   n = 0;

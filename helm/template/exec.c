@@ -27,6 +27,7 @@ typedef struct tpl__exec_s {
   int max_depth;
   void *udata;
   bool (*resolve)(void *udata, const char *name, size_t len);
+  struct worker_s *helper;
   tpl__stack_t stack; /* deep nesting continues on mmap'd segments */
   const char *root_name;
   tpl__var_t *vars;
@@ -895,6 +896,7 @@ void *tpl_call_udata(tpl_call_t *call) { return call->fn ? call->fn->udata : NUL
 void *tpl_call_self(tpl_call_t *call) { return call->self; }
 const tpl_funcs_t *tpl__call_funcs(tpl_call_t *call) { return tpl__set_funcs(call->s->x->set); }
 void *tpl_call_exec_udata(tpl_call_t *call) { return call->s->x->udata; }
+struct worker_s *tpl_call_helper(tpl_call_t *call) { return call->s->x->helper; }
 
 int tpl_call_execute(tpl_call_t *call, const char *name, tpl_value_t data, buf_t *out) {
   tpl__state_t *s = call->s;
@@ -935,6 +937,7 @@ int tpl_set_execute(const tpl_set_t *set, const char *name, tpl_value_t data, tp
       .max_depth = opts->max_depth ? opts->max_depth : 100000,
       .udata = opts->udata,
       .resolve = opts->resolve,
+      .helper = opts->helper,
       .root_name = "gotpl",
   };
   tpl__stack_init(&x.stack, opts->max_stack);

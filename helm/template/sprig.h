@@ -16,8 +16,14 @@ int sprig_funcs_add(tpl_funcs_t *t);
  * indent: NULL or the MarshalIndent indent string. 0, -1 with Go's error text
  * in err (e.g. "json: unsupported value: NaN"), or TPL_ENOMEM. */
 int sprig_json_encode(buf_t *out, const tpl_value_t *v, bool html, const char *indent, buf_t *err);
+/* sprig_json_encode that may hand half of a big list to a helper thread (base/worker.h; NULL:
+ * none). The same text and errors. */
+int sprig_json_encode_with(buf_t *out, const tpl_value_t *v, bool html, const char *indent, buf_t *err,
+                           struct worker_s *helper);
 
 /* Appends sigs.k8s.io/yaml.Marshal(v) (JSON, then yaml.v2's emitter: sorted
  * keys, quoting of strings that read as other types, block scalars, 80-column
  * folding), including the final newline. 0, -1 (Go's error in err) or TPL_ENOMEM. */
 int sprig_yaml_encode(buf_t *out, const tpl_value_t *v, buf_t *err);
+/* sprig_yaml_encode that may hand half of a big list to a helper thread (NULL: none). */
+int sprig_yaml_encode_with(buf_t *out, const tpl_value_t *v, buf_t *err, struct worker_s *helper);

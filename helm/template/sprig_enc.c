@@ -46,7 +46,7 @@ SPRIG_FN(f_toyaml) {
   buf_t b = BUF_INIT;
   tpl_value_t v = sprig__arg(&args[0]);
   if (memo_hit(c, &v, MEMO_TOYAML, out)) return 0;
-  int rc = sprig_yaml_encode(&b, &v, NULL);
+  int rc = sprig_yaml_encode_with(&b, &v, NULL, tpl_call_helper(c));
   if (rc == TPL_ENOMEM) {
     buf_free(&b);
     return rc;
@@ -75,7 +75,7 @@ SPRIG_FN(f_toyamlpretty) {
 SPRIG_FN(f_musttoyaml) {
   buf_t b = BUF_INIT, err = BUF_INIT;
   tpl_value_t v = sprig__arg(&args[0]);
-  int rc = sprig_yaml_encode(&b, &v, &err);
+  int rc = sprig_yaml_encode_with(&b, &v, &err, tpl_call_helper(c));
   if (rc) {
     buf_free(&b);
     if (rc != TPL_ENOMEM) rc = tpl_call_errorf(c, "%s", err.data ? err.data : "");
@@ -91,7 +91,7 @@ static int to_json(tpl_call_t *c, tpl_value_t *args, bool html, const char *inde
   tpl_value_t v = sprig__arg(&args[0]);
   int fn = indent ? MEMO_TOPRETTYJSON : html ? MEMO_TOJSON : MEMO_TORAWJSON;
   if (memo_hit(c, &v, fn, out)) return 0;
-  int rc = sprig_json_encode(&b, &v, html, indent, &err);
+  int rc = sprig_json_encode_with(&b, &v, html, indent, &err, tpl_call_helper(c));
   if (rc == TPL_ENOMEM) {
     buf_free(&b);
     buf_free(&err);

@@ -7,6 +7,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/worker.h"
 #include "helm/template/sprig_internal.h"
 
 /* ---- encoding ---- */
@@ -17,7 +18,11 @@ typedef struct {
   const char *indent;
   buf_t *err;
   int rc;
+  worker_t *helper; /* may take half of a big list (jpart_*) */
+  bool part;        /* encoding that half on the helper */
 } jenc_t;
+
+#define JPART_BAIL 2 /* the helper's half holds something it leaves to the main thread */
 
 static const char hexd[] = "0123456789abcdef";
 
@@ -201,6 +206,72 @@ static void newline(jenc_t *e, int depth) {
   for (int i = 0; i < depth; i++) jput(e, e->indent, strlen(e->indent));
 }
 
+static void jenc(jenc_t *e, const tpl_value_t *v, int depth);
+
+/* ---- big lists in two halves ----
+ * The items of a list are encoded one after the other, each on its own: the second half of a big
+ * one is encoded on the helper thread into a buffer of its own while this thread does the first,
+ * and appended. An error in the first half wins, as when encoding in order; host objects
+ * (sprig__object_marshal) are left to this thread. */
+typedef struct {
+  jenc_t je;
+  buf_t out, err;
+  const tpl_list_t *l;
+  size_t from;
+  int depth;
+  long ticket;
+} jpart_t;
+
+static bool jpart_worth(const tpl_list_t *l) {
+  if (l->len < 256) return false;
+  tpl_kind_t k0 = (tpl_kind_t)l->items[0].kind;
+  return k0 == TPL_MAP || k0 == TPL_LIST || l->len >= 8192;
+}
+
+static void jpart_items(jenc_t *e, const tpl_list_t *l, size_t from, size_t to, int depth) {
+  for (size_t i = from; i < to && !e->rc; i++) {
+    if (i) jput(e, ",", 1);
+    newline(e, depth + 1);
+    jenc(e, &l->items[i], depth + 1);
+  }
+}
+
+static void jpart_run(void *p) {
+  jpart_t *pt = p;
+  jpart_items(&pt->je, pt->l, pt->from, pt->l->len, pt->depth);
+}
+
+static jpart_t *jpart_start(const jenc_t *e, const tpl_list_t *l, size_t from, int depth) {
+  jpart_t *pt = calloc(1, sizeof *pt);
+  if (!pt) return NULL;
+  pt->je = (jenc_t){&pt->out, e->html, e->indent, e->err ? &pt->err : NULL, 0, NULL, true};
+  pt->l = l;
+  pt->from = from;
+  pt->depth = depth;
+  pt->ticket = worker_post(e->helper, jpart_run, pt);
+  if (pt->ticket < 0) {
+    free(pt);
+    return NULL;
+  }
+  return pt;
+}
+
+/* After the first half: the second half's text appended (or its error taken), or encoded here. */
+static void jpart_join(jenc_t *e, jpart_t *pt) {
+  worker_wait_for(e->helper, pt->ticket);
+  if (!e->rc) {
+    if (!pt->je.rc) jput(e, pt->out.data ? pt->out.data : "", pt->out.len);
+    else if (pt->je.rc == JPART_BAIL) jpart_items(e, pt->l, pt->from, pt->l->len, pt->depth);
+    else {
+      e->rc = pt->je.rc;
+      if (e->err && pt->err.len) buf_append(e->err, pt->err.data, pt->err.len);
+    }
+  }
+  buf_free(&pt->out);
+  buf_free(&pt->err);
+  free(pt);
+}
+
 static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
   if (e->rc) return;
   if (depth > 1000) {
@@ -242,10 +313,15 @@ static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
       return;
     }
     jputc(e, '[');
-    for (size_t i = 0; i < l->len && !e->rc; i++) {
-      if (i) jputc(e, ',');
-      newline(e, depth + 1);
-      jenc(e, &l->items[i], depth + 1);
+    jpart_t *pt = e->helper && jpart_worth(l) ? jpart_start(e, l, l->len / 2, depth) : NULL;
+    if (pt) {
+      worker_t *h = e->helper;
+      e->helper = NULL; /* one split at a time */
+      jpart_items(e, l, 0, pt->from, depth);
+      e->helper = h;
+      jpart_join(e, pt);
+    } else {
+      jpart_items(e, l, 0, l->len, depth);
     }
     if (l->len) newline(e, depth);
     jputc(e, ']');
@@ -283,6 +359,10 @@ static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
     return;
   }
   case TPL_OBJECT: {
+    if (e->part) {
+      e->rc = JPART_BAIL;
+      return;
+    }
     buf_t t = BUF_INIT;
     bool num = false;
     if (sprig__object_marshal(v, &t, &num)) {
@@ -304,10 +384,15 @@ static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
   }
 }
 
-int sprig_json_encode(buf_t *out, const tpl_value_t *v, bool html, const char *indent, buf_t *err) {
-  jenc_t e = {out, html, indent, err, 0};
+int sprig_json_encode_with(buf_t *out, const tpl_value_t *v, bool html, const char *indent, buf_t *err,
+                           worker_t *helper) {
+  jenc_t e = {out, html, indent, err, 0, helper, false};
   jenc(&e, v, 0);
   return e.rc;
+}
+
+int sprig_json_encode(buf_t *out, const tpl_value_t *v, bool html, const char *indent, buf_t *err) {
+  return sprig_json_encode_with(out, v, html, indent, err, NULL);
 }
 
 /* ---- decoding ---- */

@@ -11,6 +11,8 @@
 
 #include "base/buf.h"
 
+struct worker_s; /* base/worker.h */
+
 /* ---- errors ---------------------------------------------------------- */
 
 #define TPL_ENOMEM (-12)   /* out of memory */
@@ -358,10 +360,15 @@ typedef struct tpl_exec_opts_s {
    * the executing set (an overlay the host owns) and return true, and the lookup is made again.
    * NULL: not found is final. */
   bool (*resolve)(void *udata, const char *name, size_t len);
+  /* A helper thread (base/worker.h) that host functions may hand part of their work to
+   * (tpl_call_helper): encoders split big lists with it. NULL: none. */
+  struct worker_s *helper;
 } tpl_exec_opts_t;
 
 /* The udata given in the execution options. */
 void *tpl_call_exec_udata(tpl_call_t *call);
+/* The helper thread given in the execution options (NULL: none). */
+struct worker_s *tpl_call_helper(tpl_call_t *call);
 
 /* Executes template `name` with dot = data, appending to out; values made
  * during execution live in arena. Returns 0, TPL_EEXEC/TPL_ELIMIT/TPL_EINVAL

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/worker.h"
 #include "helm/template/sprig_internal.h"
 #include "helm/template/unicode.h"
 
@@ -49,7 +50,11 @@ typedef struct {
   int style;
   bool v3; /* yaml.v3's Encoder (toYamlPretty): no JSON step, no folding, indented sequences, tabs quoted */
   ye_scratch_t scratch[YE_SCRATCH_DEPTH]; /* emit_map's key arrays, per nesting depth */
+  worker_t *helper; /* may take half of a big sequence (ypart_*) */
+  bool part;        /* emitting that half on the helper */
 } ye_t;
+
+#define YPART_BAIL 2 /* the helper's half holds something it leaves to the main thread */
 
 static unsigned char at(const ye_t *e, size_t i) { return i < e->n ? e->v[i] : 0; }
 
@@ -1013,6 +1018,95 @@ static void ye_fini(ye_t *e) {
   }
 }
 
+/* ---- big sequences in two halves ----
+ * Between two items of a block sequence the emitter's state is only where the last item ended:
+ * the next one starts with write_indent, which breaks the line unless the last item ended at the
+ * sequence's indentation (a literal block at the root's). The second half of a big sequence is
+ * emitted on the helper thread as if the line had to be broken, into a buffer of its own, while
+ * this thread emits the first half; its text is appended when this thread's state would break
+ * the line too (and then this thread takes the helper's final state), else this thread emits the
+ * second half itself. An error in the first half wins, as when emitting in order; host objects
+ * are left to this thread. */
+typedef struct {
+  ye_t pe;
+  buf_t out, err;
+  const tpl_list_t *l;
+  size_t from;
+  int depth;
+  long ticket;
+} ypart_t;
+
+static void ye_fini(ye_t *e);
+
+static bool ypart_worth(const tpl_list_t *l) {
+  if (l->len < 256) return false;
+  tpl_kind_t k0 = (tpl_kind_t)l->items[0].kind;
+  return k0 == TPL_MAP || k0 == TPL_LIST || l->len >= 8192;
+}
+
+static void seq_items(ye_t *e, const tpl_list_t *l, size_t from, size_t to, int depth) {
+  for (size_t i = from; i < to && !e->rc; i++) {
+    write_indent(e);
+    write_indicator(e, "-", true, false, true);
+    emit_node(e, &l->items[i], false, true, false, false, depth + 1);
+  }
+}
+
+static void ypart_run(void *p) {
+  ypart_t *pt = p;
+  seq_items(&pt->pe, pt->l, pt->from, pt->l->len, pt->depth);
+}
+
+static ypart_t *ypart_start(const ye_t *e, const tpl_list_t *l, size_t from, int depth) {
+  ypart_t *pt = calloc(1, sizeof *pt);
+  if (!pt) return NULL;
+  ye_t *pe = &pt->pe;
+  pe->out = &pt->out;
+  pe->err = &pt->err;
+  pe->best_width = e->best_width;
+  pe->best_indent = e->best_indent;
+  pe->v3 = e->v3;
+  pe->flow_level = e->flow_level;
+  pe->indent = e->indent;
+  pe->column = (e->indent < 0 ? 0 : e->indent) + 1; /* as after an item: the line is broken */
+  pe->whitespace = false;
+  pe->indention = false;
+  pe->part = true;
+  pt->l = l;
+  pt->from = from;
+  pt->depth = depth;
+  pt->ticket = worker_post(e->helper, ypart_run, pt);
+  if (pt->ticket < 0) {
+    free(pt);
+    return NULL;
+  }
+  return pt;
+}
+
+static void ypart_join(ye_t *e, ypart_t *pt) {
+  worker_wait_for(e->helper, pt->ticket);
+  if (!e->rc) {
+    int indent = e->indent < 0 ? 0 : e->indent;
+    bool brk = !e->indention || e->column > indent || (e->column == indent && !e->whitespace);
+    if (pt->pe.rc == YPART_BAIL || !brk) {
+      seq_items(e, pt->l, pt->from, pt->l->len, pt->depth);
+    } else if (pt->pe.rc) {
+      e->rc = pt->pe.rc;
+      if (pt->err.len) buf_append(e->err, pt->err.data, pt->err.len);
+    } else {
+      if (pt->out.len && buf_append(e->out, pt->out.data, pt->out.len)) e->rc = TPL_ENOMEM;
+      e->column = pt->pe.column;
+      e->whitespace = pt->pe.whitespace;
+      e->indention = pt->pe.indention;
+      e->open_ended = pt->pe.open_ended;
+    }
+  }
+  ye_fini(&pt->pe);
+  buf_free(&pt->out);
+  buf_free(&pt->err);
+  free(pt);
+}
+
 static void emit_seq(ye_t *e, const tpl_list_t *l, int depth) {
   if (l->len == 0) {
     write_indicator(e, "[", true, true, false);
@@ -1024,10 +1118,15 @@ static void emit_seq(ye_t *e, const tpl_list_t *l, int depth) {
     return;
   }
   increase_indent(e, false, !e->v3 && e->map_ctx && !e->indention);
-  for (size_t i = 0; i < l->len && !e->rc; i++) {
-    write_indent(e);
-    write_indicator(e, "-", true, false, true);
-    emit_node(e, &l->items[i], false, true, false, false, depth + 1);
+  ypart_t *pt = e->helper && ypart_worth(l) ? ypart_start(e, l, l->len / 2, depth) : NULL;
+  if (pt) {
+    worker_t *h = e->helper;
+    e->helper = NULL; /* one split at a time */
+    seq_items(e, l, 0, pt->from, depth);
+    e->helper = h;
+    ypart_join(e, pt);
+  } else {
+    seq_items(e, l, 0, l->len, depth);
   }
   pop_indent(e);
 }
@@ -1267,6 +1366,10 @@ static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool m
     else emit_map(e, v->u.map, depth);
     return;
   case TPL_OBJECT: {
+    if (e->part) {
+      e->rc = YPART_BAIL;
+      return;
+    }
     buf_t t = BUF_INIT;
     bool num = false;
     if (sprig__object_marshal(v, &t, &num)) {
@@ -1426,9 +1529,12 @@ static int stale_key_check(const tpl_value_t *v, buf_t *err) {
   return rc;
 }
 
-int sprig_yaml_encode(buf_t *out, const tpl_value_t *v, buf_t *err) {
+int sprig_yaml_encode(buf_t *out, const tpl_value_t *v, buf_t *err) { return sprig_yaml_encode_with(out, v, err, NULL); }
+
+int sprig_yaml_encode_with(buf_t *out, const tpl_value_t *v, buf_t *err, worker_t *helper) {
   buf_t scratch = BUF_INIT;
   ye_t e = {0};
+  e.helper = helper;
   e.out = out;
   e.err = err ? err : &scratch;
   e.best_width = 80;
