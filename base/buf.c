@@ -44,7 +44,7 @@ void buf_reset(buf_t *b) {
   if (b->data) b->data[0] = 0;
 }
 
-void buf_free(buf_t *b) {
+void buf__free(buf_t *b) {
   free(b->data);
   b->data = NULL;
   b->len = b->cap = 0;

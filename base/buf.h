@@ -42,7 +42,11 @@ int buf_vprintf(buf_t *b, const char *fmt, va_list ap);
 /* Empties the buffer, keeping its memory. */
 void buf_reset(buf_t *b);
 /* Frees the memory. */
-void buf_free(buf_t *b);
+void buf__free(buf_t *b);
+static inline void buf_free(buf_t *b) {
+  if (b->data) buf__free(b);
+  else b->len = b->cap = 0;
+}
 /* Hands the data to the caller (NUL-terminated, never NULL) and empties the buffer. */
 char *buf_steal(buf_t *b);
 /* Removes the first n bytes. */

@@ -8,7 +8,8 @@
 
 typedef struct worker_s worker_t;
 
-/* Starts the thread; NULL when it cannot be started (callers then do the work themselves). */
+/* Starts the thread; NULL when it cannot be started or this process may use only one CPU (callers
+ * then do the work themselves). */
 worker_t *worker_start(void);
 
 /* Queues fn(arg). Its ticket (1, 2, ... in posting order), or -1 when out of memory (fn is then

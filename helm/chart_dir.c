@@ -88,9 +88,10 @@ typedef struct walk_s {
 /* Reads a file. For a regular file whose size stat gave (regular, hint) in one read where it can:
  * a read that returns less than asked ends such a file, and one that fills the buffer (it grew)
  * goes on; anything else is read until a read returns nothing. */
-static int read_all(const char *path, int regular, size_t hint, size_t max, char **data, size_t *len, int *too_big) {
+static int read_all_at(int dfd, const char *path, int regular, size_t hint, size_t max, char **data, size_t *len,
+                       int *too_big) {
   *too_big = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -errno;
   size_t cap = hint + 1, n = 0;
   char *b = malloc(cap + 1);
@@ -134,6 +135,10 @@ static int read_all(const char *path, int regular, size_t hint, size_t max, char
   return 0;
 }
 
+static int read_all(const char *path, int regular, size_t hint, size_t max, char **data, size_t *len, int *too_big) {
+  return read_all_at(AT_FDCWD, path, regular, hint, max, data, len, too_big);
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static int walk_dir(walk_t *w, const char *abs, const char *rel, int depth) {
@@ -150,6 +155,7 @@ static int walk_dir(walk_t *w, const char *abs, const char *rel, int depth) {
   size_t nn = 0, cn = 0;
   struct dirent *de;
   int rc = 0;
+  int dfd = dirfd(d); /* entries are looked at relative to it (no walk of the whole path each time) */
   while ((de = readdir(d))) {
     if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
     if (nn == cn) {
@@ -167,7 +173,6 @@ static int walk_dir(walk_t *w, const char *abs, const char *rel, int depth) {
     }
     nn++;
   }
-  closedir(d);
   if (!rc && nn) qsort(names, nn, sizeof *names, cmp_str);
   for (size_t i = 0; i < nn && !rc; i++) {
     char *ap = NULL, *rp = NULL;
@@ -177,7 +182,7 @@ static int walk_dir(walk_t *w, const char *abs, const char *rel, int depth) {
       break;
     }
     struct stat st;
-    if (stat(ap, &st)) {
+    if (fstatat(dfd, names[i], &st, 0)) {
       snprintf(w->err->message, sizeof w->err->message, "stat %s: %s", ap, strerror(errno));
       rc = CHART_EINVAL;
     } else if (S_ISDIR(st.st_mode)) {
@@ -198,7 +203,7 @@ static int walk_dir(walk_t *w, const char *abs, const char *rel, int depth) {
         char *data;
         size_t len;
         int big;
-        int r = read_all(ap, 1, (size_t)st.st_size, w->budget, &data, &len, &big);
+        int r = read_all_at(dfd, names[i], 1, (size_t)st.st_size, w->budget, &data, &len, &big);
         if (r == -ENOMEM) rc = CHART_ENOMEM;
         else if (r == -EFBIG) {
           snprintf(w->err->message, sizeof w->err->message, "chart exceeds maximum decompressed size of %zu bytes",
@@ -236,6 +241,7 @@ static int walk_dir(walk_t *w, const char *abs, const char *rel, int depth) {
     free(ap);
     free(rp);
   }
+  closedir(d);
   for (size_t i = 0; i < nn; i++) free(names[i]);
   free(names);
   if (rc == CHART_ENOMEM) snprintf(w->err->message, sizeof w->err->message, "out of memory");

@@ -156,9 +156,13 @@ static int vars_push(tpl__state_t *s, const char *name, size_t len, tpl_value_t 
 }
 
 static tpl__var_t *var_find(tpl__state_t *s, const char *name, size_t len) {
+  /* names are short ("$", "$k"): their last byte first, then the rest */
+  char last = name[len - 1];
   for (size_t i = s->x->nvars; i > s->vbase; i--) {
     tpl__var_t *v = &s->x->vars[i - 1];
-    if (v->len == len && memcmp(v->name, name, len) == 0) return v;
+    if (v->len == len && v->name[len - 1] == last &&
+        (len == 1 || (v->name[0] == name[0] && (len == 2 || memcmp(v->name + 1, name + 1, len - 2) == 0))))
+      return v;
   }
   return NULL;
 }
@@ -270,7 +274,16 @@ static bool assignable(const tpl_value_t *v, char t) {
 }
 
 /* Go's state.validateType; typ 0 means "no type" (chain receivers). */
-static int validate_type(tpl__state_t *s, tpl_value_t v, char typ, tpl_value_t *out) {
+static int validate_type_slow(tpl__state_t *s, tpl_value_t v, char typ, tpl_value_t *out);
+static inline int validate_type(tpl__state_t *s, tpl_value_t v, char typ, tpl_value_t *out) {
+  if (v.kind != TPL_INVALID && (typ == 'a' || typ == 'v' || typ == 0)) { /* any value as it is (most) */
+    *out = v;
+    return 0;
+  }
+  return validate_type_slow(s, v, typ, out);
+}
+
+static int validate_type_slow(tpl__state_t *s, tpl_value_t v, char typ, tpl_value_t *out) {
   if (v.kind == TPL_INVALID) {
     if (typ == 0) { *out = v; return 0; }
     if (param_can_be_nil(typ)) { *out = zero_of_param(typ); return 0; }
@@ -299,8 +312,10 @@ static int ideal_constant(tpl__state_t *s, const tpl_node_t *c, tpl_value_t *out
     return 0;
   }
   bool has_fchars = false;
-  for (size_t i = 0; i < c->slen; i++)
-    if (strchr(".eEpP", c->str[i])) has_fchars = true;
+  for (size_t i = 0; i < c->slen && !has_fchars; i++) {
+    char ch = c->str[i];
+    has_fchars = ch == '.' || ch == 'e' || ch == 'E' || ch == 'p' || ch == 'P';
+  }
   if ((c->num & TPL_NUM_FLOAT) && !is_hex_int(c->str, c->slen) && !(c->slen && c->str[0] == '\'') && has_fchars) {
     *out = tpl_value_float(c->f);
     return 0;
@@ -521,7 +536,9 @@ typedef struct tpl__sig_s {
 } tpl__sig_t;
 
 static tpl__sig_t parse_sig(const char *sig) {
-  tpl__sig_t g = {sig, strlen(sig), false};
+  size_t n = 0;
+  while (sig[n]) n++; /* a few letters */
+  tpl__sig_t g = {sig, n, false};
   if (g.n && sig[g.n - 1] == '*') {
     g.n--;
     g.variadic = true;
