@@ -119,6 +119,13 @@ static int map_file(const char *path, char **data, size_t *len, size_t *map) {
   return 0;
 }
 
+/* Templates of the chart and its subcharts, and their bytes. */
+static void count_templates(const chart_t *c, size_t *n, size_t *bytes) {
+  *n += c->ntemplates;
+  for (size_t i = 0; i < c->ntemplates; i++) *bytes += c->templates[i].len;
+  for (size_t i = 0; i < c->ndeps; i++) count_templates(c->deps[i], n, bytes);
+}
+
 static int set_file_reader(void *ud, const char *name, char **data, size_t *len, char *err, size_t errlen) {
   int r = read_file(name, data, len);
   if (r) snprintf(err, errlen, "open %s: %s", name, strerror(-r));
@@ -383,6 +390,7 @@ int template_cmd_main(int argc, char **argv) {
   }
   /* values: -f, --set-json, --set, --set-string, --set-file, --set-literal */
   cJSON *vals = cJSON_CreateObject();
+  bool big_values = false; /* a values file of 1 MiB or more (map_file mapped it) */
   char msg[1024];
   for (size_t i = 0; i < files.n; i++) {
     char *data;
@@ -395,6 +403,7 @@ int template_cmd_main(int argc, char **argv) {
     }
     cJSON *cur = NULL;
     r = values_parse_yaml(data, len, &cur, msg, sizeof msg);
+    if (map) big_values = true;
     if (map) munmap(data, map);
     else free(data);
     if (r) {
@@ -445,11 +454,16 @@ int template_cmd_main(int argc, char **argv) {
     cJSON_Delete(vals);
     goto out;
   }
-  /* A helper thread parses templates and sorts manifests beside rendering; RUDDER_TEMPLATE_HELPER=0
-   * keeps everything on one thread (same output; for comparisons and single-core machines). */
+  /* A helper thread parses templates, sorts manifests and encodes halves of big lists beside
+   * rendering (the same output). Starting it costs about a millisecond: it is used for many
+   * templates or big values. RUDDER_TEMPLATE_HELPER=0 never uses it, =1 always (tests). */
   const char *helper = getenv("RUDDER_TEMPLATE_HELPER");
+  size_t ntpl = 0, tpl_bytes = 0;
+  count_templates(c, &ntpl, &tpl_bytes);
+  bool worth = helper && *helper ? strcmp(helper, "0") != 0
+                                 : big_values || ntpl >= 24 || tpl_bytes >= ((size_t)256 << 10);
   render_opts_t ro = {.release_name = name, .namespace = ns, .is_upgrade = is_upgrade, .kube_version = kube_version,
-                      .api_versions = apis.v, .napi_versions = apis.n, .helper_thread = !helper || strcmp(helper, "0")};
+                      .api_versions = apis.v, .napi_versions = apis.n, .helper_thread = worth};
   render_output_t o;
   buf_t err = BUF_INIT;
   int r = render_template_take(c, vals, &ro, &o, &err); /* consumes vals */
