@@ -9,6 +9,13 @@
 
 #include "base/cjpool.h"
 
+/* Jobs go from the posting thread to the helper through a single-producer single-consumer list
+ * without a lock: the helper's head is a node whose job has been taken (at first the stub), the
+ * poster appends behind its tail. Each side spins a while before it sleeps (the mutex and the
+ * condition variables are for sleeping only); the atomics are sequentially consistent where a
+ * side announces it sleeps and then looks again, so that a wake-up is never lost. The poster frees
+ * the nodes the helper is done with (a block is freed by the thread that allocated it: no waits
+ * on the other thread's malloc arena). */
 typedef struct worker_job_s {
   struct worker_job_s *next;
   void (*fn)(void *);
@@ -16,18 +23,22 @@ typedef struct worker_job_s {
 } worker_job_t;
 
 struct worker_s {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;   /* the helper: a job was posted, or stop */
-  pthread_cond_t idle; /* waiters: a job finished */
-  pthread_t th;
-  worker_job_t *head, **tail; /* head and finished are also read without the lock (spinning) */
-  size_t posted, finished;
-  int waiters; /* threads asleep on idle */
+  worker_job_t stub;
+  worker_job_t *head; /* the helper's (read by the poster to free the nodes before it) */
+  worker_job_t *tail; /* the poster's */
+  worker_job_t *reclaim; /* the poster's: the oldest node it has not freed */
+  size_t posted;      /* the poster's */
+  size_t finished;    /* written by the helper */
   bool stop;
+  int sleeping; /* the helper sleeps on cv */
+  int waiters;  /* threads sleeping on idle */
+  pthread_mutex_t mu;
+  pthread_cond_t cv, idle;
+  pthread_t th;
 };
 
-/* Both sides spin this long before they sleep: a job is often posted (or finished) a few
- * microseconds later, and a sleeping thread takes much longer than that to wake. */
+/* Both sides spin this long before they sleep: a job is often posted (or finished) within a few
+ * hundred microseconds, and a sleeping thread takes long to wake. */
 #define WORKER_SPIN_NS 500000L
 
 static long worker__ns(void) {
@@ -42,48 +53,38 @@ static void worker__relax(void) {
 #endif
 }
 
-/* Spins (without the lock) until cond(w) holds or the time is up. */
-static bool worker__spin(worker_t *w, bool (*cond)(worker_t *, long), long arg) {
-  long start = worker__ns();
-  for (unsigned k = 1;; k++) {
-    if (cond(w, arg)) return true;
-    worker__relax();
-    if (!(k & 63) && worker__ns() - start > WORKER_SPIN_NS) return false;
-  }
-}
-
-static bool worker__has_job(worker_t *w, long unused) {
-  (void)unused;
-  return __atomic_load_n(&w->head, __ATOMIC_ACQUIRE) != NULL || __atomic_load_n(&w->stop, __ATOMIC_ACQUIRE);
-}
-
-static bool worker__done_to(worker_t *w, long ticket) {
-  return (long)__atomic_load_n(&w->finished, __ATOMIC_ACQUIRE) >= ticket;
-}
+static worker_job_t *worker__next(worker_t *w) { return __atomic_load_n(&w->head->next, __ATOMIC_SEQ_CST); }
+static bool worker__stopping(worker_t *w) { return __atomic_load_n(&w->stop, __ATOMIC_SEQ_CST); }
 
 static void *worker_main(void *p) {
   worker_t *w = p;
   cjpool_thread_off(); /* the cJSON pool belongs to the main thread */
-  pthread_mutex_lock(&w->mu);
   for (;;) {
-    if (!w->head && !w->stop) {
-      pthread_mutex_unlock(&w->mu);
-      worker__spin(w, worker__has_job, 0);
-      pthread_mutex_lock(&w->mu);
+    worker_job_t *j = worker__next(w);
+    if (!j) {
+      long start = worker__ns();
+      for (unsigned k = 1; !(j = worker__next(w)) && !worker__stopping(w); k++) {
+        worker__relax();
+        if (!(k & 63) && worker__ns() - start > WORKER_SPIN_NS) break;
+      }
     }
-    while (!w->head && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
-    worker_job_t *j = w->head;
-    if (!j) break; /* stop, and nothing left */
-    __atomic_store_n(&w->head, j->next, __ATOMIC_RELEASE);
-    if (!w->head) w->tail = &w->head;
-    pthread_mutex_unlock(&w->mu);
+    if (!j && !worker__stopping(w)) {
+      pthread_mutex_lock(&w->mu);
+      __atomic_store_n(&w->sleeping, 1, __ATOMIC_SEQ_CST);
+      while (!(j = worker__next(w)) && !worker__stopping(w)) pthread_cond_wait(&w->cv, &w->mu);
+      __atomic_store_n(&w->sleeping, 0, __ATOMIC_SEQ_CST);
+      pthread_mutex_unlock(&w->mu);
+    }
+    if (!j) break; /* stopping, and nothing left */
+    __atomic_store_n(&w->head, j, __ATOMIC_RELEASE); /* j is the new stub: the ones before it are done */
     j->fn(j->arg);
-    free(j);
-    pthread_mutex_lock(&w->mu);
-    __atomic_store_n(&w->finished, w->finished + 1, __ATOMIC_RELEASE);
-    if (w->waiters) pthread_cond_broadcast(&w->idle);
+    __atomic_store_n(&w->finished, w->finished + 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&w->waiters, __ATOMIC_SEQ_CST)) {
+      pthread_mutex_lock(&w->mu);
+      pthread_cond_broadcast(&w->idle);
+      pthread_mutex_unlock(&w->mu);
+    }
   }
-  pthread_mutex_unlock(&w->mu);
   return NULL;
 }
 
@@ -93,7 +94,7 @@ worker_t *worker_start(void) {
   if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2) return NULL;
   worker_t *w = calloc(1, sizeof *w);
   if (!w) return NULL;
-  w->tail = &w->head;
+  w->head = w->tail = w->reclaim = &w->stub;
   if (pthread_mutex_init(&w->mu, NULL)) goto fail_mu;
   if (pthread_cond_init(&w->cv, NULL)) goto fail_cv;
   if (pthread_cond_init(&w->idle, NULL)) goto fail_idle;
@@ -110,45 +111,67 @@ fail_mu:
   return NULL;
 }
 
+/* Frees the nodes before the helper's head. */
+static void worker__reclaim(worker_t *w) {
+  worker_job_t *h = __atomic_load_n(&w->head, __ATOMIC_ACQUIRE);
+  while (w->reclaim != h) {
+    worker_job_t *n = w->reclaim->next;
+    if (w->reclaim != &w->stub) free(w->reclaim);
+    w->reclaim = n;
+  }
+}
+
 long worker_post(worker_t *w, void (*fn)(void *), void *arg) {
+  worker__reclaim(w);
   worker_job_t *j = malloc(sizeof *j);
   if (!j) return -1;
   j->next = NULL;
   j->fn = fn;
   j->arg = arg;
-  pthread_mutex_lock(&w->mu);
-  if (w->head) *w->tail = j;
-  else __atomic_store_n(&w->head, j, __ATOMIC_RELEASE);
-  w->tail = &j->next;
+  __atomic_store_n(&w->tail->next, j, __ATOMIC_SEQ_CST);
+  w->tail = j;
   long ticket = (long)++w->posted;
-  pthread_cond_signal(&w->cv);
-  pthread_mutex_unlock(&w->mu);
+  if (__atomic_load_n(&w->sleeping, __ATOMIC_SEQ_CST)) {
+    pthread_mutex_lock(&w->mu);
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+  }
   return ticket;
 }
 
+static bool worker__done_to(worker_t *w, long ticket) {
+  return (long)__atomic_load_n(&w->finished, __ATOMIC_SEQ_CST) >= ticket;
+}
+
+bool worker_finished(worker_t *w, long ticket) { return worker__done_to(w, ticket); }
+
 void worker_wait_for(worker_t *w, long ticket) {
-  if (worker__spin(w, worker__done_to, ticket)) return;
+  long start = worker__ns();
+  for (unsigned k = 1; !worker__done_to(w, ticket); k++) {
+    worker__relax();
+    if (!(k & 63) && worker__ns() - start > WORKER_SPIN_NS) break;
+  }
+  if (worker__done_to(w, ticket)) return;
   pthread_mutex_lock(&w->mu);
-  w->waiters++;
-  while ((long)w->finished < ticket) pthread_cond_wait(&w->idle, &w->mu);
-  w->waiters--;
+  __atomic_add_fetch(&w->waiters, 1, __ATOMIC_SEQ_CST);
+  while (!worker__done_to(w, ticket)) pthread_cond_wait(&w->idle, &w->mu);
+  __atomic_sub_fetch(&w->waiters, 1, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(&w->mu);
 }
 
-void worker_wait(worker_t *w) {
-  pthread_mutex_lock(&w->mu);
-  long all = (long)w->posted;
-  pthread_mutex_unlock(&w->mu);
-  worker_wait_for(w, all);
-}
+void worker_wait(worker_t *w) { worker_wait_for(w, (long)w->posted); }
 
 void worker_stop(worker_t *w) {
   if (!w) return;
-  pthread_mutex_lock(&w->mu);
-  __atomic_store_n(&w->stop, true, __ATOMIC_RELEASE);
-  pthread_cond_signal(&w->cv);
-  pthread_mutex_unlock(&w->mu);
+  __atomic_store_n(&w->stop, true, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&w->sleeping, __ATOMIC_SEQ_CST)) {
+    pthread_mutex_lock(&w->mu);
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+  }
   pthread_join(w->th, NULL);
+  worker__reclaim(w);
+  if (w->head != &w->stub) free(w->head);
   pthread_cond_destroy(&w->idle);
   pthread_cond_destroy(&w->cv);
   pthread_mutex_destroy(&w->mu);

@@ -1082,6 +1082,8 @@ static void render__probe_run(void *p) {
   else pr->set = set;
 }
 
+static void render__set_free_job(void *set) { tpl_set_free(set); }
+
 static bool render__may_define(const char *text, size_t len) {
   return memmem(text, len, "define", 6) || memmem(text, len, "block", 5);
 }
@@ -1315,6 +1317,7 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
      * list that outlives it (`set` on .Values, ...): then the arena keeps it all. Between templates
      * include's nesting counts are all zero, so the names they point to are dropped as well. */
     st->helm.ninc = 0;
+    bool from_helper = false; /* its set was made there: freed there too (no waits on its malloc arena) */
     if (lazy[i] && probes.v && probes.v[i].name) {
       /* its parse from the helper, which goes on with the next files */
       render__probe_ahead(&probes);
@@ -1329,6 +1332,7 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
       probes.v[i].set = NULL;
       probes.ahead--;
       tpl_set_attach(st->ov, set);
+      from_helper = true;
     } else if (!(st->ov = tpl_set_overlay(set)) ||
                (lazy[i] && tpl_set_parse(st->ov, b.t[i].name, b.t[i].file->data, b.t[i].file->len, NULL))) {
       tpl_set_free(st->ov);
@@ -1341,7 +1345,7 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
     tpl_arena_mark_t mark = tpl_arena_mark(a);
     int r = tpl_set_execute(st->ov, b.t[i].name, b.t[i].dot, a, &eo, &out, &eb);
     if (tpl_arena_release(a, &mark)) {
-      tpl_set_free(st->ov);
+      if (!from_helper || worker_post(o->worker, render__set_free_job, st->ov) < 0) tpl_set_free(st->ov);
     } else {
       /* The template wrote into values that outlive it: they may hold strings of its parse tree,
        * so the overlay stays until the end. */

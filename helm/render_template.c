@@ -279,8 +279,9 @@ static int rt__sort_file(const char *path, const char *text, size_t len, rt__ite
  * read without the thread: the same documents, the same first error. */
 typedef struct rt__job_s {
   char *name;
-  char *text; /* taken from the renderer; freed once sorted */
+  char *text; /* taken from the renderer; freed by this thread once sorted */
   size_t len;
+  long ticket; /* the helper's job, or 0 */
   rt__item_t *gen, *hooks;
   size_t ngen, nhooks;
   int rc; /* rt__sort_file's */
@@ -291,6 +292,7 @@ typedef struct rt__sorter_s {
   worker_t *w;     /* NULL: each file is sorted when given */
   rt__job_t **all; /* every job, in the order given */
   size_t n, cap;
+  size_t freed;    /* jobs before it have their text freed */
 } rt__sorter_t;
 
 static void rt__items_free(rt__item_t *v, size_t n) {
@@ -307,8 +309,6 @@ static void rt__sort_job(void *p) {
   base = base ? base + 1 : j->name;
   if (base[0] != '_' && !rt__is_blank(j->text, j->len))
     j->rc = rt__sort_file(j->name, j->text, j->len, &j->gen, &j->ngen, &j->hooks, &j->nhooks, &j->err);
-  free(j->text); /* its documents are copied out */
-  j->text = NULL;
 }
 
 /* render_opts_t.on_file: takes every file but NOTES.txt (read by rt__template). */
@@ -338,7 +338,19 @@ static int rt__sorter_give(void *ctx, const char *name, char **text, size_t len)
   j->text = *text;
   j->len = len;
   *text = NULL;
-  if (!so->w || worker_post(so->w, rt__sort_job, j) < 0) rt__sort_job(j);
+  j->ticket = so->w ? worker_post(so->w, rt__sort_job, j) : 0;
+  if (j->ticket <= 0) {
+    j->ticket = 0;
+    rt__sort_job(j);
+  }
+  /* the texts of the files sorted so far: their documents are copied out (freed here, by the
+   * thread that allocated them) */
+  for (; so->freed < so->n; so->freed++) {
+    rt__job_t *d = so->all[so->freed];
+    if (d->ticket && !worker_finished(so->w, d->ticket)) break;
+    free(d->text);
+    d->text = NULL;
+  }
   return 0;
 }
 
