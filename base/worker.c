@@ -143,8 +143,6 @@ static bool worker__done_to(worker_t *w, long ticket) {
   return (long)__atomic_load_n(&w->finished, __ATOMIC_SEQ_CST) >= ticket;
 }
 
-bool worker_finished(worker_t *w, long ticket) { return worker__done_to(w, ticket); }
-
 void worker_wait_for(worker_t *w, long ticket) {
   long start = worker__ns();
   for (unsigned k = 1; !worker__done_to(w, ticket); k++) {

@@ -4,7 +4,6 @@
  * helper (cjpool_thread_off), so cJSON the helper makes is malloc'd and must be freed by code that
  * does not assume the pool. The controller's loop does not use it. */
 #pragma once
-#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct worker_s worker_t;
@@ -16,9 +15,6 @@ worker_t *worker_start(void);
 /* Queues fn(arg). Its ticket (1, 2, ... in posting order), or -1 when out of memory (fn is then
  * not run). */
 long worker_post(worker_t *w, void (*fn)(void *), void *arg);
-
-/* True when the job with this ticket (and so every job before it) has finished. */
-bool worker_finished(worker_t *w, long ticket);
 
 /* Returns once the job with this ticket, and so every job posted before it, has finished. */
 void worker_wait_for(worker_t *w, long ticket);

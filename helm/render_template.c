@@ -109,8 +109,8 @@ static int rt__is_blank(const char *s, size_t n) {
 
 typedef struct rt__item_s {
   const char *path;
-  char *content;
-  size_t len;
+  char *content; /* NULL until copied when sorted without copying (off then says where) */
+  size_t len, off;
   char *kind;
   bool is_test;
 } rt__item_t;
@@ -142,8 +142,9 @@ static const char *rt__kind_name(const cJSON *v) {
        : cJSON_IsBool(v) ? "bool" : "number";
 }
 
-/* One file's documents into hooks or manifests (manifestFile.sort). 0, 1 (YAML error in err), -1 OOM. */
-static int rt__sort_file(const char *path, const char *text, size_t len, rt__item_t **gen, size_t *ngen,
+/* One file's documents into hooks or manifests (manifestFile.sort). 0, 1 (YAML error in err), -1 OOM.
+ * copy: each item gets its document's text, else only where it is in text (rt__items_copy). */
+static int rt__sort_file(const char *path, const char *text, size_t len, bool copy, rt__item_t **gen, size_t *ngen,
                          rt__item_t **hooks, size_t *nhooks, buf_t *err) {
   yaml_span_t *spans = NULL;
   size_t ns = 0;
@@ -212,8 +213,8 @@ static int rt__sort_file(const char *path, const char *text, size_t len, rt__ite
       }
     }
     const cJSON *hook = cJSON_IsObject(ann) && ann->child ? cJSON_GetObjectItemCaseSensitive(ann, "helm.sh/hook") : NULL;
-    rt__item_t it = {path, strndup(d, dl), dl, strdup(kind), false};
-    if (!it.content || !it.kind) {
+    rt__item_t it = {path, copy ? strndup(d, dl) : NULL, dl, (size_t)(d - text), strdup(kind), false};
+    if ((copy && !it.content) || !it.kind) {
       free(it.content);
       free(it.kind);
       cJSON_Delete(j);
@@ -276,10 +277,12 @@ static int rt__sort_file(const char *path, const char *text, size_t len, rt__ite
  * Each rendered file is handed over as soon as it is made (render_opts_t.on_file takes its text)
  * and split and sorted (rt__sort_file) on the helper thread while the next templates render. The
  * results are kept per file and read after rendering in file name order, exactly as the files are
- * read without the thread: the same documents, the same first error. */
+ * read without the thread: the same documents, the same first error. The documents' texts are
+ * copied out then, file by file, each file's text freed once copied (as without the thread: the
+ * copies take the place of the texts, and each block is freed by the thread that made it). */
 typedef struct rt__job_s {
   char *name;
-  char *text; /* taken from the renderer; freed by this thread once sorted */
+  char *text; /* taken from the renderer; freed by this thread once its documents are copied */
   size_t len;
   long ticket; /* the helper's job, or 0 */
   rt__item_t *gen, *hooks;
@@ -292,7 +295,6 @@ typedef struct rt__sorter_s {
   worker_t *w;     /* NULL: each file is sorted when given */
   rt__job_t **all; /* every job, in the order given */
   size_t n, cap;
-  size_t freed;    /* jobs before it have their text freed */
 } rt__sorter_t;
 
 static void rt__items_free(rt__item_t *v, size_t n) {
@@ -308,7 +310,7 @@ static void rt__sort_job(void *p) {
   const char *base = strrchr(j->name, '/');
   base = base ? base + 1 : j->name;
   if (base[0] != '_' && !rt__is_blank(j->text, j->len))
-    j->rc = rt__sort_file(j->name, j->text, j->len, &j->gen, &j->ngen, &j->hooks, &j->nhooks, &j->err);
+    j->rc = rt__sort_file(j->name, j->text, j->len, false, &j->gen, &j->ngen, &j->hooks, &j->nhooks, &j->err);
 }
 
 /* render_opts_t.on_file: takes every file but NOTES.txt (read by rt__template). */
@@ -343,14 +345,13 @@ static int rt__sorter_give(void *ctx, const char *name, char **text, size_t len)
     j->ticket = 0;
     rt__sort_job(j);
   }
-  /* the texts of the files sorted so far: their documents are copied out (freed here, by the
-   * thread that allocated them) */
-  for (; so->freed < so->n; so->freed++) {
-    rt__job_t *d = so->all[so->freed];
-    if (d->ticket && !worker_finished(so->w, d->ticket)) break;
-    free(d->text);
-    d->text = NULL;
-  }
+  return 0;
+}
+
+/* Gives a sorted file's items their texts, copied out of the file's text. 0 or -1. */
+static int rt__items_copy(rt__item_t *v, size_t n, const char *text) {
+  for (size_t i = 0; i < n; i++)
+    if (!(v[i].content = strndup(text + v[i].off, v[i].len))) return -1;
   return 0;
 }
 
@@ -556,7 +557,7 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
     const char *base = strrchr(files[i].name, '/');
     base = base ? base + 1 : files[i].name;
     if (base[0] == '_' || rt__is_blank(files[i].text, files[i].len)) continue;
-    int r = rt__sort_file(files[i].name, files[i].text, files[i].len, &gen, &ngen, &hooks, &nhooks, err);
+    int r = rt__sort_file(files[i].name, files[i].text, files[i].len, true, &gen, &ngen, &hooks, &nhooks, err);
     free(files[i].text); /* its documents are copied out: the rendered text is not held twice */
     files[i].text = NULL;
     files[i].len = 0;
@@ -576,8 +577,12 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
       buf_append(err, j->err.data ? j->err.data : "", j->err.len);
       buf_puts(err, DEBUG_HINT);
       rc = RENDER_EINVAL;
-    } else if (rt__items_move(&gen, &ngen, &j->gen, &j->ngen) || rt__items_move(&hooks, &nhooks, &j->hooks, &j->nhooks))
+    } else if (rt__items_copy(j->gen, j->ngen, j->text) || rt__items_copy(j->hooks, j->nhooks, j->text) ||
+               rt__items_move(&gen, &ngen, &j->gen, &j->ngen) || rt__items_move(&hooks, &nhooks, &j->hooks, &j->nhooks)) {
       rc = RENDER_ENOMEM;
+    }
+    free(j->text);
+    j->text = NULL;
   }
   if (!rc && (rt__sort_items(gen, ngen) || rt__sort_items(hooks, nhooks))) rc = RENDER_ENOMEM;
   if (!rc && rt__crds(c, out)) rc = RENDER_ENOMEM;
