@@ -3,6 +3,7 @@
 #include "base/b64.h"
 #include "base/buf.h"
 #include <errno.h>
+#include <stdbool.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -1338,6 +1339,87 @@ static int yt_keyset_add(yaml__keyset_t *ks, cJSON *item, uint64_t h) {
   return 0;
 }
 
+/* ---- keys shared between nodes (yaml_intern_keys) ----
+ * A values file of 20,000 list items has 120,000 keys and a handful of distinct ones. When the
+ * calling thread asked for it, the plain keys the tree scanner makes are kept once, in blocks that
+ * live to the end of the process (one-shot commands only), and their nodes are marked
+ * cJSON_StringIsConst so that cJSON does not free them. */
+#define YT_INTERN_MAX 64 /* longer keys are malloc'd as before */
+typedef struct yt_iblock_s {
+  struct yt_iblock_s *next;
+  size_t used;
+  char data[16384];
+} yt_iblock_t;
+
+static _Thread_local bool yt_intern_on;
+static struct {
+  const char **slot;
+  size_t cap, n;
+  yt_iblock_t *blocks;
+} yt_keys;
+
+static void yt_intern_free(void) {
+  free(yt_keys.slot);
+  for (yt_iblock_t *b = yt_keys.blocks, *n; b; b = n) {
+    n = b->next;
+    free(b);
+  }
+  memset(&yt_keys, 0, sizeof yt_keys);
+}
+
+void yaml_intern_keys(void) {
+  static bool registered;
+  if (!registered && atexit(yt_intern_free) == 0) registered = true;
+  if (registered) yt_intern_on = true;
+}
+
+static bool yt_is_interned(const char *k) {
+  for (const yt_iblock_t *b = yt_keys.blocks; b; b = b->next)
+    if (k >= b->data && k < b->data + sizeof b->data) return true;
+  return false;
+}
+
+static void yt_free_key(char *k) {
+  if (k && !yt_is_interned(k)) free(k);
+}
+
+/* The shared copy of p[0..n) (n <= YT_INTERN_MAX), or NULL when memory is short. */
+static char *yt_intern(const char *p, size_t n) {
+  if ((yt_keys.n + 1) * 2 > yt_keys.cap) {
+    size_t nc = yt_keys.cap ? yt_keys.cap * 2 : 1024;
+    const char **ns = calloc(nc, sizeof *ns);
+    if (!ns) return NULL;
+    for (size_t i = 0; i < yt_keys.cap; i++)
+      if (yt_keys.slot[i]) {
+        size_t j = yaml__hash(yt_keys.slot[i]) & (nc - 1);
+        while (ns[j]) j = (j + 1) & (nc - 1);
+        ns[j] = yt_keys.slot[i];
+      }
+    free(yt_keys.slot);
+    yt_keys.slot = ns;
+    yt_keys.cap = nc;
+  }
+  char tmp[YT_INTERN_MAX + 1];
+  memcpy(tmp, p, n);
+  tmp[n] = 0;
+  size_t j = yaml__hash(tmp) & (yt_keys.cap - 1);
+  for (; yt_keys.slot[j]; j = (j + 1) & (yt_keys.cap - 1))
+    if (!strcmp(yt_keys.slot[j], tmp)) return (char *)yt_keys.slot[j];
+  yt_iblock_t *b = yt_keys.blocks;
+  if (!b || sizeof b->data - b->used < n + 1) {
+    if (!(b = malloc(sizeof *b))) return NULL;
+    b->used = 0;
+    b->next = yt_keys.blocks;
+    yt_keys.blocks = b;
+  }
+  char *s = b->data + b->used;
+  memcpy(s, tmp, n + 1);
+  b->used += n + 1;
+  yt_keys.slot[j] = s;
+  yt_keys.n++;
+  return s;
+}
+
 /* Puts item (its ->string is the key) into the mapping of l as yaml__put does with
  * YAML_OPT_DUP_LAST: a repeated key's value replaces the earlier one at its place. Takes item. */
 static int yt_put(yt_level_t *l, cJSON *item) {
@@ -1379,7 +1461,7 @@ static int yt_put(yt_level_t *l, cJSON *item) {
  * the next item. Takes v and key; 0 or -1. */
 static int yt_add(yt_level_t *l, char *key, cJSON *v) {
   if (!v) {
-    free(key);
+    yt_free_key(key);
     return -1;
   }
   if (l->type == YF_SEQ) {
@@ -1388,6 +1470,7 @@ static int yt_add(yt_level_t *l, char *key, cJSON *v) {
     return 0;
   }
   v->string = key;
+  if (yt_intern_on && yt_is_interned(key)) v->type |= cJSON_StringIsConst;
   return yt_put(l, v);
 }
 
@@ -1571,7 +1654,7 @@ static char *yt_plain_key(const char *p, size_t n) {
   yaml__scalar_t sc;
   char buf[64];
   switch (yt_resolve(p, n, &sc)) {
-  case YAML__STR: return yt_strndup(p, n);
+  case YAML__STR: return yt_intern_on && n <= YT_INTERN_MAX ? yt_intern(p, n) : yt_strndup(p, n);
   case YAML__BOOL: return strdup(sc.b ? "true" : "false");
   case YAML__INT:
   case YAML__UINT: yaml__format_int(&sc, buf, sizeof buf); return strdup(buf);
@@ -1752,7 +1835,7 @@ static int yt_key(const char *p, const char *e, char **key, const char **after) 
       *after = z + 1;
       return 1;
     }
-    free(*key);
+    yt_free_key(*key);
     *key = NULL;
     return 0;
   }
@@ -1859,20 +1942,20 @@ static int yt_flow(const yt_t *t, const char **pp, const char *e, size_t depth, 
       /* `key: value`; after a quoted key the ':' needs no space (JSON-like) */
       while (p < e && *p == ' ') p++;
       if (p >= e || *p != ':' || (!quoted && (p + 1 >= e || p[1] != ' '))) {
-        free(key);
+        yt_free_key(key);
         rc = 0;
         goto out;
       }
       p++;
       while (p < e && *p == ' ') p++;
       if (p >= e || *p == ',' || *p == '}') {
-        free(key);
+        yt_free_key(key);
         rc = 0;
         goto out;
       }
     }
     if ((rc = yt_flow_item(t, &p, e, depth + 1, 0, NULL, &item)) <= 0) {
-      free(key);
+      yt_free_key(key);
       goto out;
     }
     if (yt_add(&l, key, item)) {
@@ -1936,7 +2019,7 @@ static int yt_block_end(yt_t *t) {
       if (buf_putc(b, '\n')) return -1;
   if (buf_reserve(b, 0)) return -1;
   char *s = buf_steal(b);
-  t->blk_node->type = cJSON_String;
+  t->blk_node->type = cJSON_String | (t->blk_node->type & cJSON_StringIsConst); /* a shared key stays so */
   t->blk_node->valuestring = s;
   t->blk_node = NULL;
   return 0;
@@ -2036,7 +2119,7 @@ static int yt_entry(yt_t *t, char *key, const char *r, const char *e) {
   cJSON *v;
   int rc = yt_value(t, r, e, top->depth + 1, top->indent, &v);
   if (rc <= 0) {
-    free(key);
+    yt_free_key(key);
     return rc;
   }
   return yt_add(top, key, v) ? -1 : 1;
@@ -2122,7 +2205,7 @@ int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON 
       size_t depth = top->depth + 1;
       cJSON *m = depth > t.max_depth ? NULL : cJSON_CreateObject();
       if (!m || yt_add(top, NULL, m) || !yt_push(&t, YF_MAP, (int)(r - line), 0, depth, m)) {
-        free(key);
+        yt_free_key(key);
         goto out;
       }
       if (yt_entry(&t, key, after, e) <= 0) goto out;
@@ -2145,7 +2228,7 @@ int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON 
 out:
   while (t.n) yt_pop(&t);
   free(t.lv);
-  free(t.pend_key);
+  yt_free_key(t.pend_key);
   buf_free(&t.blk);
   if (!ok) {
     cJSON_Delete(root);

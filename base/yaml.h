@@ -72,6 +72,12 @@ int yaml_head_fast(const char *text, size_t len, cJSON **out);
  * number texts. */
 int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON **out);
 
+/* From now on, on the calling thread, the plain mapping keys yaml_tree_fast makes are kept once
+ * for the whole process (shared by their nodes, marked cJSON_StringIsConst, freed at exit) instead
+ * of one malloc each: for one-shot commands reading big values files (`rudder template`), not for
+ * the long-running controller. */
+void yaml_intern_keys(void);
+
 /* The JSON kind of a decoded value as encoding/json names it in its type errors ("cannot unmarshal
  * <kind> into Go struct field ..."): object, array, string, bool, number (also a cJSON_Raw
  * integer) or null. */

@@ -319,6 +319,7 @@ static const char template_cmd__usage[] =
 
 int template_cmd_main(int argc, char **argv) {
   cjpool_install(); /* a one-shot command: cJSON's many small blocks from a pool (base/cjpool.h) */
+  yaml_intern_keys(); /* and values' keys kept once (base/yaml.h) */
   /* the output is written in pieces (document heads, documents): a big buffer makes few writes */
   static char outbuf[1 << 16];
   setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
