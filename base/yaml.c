@@ -1425,8 +1425,10 @@ static char *yt_intern(const char *p, size_t n) {
 static int yt_put(yt_level_t *l, cJSON *item) {
   cJSON *obj = l->node;
   if (l->n < YT_LINEAR) {
+    bool shared = item->type & cJSON_StringIsConst; /* kept once (yt_intern): equal only if the same */
     for (cJSON *it = obj->child; it; it = it->next)
-      if (it->string[0] == item->string[0] && !strcmp(it->string, item->string)) {
+      if (shared && (it->type & cJSON_StringIsConst) ? it->string == item->string
+                                                     : it->string[0] == item->string[0] && !strcmp(it->string, item->string)) {
         cJSON_ReplaceItemViaPointer(obj, it, item);
         return 0;
       }
