@@ -2127,6 +2127,14 @@ static int yt_entry(yt_t *t, char *key, const char *r, const char *e) {
   return yt_add(top, key, v) ? -1 : 1;
 }
 
+static _Thread_local void (*yt_consumed_fn)(void *ctx, const char *upto);
+static _Thread_local void *yt_consumed_ctx;
+
+void yaml_set_consumed_hook(void (*fn)(void *ctx, const char *upto), void *ctx) {
+  yt_consumed_fn = fn;
+  yt_consumed_ctx = ctx;
+}
+
 int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON **out) {
   *out = NULL;
   if (!yt_text_ok(text, len)) return 0;
@@ -2138,11 +2146,15 @@ int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON 
   t.blk = blk;
   cJSON *root = NULL;
   int ok = 0;
-  const char *p = text, *end = text + len;
+  const char *p = text, *end = text + len, *told = text;
   while (p < end) {
     const char *e = memchr(p, '\n', (size_t)(end - p));
     if (!e) e = end;
     const char *line = p;
+    if (yt_consumed_fn && line - told >= ((ptrdiff_t)1 << 20)) { /* what came before is copied into nodes */
+      yt_consumed_fn(yt_consumed_ctx, line);
+      told = line;
+    }
     int nl = e < end;
     p = nl ? e + 1 : end;
     if (nl && e > line && e[-1] == '\r') e--; /* CRLF: one line break to libyaml (and '\n' in block scalars) */

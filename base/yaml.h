@@ -78,6 +78,11 @@ int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON 
  * the long-running controller. */
 void yaml_intern_keys(void);
 
+/* On the calling thread, yaml_tree_fast tells fn about every MiB it has read: the text before upto
+ * is in the nodes and not looked at again by it (a command that mapped a big file drops those
+ * pages; anything that reads the text again gets them back from the file). NULL: no calls. */
+void yaml_set_consumed_hook(void (*fn)(void *ctx, const char *upto), void *ctx);
+
 /* The JSON kind of a decoded value as encoding/json names it in its type errors ("cannot unmarshal
  * <kind> into Go struct field ..."): object, array, string, bool, number (also a cJSON_Raw
  * integer) or null. */

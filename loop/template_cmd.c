@@ -126,6 +126,20 @@ static void count_templates(const chart_t *c, size_t *n, size_t *bytes) {
   for (size_t i = 0; i < c->ndeps; i++) count_templates(c->deps[i], n, bytes);
 }
 
+/* A mapped values file's pages behind the parse (yaml_set_consumed_hook): given back, so that the
+ * text and the tree made from it are not both whole in memory at the end of the parse. */
+typedef struct {
+  char *base;
+  size_t dropped;
+} drop_ctx_t;
+
+static void drop_consumed(void *ctx, const char *upto) {
+  drop_ctx_t *d = ctx;
+  if (upto < d->base) return;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), off = (size_t)(upto - d->base) / page * page;
+  if (off > d->dropped && madvise(d->base + d->dropped, off - d->dropped, MADV_DONTNEED) == 0) d->dropped = off;
+}
+
 static int set_file_reader(void *ud, const char *name, char **data, size_t *len, char *err, size_t errlen) {
   int r = read_file(name, data, len);
   if (r) snprintf(err, errlen, "open %s: %s", name, strerror(-r));
@@ -403,7 +417,10 @@ int template_cmd_main(int argc, char **argv) {
       goto out;
     }
     cJSON *cur = NULL;
+    drop_ctx_t drop = {data, 0};
+    if (map) yaml_set_consumed_hook(drop_consumed, &drop);
     r = values_parse_yaml(data, len, &cur, msg, sizeof msg);
+    yaml_set_consumed_hook(NULL, NULL);
     if (map) big_values = true;
     if (map) munmap(data, map);
     else free(data);
