@@ -45,28 +45,51 @@ static int manifest__less(const char *a, const char *b, manifest_order_t order) 
   return ra < rb;
 }
 
-/* Stable insertion-merge sort over an array of elements of `size` bytes, by the kind at kind_of(). */
+/* Whether an element of kind a and rank ra goes before one of kind b and rank rb. */
+static int manifest__less_ranked(const char *a, int ra, const char *b, int rb) {
+  if (ra < 0 && rb < 0) return strcmp(a, b) < 0;
+  if (ra < 0) return 0;
+  if (rb < 0) return 1;
+  return ra < rb;
+}
+
+/* Stable merge sort over an array of elements of `size` bytes, by the kind at kind_of(); each
+ * kind's rank is looked up once, and carried with its element. */
 static int manifest__stable_sort(void *base, size_t n, size_t size, const char *(*kind_of)(const void *),
                                  manifest_order_t order) {
   if (n < 2) return 0;
   char *tmp = malloc(n * size);
-  if (!tmp) return -ENOMEM;
+  int *rk = malloc(2 * n * sizeof *rk);
+  if (!tmp || !rk) {
+    free(tmp);
+    free(rk);
+    return -ENOMEM;
+  }
+  int *rt = rk + n;
   char *a = base;
+  for (size_t i = 0; i < n; i++) rk[i] = manifest_kind_rank(kind_of(a + i * size), order);
   for (size_t width = 1; width < n; width *= 2) {
     for (size_t lo = 0; lo < n; lo += 2 * width) {
       size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
       size_t i = lo, j = mid, k = lo;
       while (i < mid && j < hi) {
         /* take from the right only when strictly less: keeps equal elements in order */
-        if (manifest__less(kind_of(a + j * size), kind_of(a + i * size), order)) memcpy(tmp + k++ * size, a + j++ * size, size);
-        else memcpy(tmp + k++ * size, a + i++ * size, size);
+        if (manifest__less_ranked(kind_of(a + j * size), rk[j], kind_of(a + i * size), rk[i])) {
+          rt[k] = rk[j];
+          memcpy(tmp + k++ * size, a + j++ * size, size);
+        } else {
+          rt[k] = rk[i];
+          memcpy(tmp + k++ * size, a + i++ * size, size);
+        }
       }
-      while (i < mid) memcpy(tmp + k++ * size, a + i++ * size, size);
-      while (j < hi) memcpy(tmp + k++ * size, a + j++ * size, size);
+      while (i < mid) rt[k] = rk[i], memcpy(tmp + k++ * size, a + i++ * size, size);
+      while (j < hi) rt[k] = rk[j], memcpy(tmp + k++ * size, a + j++ * size, size);
     }
     memcpy(a, tmp, n * size);
+    memcpy(rk, rt, n * sizeof *rk);
   }
   free(tmp);
+  free(rk);
   return 0;
 }
 
