@@ -32,20 +32,40 @@ static int map_case(tpl_call_t *c, const tpl_value_t *s, int32_t (*f)(int32_t), 
   const char *p = s->u.s.p;
   size_t n = s->u.s.n;
   bool changed = false;
-  /* ASCII text: mapped byte by byte straight into the arena (ASCII letters map to ASCII letters) */
+  /* ASCII text: mapped straight into the arena (ASCII letters map to ASCII letters), eight bytes at
+   * a time: for bytes below 0x80, adding 0x80 - lo sets a byte's top bit when it is >= lo, adding
+   * 0x7F - hi when it is > hi, and no sum carries into the next byte. */
   unsigned char lo = f == to_upper ? 'a' : 'A', hi = f == to_upper ? 'z' : 'Z';
-  size_t k = 0, first = n;
-  for (; k < n && !((unsigned char)p[k] & 0x80); k++)
-    if (first == n && (unsigned char)p[k] >= lo && (unsigned char)p[k] <= hi) first = k;
-  if (k == n) {
-    if (first == n) {
+  const uint64_t ones = 0x0101010101010101ull, tops = 0x8080808080808080ull;
+  uint64_t any = 0, high = 0;
+  size_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    uint64_t x;
+    memcpy(&x, p + k, 8);
+    high |= x;
+    any |= (x + (0x80 - lo) * ones) & ~(x + (0x7F - hi) * ones);
+  }
+  for (; k < n; k++) {
+    unsigned char ch = (unsigned char)p[k];
+    high |= ch;
+    if (ch >= lo && ch <= hi) any |= 0x80;
+  }
+  if (!(high & tops)) {
+    if (!(any & tops)) {
       *out = *s;
       return 0;
     }
-    char *t = tpl_arena_alloc(tpl_call_arena(c), n + 1);
+    char *t = tpl_arena_text(tpl_call_arena(c), n);
     if (!t) return TPL_ENOMEM;
-    memcpy(t, p, first);
-    for (size_t i = first; i < n; i++) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t x;
+      memcpy(&x, p + i, 8);
+      uint64_t m = (x + (0x80 - lo) * ones) & ~(x + (0x7F - hi) * ones) & tops;
+      x ^= m >> 2; /* 0x80 >> 2: the case bit */
+      memcpy(t + i, &x, 8);
+    }
+    for (; i < n; i++) {
       unsigned char ch = (unsigned char)p[i];
       t[i] = (char)(ch >= lo && ch <= hi ? ch ^ 0x20 : ch);
     }
@@ -291,7 +311,7 @@ SPRIG_FN(f_quote) {
       size_t len = v.u.s.n, k = 0;
       while (k < len && (unsigned char)p[k] >= 0x20 && (unsigned char)p[k] < 0x7F && p[k] != '"' && p[k] != '\\') k++;
       if (k == len) {
-        char *q = tpl_arena_alloc(tpl_call_arena(c), len + 3);
+        char *q = tpl_arena_text(tpl_call_arena(c), len + 2);
         if (!q) return TPL_ENOMEM;
         q[0] = '"';
         memcpy(q + 1, p, len);

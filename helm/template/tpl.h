@@ -33,6 +33,8 @@ void tpl_arena_free(tpl_arena_t *a);
 void *tpl_arena_alloc(tpl_arena_t *a, size_t n);
 /* Copies n bytes into the arena and NUL-terminates them; NULL on failure. */
 char *tpl_arena_strndup(tpl_arena_t *a, const char *s, size_t n);
+/* Room for a text of n bytes (packed, not cleared; the byte at n is NUL); NULL on OOM. */
+char *tpl_arena_text(tpl_arena_t *a, size_t n);
 /* Hands a malloc'd block of n bytes to the arena, which frees it with itself (or when a release
  * gives back what was allocated after it); 0, or TPL_ENOMEM (then the caller keeps p). */
 int tpl_arena_adopt(tpl_arena_t *a, void *p, size_t n);

@@ -511,6 +511,12 @@ char *tpl_arena_strndup(tpl_arena_t *a, const char *s, size_t n) {
   return p;
 }
 
+char *tpl_arena_text(tpl_arena_t *a, size_t n) {
+  char *p = tpl__arena_take(a, n + 1, 1);
+  if (p) p[n] = 0;
+  return p;
+}
+
 size_t tpl_arena_used(const tpl_arena_t *a) { return a->used; }
 bool tpl_arena_over_limit(const tpl_arena_t *a) { return a->over; }
 
