@@ -213,9 +213,32 @@ static int eval_pipeline_tramp(void *p) {
 }
 
 static int emit(tpl__state_t *s, const char *p, size_t n) {
-  if (s->out->len + n > s->x->max_output)
+  buf_t *o = s->out;
+  if (o->len + n > s->x->max_output)
     return s_limitf(s, "template output exceeds %zu bytes", s->x->max_output);
-  if (buf_append(s->out, p, n)) return s_nomem(s);
+  if (n <= 16 && o->len + 17 <= o->cap) {
+    /* most texts between actions and most values are short: two overlapping word moves */
+    char *d = o->data + o->len;
+    if (n >= 8) {
+      uint64_t a, b;
+      memcpy(&a, p, 8);
+      memcpy(&b, p + n - 8, 8);
+      memcpy(d, &a, 8);
+      memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+      uint32_t a, b;
+      memcpy(&a, p, 4);
+      memcpy(&b, p + n - 4, 4);
+      memcpy(d, &a, 4);
+      memcpy(d + n - 4, &b, 4);
+    } else {
+      for (size_t i = 0; i < n; i++) d[i] = p[i];
+    }
+    o->len += n;
+    d[n] = 0;
+    return 0;
+  }
+  if (buf_append(o, p, n)) return s_nomem(s);
   return 0;
 }
 
