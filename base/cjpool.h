@@ -15,7 +15,7 @@
 void cjpool_install(void);
 
 /* From now on the calling thread allocates cJSON blocks with malloc and frees them with free,
- * without looking at the pool: a helper thread (the manifest sorter of `rudder template`) calls
+ * without looking at the pool: a helper thread (`rudder template`'s, base/worker.c) calls
  * this first, and must then free only cJSON it allocated itself. The pool stays the main thread's. */
 void cjpool_thread_off(void);
 
