@@ -28,7 +28,8 @@ typedef struct render_opts_s {
    * manifests while templates render (for a one-shot command on a multi-core machine; the
    * controller's loop leaves it off). */
   bool helper_thread;
-  /* render_chart*: the helper thread to use (base/worker.h), NULL for none. */
+  /* render_chart*: the helper thread to use (base/worker.h), NULL for none. render_template* set
+   * this and on_file themselves (the caller's are not used). */
   struct worker_s *worker;
   /* render_chart*: called with each rendered file as soon as its text is final (NULL: none).
    * It may take the text (malloc'd, NUL-terminated): it sets *text to NULL, and the file is then

@@ -94,10 +94,6 @@ static int rt__crds(const chart_t *c, render_output_t *o) {
   return 0;
 }
 
-static int rt__cmp_files(const void *a, const void *b) {
-  return strcmp(((const render_file_t *)a)->name, ((const render_file_t *)b)->name);
-}
-
 static int rt__is_blank(const char *s, size_t n) {
   for (size_t i = 0; i < n;) {
     size_t sz;
@@ -109,7 +105,7 @@ static int rt__is_blank(const char *s, size_t n) {
 
 typedef struct rt__item_s {
   const char *path;
-  char *content; /* NULL until copied when sorted without copying (off then says where) */
+  char *content; /* NULL until rt__items_copy copies it from where off says */
   size_t len, off;
   char *kind;
   bool is_test;
@@ -142,9 +138,9 @@ static const char *rt__kind_name(const cJSON *v) {
        : cJSON_IsBool(v) ? "bool" : "number";
 }
 
-/* One file's documents into hooks or manifests (manifestFile.sort). 0, 1 (YAML error in err), -1 OOM.
- * copy: each item gets its document's text, else only where it is in text (rt__items_copy). */
-static int rt__sort_file(const char *path, const char *text, size_t len, bool copy, rt__item_t **gen, size_t *ngen,
+/* One file's documents into hooks or manifests (manifestFile.sort): each item says where its document
+ * is in text (rt__items_copy gives it its copy). 0, 1 (YAML error in err), -1 OOM. */
+static int rt__sort_file(const char *path, const char *text, size_t len, rt__item_t **gen, size_t *ngen,
                          rt__item_t **hooks, size_t *nhooks, buf_t *err) {
   yaml_span_t *spans = NULL;
   size_t ns = 0;
@@ -213,8 +209,8 @@ static int rt__sort_file(const char *path, const char *text, size_t len, bool co
       }
     }
     const cJSON *hook = cJSON_IsObject(ann) && ann->child ? cJSON_GetObjectItemCaseSensitive(ann, "helm.sh/hook") : NULL;
-    rt__item_t it = {path, copy ? strndup(d, dl) : NULL, dl, (size_t)(d - text), strdup(kind), false};
-    if ((copy && !it.content) || !it.kind) {
+    rt__item_t it = {path, NULL, dl, (size_t)(d - text), strdup(kind), false};
+    if (!it.kind) {
       free(it.content);
       free(it.kind);
       cJSON_Delete(j);
@@ -273,13 +269,13 @@ static int rt__sort_file(const char *path, const char *text, size_t len, bool co
   return rc;
 }
 
-/* ---- sorting on the helper thread (opts->helper_thread) ----
+/* ---- sorting the rendered files ----
  * Each rendered file is handed over as soon as it is made (render_opts_t.on_file takes its text)
- * and split and sorted (rt__sort_file) on the helper thread while the next templates render. The
- * results are kept per file and read after rendering in file name order, exactly as the files are
- * read without the thread: the same documents, the same first error. The documents' texts are
- * copied out then, file by file, each file's text freed once copied (as without the thread: the
- * copies take the place of the texts, and each block is freed by the thread that made it). */
+ * and split and sorted (rt__sort_file): on the helper thread when there is one (opts->helper_thread),
+ * while the next templates render, else right away. The results are kept per file and read after
+ * rendering in file name order: the first error is the first file's. The documents' texts are
+ * copied out then, file by file, each file's text freed once copied (the copies take the place of
+ * the texts, and each block is freed by the thread that made it). */
 typedef struct rt__job_s {
   char *name;
   char *text; /* taken from the renderer; freed by this thread once its documents are copied */
@@ -310,16 +306,18 @@ static void rt__sort_job(void *p) {
   const char *base = strrchr(j->name, '/');
   base = base ? base + 1 : j->name;
   if (base[0] != '_' && !rt__is_blank(j->text, j->len))
-    j->rc = rt__sort_file(j->name, j->text, j->len, false, &j->gen, &j->ngen, &j->hooks, &j->nhooks, &j->err);
+    j->rc = rt__sort_file(j->name, j->text, j->len, &j->gen, &j->ngen, &j->hooks, &j->nhooks, &j->err);
+}
+
+static bool rt__is_notes(const char *name) {
+  size_t l = strlen(name);
+  return l >= 9 && !strcmp(name + l - 9, "NOTES.txt");
 }
 
 /* render_opts_t.on_file: takes every file but NOTES.txt (read by rt__template). */
 static int rt__sorter_give(void *ctx, const char *name, char **text, size_t len) {
   rt__sorter_t *so = ctx;
-  const char *base = strrchr(name, '/');
-  base = base ? base + 1 : name;
-  size_t l = strlen(base);
-  if (l >= 9 && !strcmp(base + l - 9, "NOTES.txt")) return 0;
+  if (rt__is_notes(name)) return 0;
   rt__job_t *j = calloc(1, sizeof *j);
   if (!j || !(j->name = strdup(name))) {
     free(j);
@@ -506,16 +504,12 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
   }
   render_file_t *files = NULL;
   size_t nfiles = 0;
-  rt__sorter_t so = {0};
+  worker_t *helper = opts->helper_thread ? worker_start() : NULL; /* NULL: all on this thread */
+  rt__sorter_t so = {.w = helper};
   render_opts_t ro = *opts;
-  worker_t *helper = NULL;
-  if (opts->helper_thread && !opts->on_file && !opts->worker) {
-    helper = worker_start(); /* NULL: all on this thread */
-    so.w = helper;
-    ro.worker = helper;
-    ro.on_file = rt__sorter_give;
-    ro.on_file_ctx = &so;
-  }
+  ro.worker = helper;
+  ro.on_file = rt__sorter_give;
+  ro.on_file_ctx = &so;
   rc = render_chart_take(c, vals, &ro, &files, &nfiles, err);
   worker_stop(helper); /* every file is sorted now */
   if (rc) {
@@ -530,8 +524,7 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
   size_t w = 0;
   rc = notes_path ? 0 : RENDER_ENOMEM;
   for (size_t i = 0; i < nfiles && !rc; i++) {
-    size_t l = strlen(files[i].name);
-    if (l >= 9 && !strcmp(files[i].name + l - 9, "NOTES.txt")) {
+    if (rt__is_notes(files[i].name)) {
       if (!strcmp(files[i].name, notes_path)) {
         if (notes.len) buf_putc(&notes, '\n');
         buf_append(&notes, files[i].text, files[i].len);
@@ -550,24 +543,9 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
     rt__sorter_free(&so);
     return rc;
   }
-  if (nfiles) qsort(files, nfiles, sizeof *files, rt__cmp_files);
   rt__item_t *gen = NULL, *hooks = NULL;
   size_t ngen = 0, nhooks = 0;
-  for (size_t i = 0; i < nfiles && !rc; i++) {
-    const char *base = strrchr(files[i].name, '/');
-    base = base ? base + 1 : files[i].name;
-    if (base[0] == '_' || rt__is_blank(files[i].text, files[i].len)) continue;
-    int r = rt__sort_file(files[i].name, files[i].text, files[i].len, true, &gen, &ngen, &hooks, &nhooks, err);
-    free(files[i].text); /* its documents are copied out: the rendered text is not held twice */
-    files[i].text = NULL;
-    files[i].len = 0;
-    if (r < 0) rc = RENDER_ENOMEM;
-    else if (r > 0) {
-      buf_puts(err, DEBUG_HINT);
-      rc = RENDER_EINVAL;
-    }
-  }
-  /* the files the sorter took (every one but NOTES.txt), in name order as above */
+  /* the files the sorter took (every one but NOTES.txt), in name order */
   if (so.n) qsort(so.all, so.n, sizeof *so.all, rt__cmp_jobs);
   for (size_t i = 0; i < so.n && !rc; i++) {
     rt__job_t *j = so.all[i];
