@@ -2,6 +2,7 @@
 #include "base/gofloat.h"
 #include "base/b64.h"
 #include "base/buf.h"
+#include "base/strset.h"
 #include <errno.h>
 #include <stdbool.h>
 #ifdef __SSE2__
@@ -1353,13 +1354,12 @@ typedef struct yt_iblock_s {
 
 static _Thread_local bool yt_intern_on;
 static struct {
-  const char **slot;
-  size_t cap, n;
+  strset_t set;
   yt_iblock_t *blocks;
 } yt_keys;
 
 static void yt_intern_free(void) {
-  free(yt_keys.slot);
+  strset_free(&yt_keys.set);
   for (yt_iblock_t *b = yt_keys.blocks, *n; b; b = n) {
     n = b->next;
     free(b);
@@ -1385,26 +1385,9 @@ static void yt_free_key(char *k) {
 
 /* The shared copy of p[0..n) (n <= YT_INTERN_MAX), or NULL when memory is short. */
 static char *yt_intern(const char *p, size_t n) {
-  if ((yt_keys.n + 1) * 2 > yt_keys.cap) {
-    size_t nc = yt_keys.cap ? yt_keys.cap * 2 : 1024;
-    const char **ns = calloc(nc, sizeof *ns);
-    if (!ns) return NULL;
-    for (size_t i = 0; i < yt_keys.cap; i++)
-      if (yt_keys.slot[i]) {
-        size_t j = yaml__hash(yt_keys.slot[i]) & (nc - 1);
-        while (ns[j]) j = (j + 1) & (nc - 1);
-        ns[j] = yt_keys.slot[i];
-      }
-    free(yt_keys.slot);
-    yt_keys.slot = ns;
-    yt_keys.cap = nc;
-  }
-  char tmp[YT_INTERN_MAX + 1];
-  memcpy(tmp, p, n);
-  tmp[n] = 0;
-  size_t j = yaml__hash(tmp) & (yt_keys.cap - 1);
-  for (; yt_keys.slot[j]; j = (j + 1) & (yt_keys.cap - 1))
-    if (!strcmp(yt_keys.slot[j], tmp)) return (char *)yt_keys.slot[j];
+  strset_entry_t *e = strset_get(&yt_keys.set, p, n);
+  if (!e) return NULL;
+  if (e->p) return (char *)e->p;
   yt_iblock_t *b = yt_keys.blocks;
   if (!b || sizeof b->data - b->used < n + 1) {
     if (!(b = malloc(sizeof *b))) return NULL;
@@ -1413,10 +1396,10 @@ static char *yt_intern(const char *p, size_t n) {
     yt_keys.blocks = b;
   }
   char *s = b->data + b->used;
-  memcpy(s, tmp, n + 1);
+  memcpy(s, p, n);
+  s[n] = 0;
   b->used += n + 1;
-  yt_keys.slot[j] = s;
-  yt_keys.n++;
+  strset_fill(&yt_keys.set, e, s, n);
   return s;
 }
 

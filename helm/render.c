@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/b64.h"
+#include "base/strset.h"
 #include "base/worker.h"
 #include "base/yaml.h"
 #include "helm/manifest.h"
@@ -117,42 +118,19 @@ static tpl_value_t render__from_json(tpl_arena_t *a, const cJSON *j) {
   return tpl_value_nil();
 }
 
-/* Map keys of the values, each text kept once in the arena (a list of 20,000 maps has 20,000
- * "name" keys). An open-addressing set; the table itself is freed after the conversion. */
-typedef struct render__keys_s {
-  struct {
-    const char *p;
-    size_t n;
-  } *slot;
-  size_t cap, n;
-} render__keys_t;
-
-/* The slot of key k in the set: where it is, or the empty slot where it goes. */
-static size_t render__keys_slot(const render__keys_t *ks, const char *k, size_t n) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)k[i]) * 16777619u;
-  size_t j = h & (ks->cap - 1);
-  while (ks->slot[j].p && !(ks->slot[j].n == n && !memcmp(ks->slot[j].p, k, n))) j = (j + 1) & (ks->cap - 1);
-  return j;
-}
+/* Map keys of the values, each text kept once in the arena (base/strset.h); the table itself is
+ * freed after the conversion. */
+typedef strset_t render__keys_t;
 
 static const char *render__intern(tpl_arena_t *a, render__keys_t *ks, const char *k, size_t n) {
-  if (ks->n * 2 >= ks->cap) {
-    size_t nc = ks->cap ? ks->cap * 2 : 256;
-    render__keys_t g = {calloc(nc, sizeof *ks->slot), nc, ks->n};
-    if (!g.slot) return NULL;
-    for (size_t i = 0; i < ks->cap; i++)
-      if (ks->slot[i].p) g.slot[render__keys_slot(&g, ks->slot[i].p, ks->slot[i].n)] = ks->slot[i];
-    free(ks->slot);
-    *ks = g;
+  strset_entry_t *e = strset_get(ks, k, n);
+  if (!e) return NULL;
+  if (!e->p) {
+    char *copy = tpl_arena_strndup(a, k, n);
+    if (!copy) return NULL;
+    strset_fill(ks, e, copy, n);
   }
-  size_t j = render__keys_slot(ks, k, n);
-  if (!ks->slot[j].p) {
-    if (!(ks->slot[j].p = tpl_arena_strndup(a, k, n))) return NULL;
-    ks->slot[j].n = n;
-    ks->n++;
-  }
-  return ks->slot[j].p;
+  return e->p;
 }
 
 /* render__from_json for a tree the caller owns, which it consumes: each member is deleted once
@@ -1192,9 +1170,9 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
     goto done;
   }
   if ((rc = render__caps_value(a, o, NULL, &b.caps, err))) goto done;
-  render__keys_t keys = {0};
+  render__keys_t keys = STRSET_INIT;
   tpl_value_t vals = owned ? render__from_json_take(a, owned, &keys) : render__from_json(a, values);
-  free(keys.slot);
+  strset_free(&keys);
   bool took = owned != NULL;
   cJSON_Delete(owned);
   owned = NULL;

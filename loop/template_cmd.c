@@ -421,9 +421,12 @@ int template_cmd_main(int argc, char **argv) {
     if (map) yaml_set_consumed_hook(drop_consumed, &drop);
     r = values_parse_yaml(data, len, &cur, msg, sizeof msg);
     yaml_set_consumed_hook(NULL, NULL);
-    if (map) big_values = true;
-    if (map) munmap(data, map);
-    else free(data);
+    if (map) {
+      big_values = true;
+      munmap(data, map);
+    } else {
+      free(data);
+    }
     if (r) {
       fail("failed to parse %s: %s", files.v[i], msg);
       cJSON_Delete(vals);
