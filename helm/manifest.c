@@ -37,20 +37,16 @@ int manifest_kind_rank(const char *kind, manifest_order_t order) {
 }
 
 /* lessByKind: known kinds by rank, unknown kinds after them ordered by name. */
-static int manifest__less(const char *a, const char *b, manifest_order_t order) {
-  int ra = manifest_kind_rank(a, order), rb = manifest_kind_rank(b, order);
-  if (ra < 0 && rb < 0) return strcmp(a, b) < 0;
-  if (ra < 0) return 0;
-  if (rb < 0) return 1;
-  return ra < rb;
-}
-
 /* Whether an element of kind a and rank ra goes before one of kind b and rank rb. */
 static int manifest__less_ranked(const char *a, int ra, const char *b, int rb) {
   if (ra < 0 && rb < 0) return strcmp(a, b) < 0;
   if (ra < 0) return 0;
   if (rb < 0) return 1;
   return ra < rb;
+}
+
+static int manifest__less(const char *a, const char *b, manifest_order_t order) {
+  return manifest__less_ranked(a, manifest_kind_rank(a, order), b, manifest_kind_rank(b, order));
 }
 
 /* Stable merge sort over an array of elements of `size` bytes, by the kind at kind_of(); each

@@ -216,8 +216,10 @@ static int emit(tpl__state_t *s, const char *p, size_t n) {
   buf_t *o = s->out;
   if (o->len + n > s->x->max_output)
     return s_limitf(s, "template output exceeds %zu bytes", s->x->max_output);
-  if (n <= 16 && o->len + 17 <= o->cap) {
-    /* most texts between actions and most values are short: two overlapping word moves */
+  if (n <= 16 && o->len + n + 1 <= o->cap) {
+    /* most texts between actions and most values are short: two overlapping word moves (inside
+     * the n bytes), not a memcpy call (buf_append's, kept generic: callers with small fixed arrays
+     * would trip the compiler's bounds checks) */
     char *d = o->data + o->len;
     if (n >= 8) {
       uint64_t a, b;
