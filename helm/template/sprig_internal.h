@@ -28,6 +28,13 @@ static inline tpl_value_t sprig__arg(const tpl_value_t *v) {
 int sprig__strval(buf_t *out, const tpl_value_t *v);
 /* A []byte (tpl_value_is_bytes) as encoding/json writes it: a quoted standard base64 string. */
 int sprig__bytes_b64(const tpl_value_t *v, buf_t *out);
+/* Whether toJson/toYaml hand the second half of list l to a helper thread: 256+ lists or maps, or
+ * 8192+ scalars (fewer are not worth a job). */
+static inline bool sprig__split_worth(const tpl_list_t *l) {
+  if (l->len < 256) return false;
+  tpl_kind_t k0 = (tpl_kind_t)l->items[0].kind;
+  return k0 == TPL_MAP || k0 == TPL_LIST || l->len >= 8192;
+}
 /* cast.ToInt64E / ToFloat64E (v1.7.0): 0 on success, -1 when not convertible. */
 int sprig__to_int64(const tpl_value_t *v, int64_t *out);
 int sprig__to_float64(const tpl_value_t *v, double *out);

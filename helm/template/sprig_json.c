@@ -222,12 +222,6 @@ typedef struct {
   long ticket;
 } jpart_t;
 
-static bool jpart_worth(const tpl_list_t *l) {
-  if (l->len < 256) return false;
-  tpl_kind_t k0 = (tpl_kind_t)l->items[0].kind;
-  return k0 == TPL_MAP || k0 == TPL_LIST || l->len >= 8192;
-}
-
 static void jpart_items(jenc_t *e, const tpl_list_t *l, size_t from, size_t to, int depth) {
   for (size_t i = from; i < to && !e->rc; i++) {
     if (i) jput(e, ",", 1);
@@ -313,7 +307,7 @@ static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
       return;
     }
     jputc(e, '[');
-    jpart_t *pt = e->helper && jpart_worth(l) ? jpart_start(e, l, l->len / 2, depth) : NULL;
+    jpart_t *pt = e->helper && sprig__split_worth(l) ? jpart_start(e, l, l->len / 2, depth) : NULL;
     if (pt) {
       worker_t *h = e->helper;
       e->helper = NULL; /* one split at a time */

@@ -1038,12 +1038,6 @@ typedef struct {
 
 static void ye_fini(ye_t *e);
 
-static bool ypart_worth(const tpl_list_t *l) {
-  if (l->len < 256) return false;
-  tpl_kind_t k0 = (tpl_kind_t)l->items[0].kind;
-  return k0 == TPL_MAP || k0 == TPL_LIST || l->len >= 8192;
-}
-
 static void seq_items(ye_t *e, const tpl_list_t *l, size_t from, size_t to, int depth) {
   for (size_t i = from; i < to && !e->rc; i++) {
     write_indent(e);
@@ -1118,7 +1112,7 @@ static void emit_seq(ye_t *e, const tpl_list_t *l, int depth) {
     return;
   }
   increase_indent(e, false, !e->v3 && e->map_ctx && !e->indention);
-  ypart_t *pt = e->helper && ypart_worth(l) ? ypart_start(e, l, l->len / 2, depth) : NULL;
+  ypart_t *pt = e->helper && sprig__split_worth(l) ? ypart_start(e, l, l->len / 2, depth) : NULL;
   if (pt) {
     worker_t *h = e->helper;
     e->helper = NULL; /* one split at a time */
