@@ -17,9 +17,9 @@
 #include "base/buf.h"
 #include "base/cjpool.h"
 #include "base/yaml.h"
-#include "helm/chart.h"
-#include "helm/render.h"
-#include "helm/values.h"
+#include "helm/chart/chart.h"
+#include "helm/render/render.h"
+#include "helm/values/values.h"
 #include "helm/template/tpl.h"
 #include "helm/template/unicode.h"
 

@@ -1,9 +1,9 @@
 #include "reconcile/hr_record.h"
-#include "helm/chart.h"
-#include "helm/manifest.h"
-#include "helm/render.h"
-#include "helm/values.h"
-#include "helm/release.h"
+#include "helm/chart/chart.h"
+#include "helm/render/manifest.h"
+#include "helm/render/render.h"
+#include "helm/values/values.h"
+#include "helm/release/release.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -16,7 +16,7 @@
 
 #include "helm/template/helm_funcs.h"
 #include "helm/template/sprig.h"
-#include "helm/release.h"
+#include "helm/release/release.h"
 #include "helm/template/tpl_internal.h"
 
 static double now_ns(void) {

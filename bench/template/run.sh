@@ -15,7 +15,7 @@ mkdir -p "$out"
 oracle=$("$root/tests/oracle/template/build.sh")
 # The engine, all of base/ and what the harness uses from helm/, optimised.
 cc -std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter -Werror -DNDEBUG -I"$root" -I/usr/include/cjson -o "$out/bench_template" "$here/bench_template.c" \
-  $(ls "$root"/helm/template/*.c "$root"/base/*.c) "$root/helm/release.c" "$root/helm/manifest.c" \
+  $(ls "$root"/helm/template/*.c "$root"/base/*.c) "$root/helm/release/release.c" "$root/helm/render/manifest.c" \
   -lcjson -lyaml -lpcre2-8 -lmbedx509 -lmbedcrypto -lz -lm
 for s in $sets; do
   "$oracle" "$s" > "$out/set.jsonl"

@@ -1,4 +1,4 @@
-/* Values parse benchmark: one YAML file converted as helm/values.c converts values files
+/* Values parse benchmark: one YAML file converted as helm/values/values.c converts values files
  * (YAML_OPT_DUP_LAST | YAML_OPT_NO_NUMBER_TEXT), N times through the default path (the full-tree
  * scanner when the file is in its subset) and N times through libyaml only (YAML_OPT_NO_FAST).
  * Prints the best and median time of each and whether the two trees are identical. No thresholds.

@@ -7,5 +7,5 @@ out=${1:-$root/build-tpl/tpl_corpus}
 mkdir -p "$(dirname "$out")"
 cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter -Wvla \
   ${CFLAGS:-} -I"$root" -I/usr/include/cjson -o "$out" \
-  "$root"/tests/template/runner.c "$root"/helm/template/*.c "$root"/base/*.c "$root"/helm/release.c "$root"/helm/manifest.c -lcjson -lyaml -lpcre2-8 -lmbedx509 -lmbedcrypto -lz -lm
+  "$root"/tests/template/runner.c "$root"/helm/template/*.c "$root"/base/*.c "$root"/helm/release/release.c "$root"/helm/render/manifest.c -lcjson -lyaml -lpcre2-8 -lmbedx509 -lmbedcrypto -lz -lm
 echo "$out"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "helm/release.h"
+#include "helm/release/release.h"
 #include "helm/template/helm_funcs.h"
 #include "helm/template/sprig.h"
 #include "helm/template/tpl.h"

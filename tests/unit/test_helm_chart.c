@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "base/gz.h"
-#include "helm/chart.h"
+#include "helm/chart/chart.h"
 #include "helm/template/semver.h"
-#include "helm/values.h"
+#include "helm/values/values.h"
 #include "t.h"
 
 /* Appends one ustar header + data for name with type. */

@@ -1,5 +1,5 @@
-#include "helm/manifest.h"
-#include "helm/release.h"
+#include "helm/render/manifest.h"
+#include "helm/release/release.h"
 #include <errno.h>
 #include <stdlib.h>
 #include "t.h"

@@ -2,8 +2,8 @@
  * install (fake cluster) on the same template files, and the release manifest, notes and hooks it
  * records must equal what helm/manifest builds, byte for byte. The whole Helm-made record must also
  * survive our decode and re-encode unchanged. */
-#include "helm/manifest.h"
-#include "helm/release.h"
+#include "helm/render/manifest.h"
+#include "helm/release/release.h"
 #include "tests/oracle/release/run.h"
 #include "t.h"
 

@@ -1,4 +1,4 @@
-#include "helm/release.h"
+#include "helm/release/release.h"
 #include "base/b64.h"
 #include "base/gz.h"
 #include <errno.h>

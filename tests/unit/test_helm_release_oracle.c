@@ -1,7 +1,7 @@
 /* Differential tests of the release record against Helm's own code (the Go oracle): records Helm
  * wrote decode and re-encode to Go's exact bytes, and records rudder writes are read by Helm's
  * Secrets driver and re-marshalled by Go to the very same bytes. */
-#include "helm/release.h"
+#include "helm/release/release.h"
 #include "tests/oracle/release/run.h"
 #include <inttypes.h>
 #include <math.h>

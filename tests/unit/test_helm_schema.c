@@ -1,10 +1,10 @@
-/* helm/schema.c: messages of santhosh-tekuri/jsonschema v6 as Helm 4.3.1 prints them (the
+/* helm/values/schema.c: messages of santhosh-tekuri/jsonschema v6 as Helm 4.3.1 prints them (the
  * expected texts were produced by the pinned helm), exact decimal multipleOf, draft differences,
  * and hostile schemas ($ref cycles, deep nesting, bad regexps, remote refs) refused cleanly. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "helm/schema.h"
+#include "helm/values/schema.h"
 #include "t.h"
 
 /* Validates JSON values text against schema text; returns the message ("" when valid). */

@@ -1,7 +1,7 @@
 #include "base/err.h"
-#include "helm/release.h"
+#include "helm/release/release.h"
 #include "base/gofloat.h"
-#include "helm/manifest.h"
+#include "helm/render/manifest.h"
 #include "base/b64.h"
 #include "base/gz.h"
 #include <errno.h>

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "base/gz.h"
-#include "helm/chart.h"
+#include "helm/chart/chart.h"
 
 typedef struct ign_rule_s {
   char *pat;

@@ -1,5 +1,5 @@
 #include "base/err.h"
-#include "helm/tar.h"
+#include "helm/chart/tar.h"
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "helm/schema_int.h"
+#include "helm/values/schema_int.h"
 #include "helm/template/tpl.h"
 
 /* ---- regexp/syntax ------------------------------------------------------------------ */

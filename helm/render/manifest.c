@@ -1,5 +1,5 @@
 #define _GNU_SOURCE /* asprintf */
-#include "helm/manifest.h"
+#include "helm/render/manifest.h"
 #include "base/buf.h"
 #include "base/log.h"
 #include "base/yaml.h"

@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/buf.h"
-#include "helm/chart.h"
+#include "helm/chart/chart.h"
 
 #define VALUES_EINVAL (-22)
 #define VALUES_ENOMEM (-12)

@@ -1,6 +1,6 @@
 #define _GNU_SOURCE
 /* Chart loading (pkg/chart/v2/loader) and dependency processing (pkg/chart/v2/util/dependencies.go). */
-#include "helm/chart.h"
+#include "helm/chart/chart.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,10 +10,10 @@
 
 #include "base/gz.h"
 #include "base/yaml.h"
-#include "helm/chart_lock.h"
-#include "helm/tar.h"
+#include "helm/chart/chart_lock.h"
+#include "helm/chart/tar.h"
 #include "helm/template/semver.h"
-#include "helm/values.h"
+#include "helm/values/values.h"
 
 static int chart__fail(chart_error_t *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int chart__fail(chart_error_t *err, int code, const char *fmt, ...) {

@@ -3,7 +3,7 @@
  * decodes into chart.Lock {generated time.Time, digest string, dependencies []*Dependency},
  * with Go's error texts: the first type mismatch is kept while decoding goes on, an error from
  * time.Time's UnmarshalJSON stops it. */
-#include "helm/chart_lock.h"
+#include "helm/chart/chart_lock.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 
 #include "base/buf.h"
 #include "base/yaml.h"
-#include "helm/values.h"
+#include "helm/values/values.h"
 
 typedef struct {
   buf_t saved; /* the first type mismatch */

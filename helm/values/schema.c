@@ -2,7 +2,7 @@
  * kind/kind.go, output.go), the library Helm 4.3.1 uses for values.schema.json. The schema is
  * interpreted straight from its cJSON tree. Go iterates the value's maps in random order; object
  * properties are visited here in sorted key order so that the output is stable. */
-#include "helm/schema.h"
+#include "helm/values/schema.h"
 
 #include <arpa/inet.h>
 #include <math.h>
@@ -15,7 +15,7 @@
 #include <pcre2.h>
 
 #include "base/gofloat.h"
-#include "helm/schema_int.h"
+#include "helm/values/schema_int.h"
 #include "helm/template/tpl.h"
 
 #define SCHEMA_MAX_DEPTH 256

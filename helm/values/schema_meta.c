@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "helm/schema_int.h"
+#include "helm/values/schema_int.h"
 
 /* shapes, as schema text */
 #define REC "{\"$ref\":\"#\"}"

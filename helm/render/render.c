@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "helm/render.h"
+#include "helm/render/render.h"
 #include <errno.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -12,12 +12,12 @@
 #include "base/strset.h"
 #include "base/worker.h"
 #include "base/yaml.h"
-#include "helm/manifest.h"
+#include "helm/render/manifest.h"
 #include "helm/template/helm_funcs.h"
 #include "helm/template/sprig.h"
 #include "helm/template/tpl.h"
 #include "helm/template/unicode.h" /* tpl_go_append_cap */
-#include "helm/values.h"
+#include "helm/values/values.h"
 
 /* What the pinned helm (v4.3.1, built with go1.26.8 against client-go v0.37) reports. */
 static const char *const render__default_apis[] = {

@@ -10,10 +10,10 @@
 
 #include "base/worker.h"
 #include "base/yaml.h"
-#include "helm/manifest.h"
-#include "helm/render.h"
+#include "helm/render/manifest.h"
+#include "helm/render/render.h"
 #include "helm/template/semver.h"
-#include "helm/values.h"
+#include "helm/values/values.h"
 
 #define DEBUG_HINT "\n\nUse --debug flag to render out invalid YAML"
 

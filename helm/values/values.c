@@ -1,5 +1,5 @@
 #include "base/err.h"
-#include "helm/values.h"
+#include "helm/values/values.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "base/yaml.h"
-#include "helm/schema.h"
+#include "helm/values/schema.h"
 #include "helm/template/tpl.h"
 
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/buf.h"
-#include "helm/values.h"
+#include "helm/values/values.h"
 
 #define SV_EOF 1
 #define SV_ERR (-1)

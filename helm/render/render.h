@@ -7,7 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/buf.h"
-#include "helm/chart.h"
+#include "helm/chart/chart.h"
 
 #define RENDER_EINVAL (-22) /* the chart or values are wrong; the message is Helm's */
 #define RENDER_ENOMEM (-12)
