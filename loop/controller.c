@@ -2,8 +2,9 @@
 #include "base/log.h"
 #include "buildinfo.h"
 #include "loop/leader.h"
-#include "reconcile/helmrelease.h"
-#include "reconcile/hr_spec.h"
+#include "reconcile/doors/doors.h"
+#include "reconcile/engine.h"
+#include "reconcile/request.h"
 #include "watch/client.h"
 #include "watch/discovery.h"
 #include "watch/events.h"
@@ -21,8 +22,9 @@ typedef struct ctl_s {
   discovery_t *disc;
   events_t *events;
   leader_t *leader;
-  hr_reconciler_t *hr;
-  hr_options_t hr_opts;
+  engine_t *engines[8]; /* one per front door */
+  size_t nengines, running;
+  engine_opts_t eopts;
   int stopping;
   int exit_code;
 } ctl_t;
@@ -57,9 +59,10 @@ static void ctl__leader_released(void *data) {
 
 /* Shutdown order is the reverse of start: reconcilers drain, the lease is released, then the
  * mapper, the event recorder and the client close. */
-static void ctl__hr_stopped(void *data) {
+static void ctl__engine_stopped(void *data) {
   ctl_t *c = data;
-  c->hr = NULL;
+  if (--c->running) return;
+  c->nengines = 0;
   if (!c->stopping) return; /* leadership lost: wait to lead again (or for a signal) */
   if (c->leader) leader_stop(c->leader, ctl__leader_released, c);
   else ctl__leader_released(c);
@@ -68,8 +71,13 @@ static void ctl__hr_stopped(void *data) {
 static void ctl__shutdown(ctl_t *c) {
   if (c->stopping) return;
   c->stopping = 1;
-  if (c->hr) hr_reconciler_stop(c->hr, ctl__hr_stopped, c);
-  else ctl__hr_stopped(c);
+  if (c->nengines) {
+    c->running = c->nengines;
+    for (size_t i = 0; i < c->nengines; i++) engine_stop(c->engines[i], ctl__engine_stopped, c);
+  } else {
+    c->running = 1;
+    ctl__engine_stopped(c);
+  }
 }
 
 static void ctl__on_signal(uv_signal_t *s, int signum) {
@@ -82,19 +90,24 @@ static void ctl__on_signal(uv_signal_t *s, int signum) {
   ctl__shutdown(c);
 }
 
+/* One engine per front door (reconcile/doors). */
 static void ctl__start_reconcilers(ctl_t *c) {
-  int rc = hr_reconciler_start(&c->loop, c->client, c->disc, &c->hr_opts, &c->hr);
-  if (rc) {
-    LOG_E("cannot start the HelmRelease reconciler", "error", uv_strerror(rc));
-    c->exit_code = 1;
-    ctl__shutdown(c);
+  for (size_t i = 0; doors[i] && c->nengines < sizeof c->engines / sizeof *c->engines; i++) {
+    int rc = engine_start(&c->loop, c->client, c->disc, doors[i], &c->eopts, &c->engines[c->nengines]);
+    if (rc) {
+      LOG_E("cannot start the release engine", "kind", doors[i]->kind, "error", uv_strerror(rc));
+      c->exit_code = 1;
+      ctl__shutdown(c);
+      return;
+    }
+    c->nengines++;
   }
 }
 
 static void ctl__on_started_leading(leader_t *l, void *data) {
   ctl_t *c = data;
   LOG_I("became leader", "identity", leader_identity(l));
-  if (!c->stopping && !c->hr) ctl__start_reconcilers(c);
+  if (!c->stopping && !c->nengines) ctl__start_reconcilers(c);
 }
 
 /* Losing the lease while running means another replica may already reconcile: stop at once and
@@ -166,7 +179,7 @@ int controller_main(int argc, char **argv) {
     else if (!strcmp(flag, "--leader-election-id")) le_id = v;
     else if (!strcmp(flag, "--leader-election-lease-duration") || !strcmp(flag, "--leader-election-renew-deadline") ||
              !strcmp(flag, "--leader-election-retry-period")) {
-      long ms = hr_duration_ms(v);
+      long ms = req_duration_ms(v);
       if (ms <= 0) { fprintf(stderr, "rudder controller: %s: \"%s\" is not a positive duration like 15s\n", flag, v); return 2; }
       if (strstr(flag, "lease")) le_lease = ms;
       else if (strstr(flag, "renew")) le_renew = ms;
@@ -210,7 +223,7 @@ int controller_main(int argc, char **argv) {
 
   LOG_I("rudder controller starting", "version", RUDDER_VERSION, "commit", RUDDER_GIT_COMMIT,
         "server", c->cfg.server, "namespace", ns && *ns ? ns : "(all)");
-  c->hr_opts = (hr_options_t){.namespace = ns, .concurrency = concurrency, .events = c->events};
+  c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .events = c->events};
   if (leader_elect) {
     leader_opts_t lo = {.namespace = le_ns && *le_ns ? le_ns : c->cfg.namespace, .name = le_id,
                         .lease_ms = (uint64_t)le_lease, .renew_ms = (uint64_t)le_renew, .retry_ms = (uint64_t)le_retry};

@@ -146,6 +146,12 @@ int release_time_parse(const char *s, release_time_t *t);
  * (creating info if needed). Replaces what rel had there. 0 or -ENOMEM (rel unchanged). */
 int release_set_rendered(release_t *rel, const manifest_set_t *set);
 
+struct chart_s;
+/* Sets rel->chart to chart c as the record keeps it (metadata, templates, values, schema, files, all
+ * with modification time t; subcharts are not kept, as in Helm). Replaces nothing: rel->chart must be
+ * NULL. 0 or -ENOMEM (rel->chart then holds what was built; release_free frees it). */
+int release_set_chart(release_t *rel, const struct chart_s *c, release_time_t t);
+
 /* Appends rel as Helm v4.3.1's json.Marshal(release) writes it: struct field order, omitempty and
  * omitzero, RFC 3339 nano times, base64 []byte, sorted map keys, Go's float and HTML-safe string
  * escaping. 0, -EINVAL (a value JSON cannot hold: NaN, a non-string map key) or -ENOMEM. */

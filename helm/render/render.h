@@ -82,5 +82,22 @@ int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *o
  * are freed once the templates' copy is built, so big values are not held twice. The charts' own
  * values (c->values and its dependencies') are freed once coalesced: c is left without them. */
 int render_template_take(chart_t *c, cJSON *user_values, const render_opts_t *opts, render_output_t *out, buf_t *err);
+/* The first half of every render (Helm's install checks and renderResources before the engine):
+ * the chart is installable, its dependencies are present and processed (modifies c), the user's
+ * values coalesced with the charts' (*owned, when not NULL, is consumed: user_values then need not
+ * be copied) and checked against the schemas, kubeVersion checked. *vals is the coalesced tree
+ * (caller frees). 0, RENDER_EINVAL with Helm's message in err, or RENDER_ENOMEM. */
+int render_prepare(chart_t *c, const cJSON *user_values, cJSON **owned, const render_opts_t *opts, cJSON **vals,
+                   buf_t *err);
+/* Appends the crds/ files of c and its subcharts (Helm's CRDObjects order) to o->crds; -1 on OOM. */
+int render_crds(const chart_t *c, render_output_t *o);
+
+struct manifest_set_s;
+/* What an install or upgrade applies: the same pipeline as render_template (render_prepare,
+ * render_chart), then Helm's split and sort into the release's manifests and hooks
+ * (manifest_build) and the CRDs. Consumes user_values (may be NULL). 0, RENDER_EINVAL with the
+ * message in err (file and line for template and YAML errors), or RENDER_ENOMEM. */
+int render_release(chart_t *c, cJSON *user_values, const render_opts_t *opts, struct manifest_set_s *set,
+                   render_output_t *crds, buf_t *err);
 /* Frees a render_output_t. */
 void render_output_free(render_output_t *o);

@@ -70,7 +70,7 @@ static int rt__has_manifest_ext(const char *name) {
   return !strcasecmp(dot, ".yaml") || !strcasecmp(dot, ".yml") || !strcasecmp(dot, ".json");
 }
 
-static int rt__crds(const chart_t *c, render_output_t *o) {
+int render_crds(const chart_t *c, render_output_t *o) {
   char *full = chart_full_path(c);
   if (!full) return -1;
   for (size_t i = 0; i < c->nfiles; i++) {
@@ -90,7 +90,7 @@ static int rt__crds(const chart_t *c, render_output_t *o) {
   }
   free(full);
   for (size_t i = 0; i < c->ndeps; i++)
-    if (rt__crds(c->deps[i], o)) return -1;
+    if (render_crds(c->deps[i], o)) return -1;
   return 0;
 }
 
@@ -416,11 +416,13 @@ static void rt__drop_values(chart_t *c) {
   for (size_t i = 0; i < c->ndeps; i++) rt__drop_values(c->deps[i]);
 }
 
-static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, bool take, const render_opts_t *opts,
-                        render_output_t *out, buf_t *err) {
-  memset(out, 0, sizeof *out);
+int render_prepare(chart_t *c, const cJSON *user_values, cJSON **owned, const render_opts_t *opts, cJSON **out_vals,
+                   buf_t *err) {
   const render_opts_t def = {0};
+  cJSON *none = NULL;
   if (!opts) opts = &def;
+  if (!owned) owned = &none;
+  *out_vals = NULL;
   if (c->meta.type && *c->meta.type && strcmp(c->meta.type, "application")) {
     buf_reset(err);
     buf_printf(err, "%s charts are not installable", c->meta.type);
@@ -480,9 +482,6 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
     }
     buf_free(&sm);
   }
-  /* The charts' own values are in vals now: render_template_take drops them (the biggest part of
-   * a loaded chart, not needed again for this render). */
-  if (take) rt__drop_values(c);
   /* kubeVersion (renderResources) */
   if (c->meta.kube_version && *c->meta.kube_version) {
     const char *kv = opts->kube_version ? opts->kube_version : RENDER_DEFAULT_KUBE_VERSION;
@@ -502,6 +501,21 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
       return RENDER_EINVAL;
     }
   }
+  *out_vals = vals;
+  return 0;
+}
+
+static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, bool take, const render_opts_t *opts,
+                        render_output_t *out, buf_t *err) {
+  memset(out, 0, sizeof *out);
+  const render_opts_t def = {0};
+  if (!opts) opts = &def;
+  cJSON *vals = NULL;
+  int rc = render_prepare(c, user_values, owned, opts, &vals, err);
+  if (rc) return rc;
+  /* The charts' own values are in vals now: render_template_take drops them (the biggest part of
+   * a loaded chart, not needed again for this render). */
+  if (take) rt__drop_values(c);
   render_file_t *files = NULL;
   size_t nfiles = 0;
   worker_t *helper = opts->helper_thread ? worker_start() : NULL; /* NULL: all on this thread */
@@ -563,7 +577,7 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
     j->text = NULL;
   }
   if (!rc && (rt__sort_items(gen, ngen) || rt__sort_items(hooks, nhooks))) rc = RENDER_ENOMEM;
-  if (!rc && rt__crds(c, out)) rc = RENDER_ENOMEM;
+  if (!rc && render_crds(c, out)) rc = RENDER_ENOMEM;
   for (size_t i = 0; i < ngen && !rc; i++) {
     if (rt__push_take(&out->manifests, &out->nmanifests, gen[i].path, gen[i].content, false)) rc = RENDER_ENOMEM;
     gen[i].content = NULL; /* moved */

@@ -1,0 +1,1096 @@
+/* Helm's actions as step machines (see action.h).
+ *
+ * install/upgrade: docs from the rendered manifests -> CRDs (policy) -> map kinds -> ownership of
+ *   objects new to the release -> pending record -> apply each (SSA) -> prune what left the
+ *   manifest -> supersede the previous -> deployed -> trim history.
+ * rollback: the same from the stored manifest of the target revision, with a copy of its record.
+ * uninstall: the newest record's objects in uninstall order, each deleted only when it carries this
+ *   release's ownership metadata -> records deleted (or marked uninstalled) .
+ * unlock: the pending record marked failed. */
+#include "helm/action/action.h"
+#include "base/log.h"
+#include "base/yaml.h"
+#include "helm/chart/chart.h"
+#include "helm/render/manifest.h"
+#include "helm/render/render.h"
+#include <assert.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ACT_CRD_WAIT_TRIES 40   /* kinds of new CRDs: mapped again every 250 ms, for up to 10 s */
+#define ACT_CRD_WAIT_MS 250
+
+typedef struct act__doc_s {
+  char *source, *api_version, *kind, *name, *ns; /* ns as written in the document ("" when none) */
+  cJSON *obj;                                    /* to apply (ownership metadata added); NULL for old docs */
+  int keep;                                      /* helm.sh/resource-policy: keep */
+  char *group, *version, *resource;
+  int namespaced, mapped;
+} act__doc_t;
+
+typedef struct act__docs_s {
+  act__doc_t *v;
+  size_t n, cap;
+} act__docs_t;
+
+typedef void (*act__step_t)(act_t *a);
+
+typedef struct act__priv_s {
+  act_done_cb cb;
+  void *data;
+  act__docs_t want, old, crds;
+  const char *old_ns;          /* where the previous release's objects were applied */
+  record_t *prev;              /* the last deployed record, or NULL */
+  record_t *latest;            /* the newest record, or NULL */
+  record_t *target;            /* rollback: the revision rolled back to */
+  int resume;                  /* the newest record is our own pending one: rewritten, not created */
+  int next_written;            /* the pending record exists (act__finish marks it failed) */
+  size_t i;
+  kube_req_t *req;             /* in flight */
+  int disc_pending;            /* a discovery look-up in flight */
+  uv_timer_t *timer;           /* CRD wait (own allocation, freed in its close callback) */
+  int timer_pending;
+  int cancelled, finished;
+  int crds_applied, map_tries;
+  buf_t path;
+  act__docs_t *mapping;
+  act__step_t after_map;
+  act__step_t after_get;       /* the ownership GET's continuation */
+} act__priv_t;
+
+static void act__finish(act_t *a, int rc);
+static void act__fail(act_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+const char *act_kind_name(act_kind_t k) {
+  static const char *const names[] = {"install", "upgrade", "rollback", "uninstall", "unlock"};
+  return names[k];
+}
+
+static const char *act__fail_reason(act_kind_t k) {
+  static const char *const r[] = {"InstallFailed", "UpgradeFailed", "RollbackFailed", "UninstallFailed",
+                                  "UpgradeFailed"};
+  return r[k];
+}
+
+/* ---- documents ---- */
+
+static void act__docs_free(act__docs_t *d) {
+  for (size_t i = 0; i < d->n; i++) {
+    act__doc_t *h = &d->v[i];
+    free(h->source); free(h->api_version); free(h->kind); free(h->name); free(h->ns);
+    free(h->group); free(h->version); free(h->resource);
+    cJSON_Delete(h->obj);
+  }
+  free(d->v);
+  memset(d, 0, sizeof *d);
+}
+
+static act__doc_t *act__docs_push(act__docs_t *d) {
+  if (d->n == d->cap) {
+    size_t cap = d->cap ? d->cap * 2 : 8;
+    act__doc_t *nv = realloc(d->v, cap * sizeof *nv);
+    if (!nv) return NULL;
+    d->v = nv;
+    d->cap = cap;
+  }
+  act__doc_t *h = &d->v[d->n++];
+  memset(h, 0, sizeof *h);
+  return h;
+}
+
+static char *act__dup(const char *s) { return strdup(s ? s : ""); }
+
+static const char *act__str(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Adds doc (and, for a kind List, each of its items, as Helm's client flattens lists) to out. With
+ * objects (want) the JSON to apply is built with ownership metadata. -22 with err, or -12. */
+static int act__add_doc(act_t *a, const manifest_doc_t *d, int with_obj, act__docs_t *out) {
+  cJSON *obj = NULL;
+  manifest_error_t merr = {0};
+  if (with_obj || !strcmp(d->kind, "List")) {
+    int rc = manifest_object_json(d, a->release_name, a->ns, NULL, &obj, &merr);
+    if (rc) {
+      buf_reset(&a->err);
+      buf_puts(&a->err, merr.message[0] ? merr.message : "out of memory");
+      return rc == -12 ? -12 : -22;
+    }
+  }
+  const cJSON *items = obj && !strcmp(d->kind, "List") ? cJSON_GetObjectItemCaseSensitive(obj, "items") : NULL;
+  if (cJSON_IsArray(items)) {
+    int k = 0;
+    for (const cJSON *it = items->child; it; it = it->next, k++) {
+      char *text = cJSON_PrintUnformatted(it);
+      const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it, "metadata");
+      manifest_doc_t sub = {.source = d->source, .content = text, .content_len = text ? strlen(text) : 0, .line = d->line,
+                            .api_version = (char *)act__str(it, "apiVersion"), .kind = (char *)act__str(it, "kind"),
+                            .name = (char *)act__str(meta, "name"), .namespace = (char *)act__str(meta, "namespace"),
+                            .annotations = cJSON_GetObjectItemCaseSensitive(meta, "annotations")};
+      int rc = 0;
+      if (!text) rc = -12;
+      else if (!cJSON_IsObject(it) || !sub.api_version || !sub.kind || !sub.name) {
+        buf_reset(&a->err);
+        buf_printf(&a->err, "%s: item %d of the List has no apiVersion, kind or metadata.name", d->source, k);
+        rc = -22;
+      } else {
+        rc = act__add_doc(a, &sub, with_obj, out);
+      }
+      free(text);
+      if (rc) {
+        cJSON_Delete(obj);
+        return rc;
+      }
+    }
+    cJSON_Delete(obj);
+    return 0;
+  }
+  act__doc_t *h = act__docs_push(out);
+  if (!h) {
+    cJSON_Delete(obj);
+    return -12;
+  }
+  h->source = act__dup(d->source);
+  h->api_version = act__dup(d->api_version);
+  h->kind = act__dup(d->kind);
+  h->name = act__dup(d->name);
+  h->ns = act__dup(d->namespace);
+  h->obj = with_obj ? obj : NULL;
+  if (!with_obj) cJSON_Delete(obj);
+  const cJSON *pol = cJSON_GetObjectItemCaseSensitive(d->annotations, "helm.sh/resource-policy");
+  h->keep = cJSON_IsString(pol) && !strcmp(pol->valuestring, "keep");
+  return h->source && h->api_version && h->kind && h->name && h->ns ? 0 : -12;
+}
+
+static int act__docs_from_set(act_t *a, const manifest_set_t *set, int with_obj, act__docs_t *out) {
+  for (size_t i = 0; i < set->ndocs; i++) {
+    if (set->docs[i].is_empty) continue;
+    int rc = act__add_doc(a, &set->docs[i], with_obj, out);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int act__docs_from_manifest(act_t *a, const char *manifest, manifest_order_t order, int with_obj,
+                                   act__docs_t *out) {
+  manifest_set_t set = {0};
+  manifest_error_t merr = {0};
+  int rc = manifest_parse_release(manifest ? manifest : "", manifest ? strlen(manifest) : 0, order, &set, &merr);
+  if (rc) {
+    buf_reset(&a->err);
+    buf_printf(&a->err, "reading the stored manifest: %s", merr.message[0] ? merr.message : "out of memory");
+    return rc == -12 ? -12 : -22;
+  }
+  rc = act__docs_from_set(a, &set, with_obj, out);
+  manifest_set_free(&set);
+  return rc;
+}
+
+/* The namespace an object of d lives in ("" for cluster-scoped), for a release in ns. */
+static const char *act__doc_ns(const act__doc_t *d, const char *ns) {
+  if (!d->namespaced) return "";
+  return *d->ns ? d->ns : ns;
+}
+
+static void act__doc_path(act_t *a, const act__doc_t *d, const char *ns) {
+  buf_reset(&a->p->path);
+  const char *n = act__doc_ns(d, ns);
+  kube_path(&a->p->path, d->group, d->version, d->resource, *n ? n : NULL, d->name, NULL);
+}
+
+static int act__same_object(const act__doc_t *x, const char *xns, const act__doc_t *y, const char *yns) {
+  return x->mapped && y->mapped && !strcmp(x->group, y->group) && !strcmp(x->resource, y->resource) &&
+         !strcmp(x->name, y->name) && !strcmp(act__doc_ns(x, xns), act__doc_ns(y, yns));
+}
+
+/* ---- finishing ---- */
+
+static void act__fail(act_t *a, const char *fmt, ...) {
+  buf_reset(&a->err);
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(&a->err, fmt, ap);
+  va_end(ap);
+  act__finish(a, -22);
+}
+
+static void act__record_failed_written(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  a->p->req = NULL;
+  if (!kube_response_ok(res))
+    LOG_W("cannot record the failed release", "release", a->log_key, "error", res->errmsg ? res->errmsg : "");
+  a->p->cb(a, a->p->data);
+}
+
+/* Ends the action. A failure after the pending record was written records the release as failed,
+ * with Helm's description, before the callback. A cancelled action writes nothing more (the lease
+ * may be lost): its pending record carries our owner annotation and is taken over next time. */
+static void act__finish(act_t *a, int rc) {
+  act__priv_t *p = a->p;
+  assert(!p->finished);
+  p->finished = 1;
+  a->rc = rc;
+  if (rc && !a->reason) a->reason = rc == UV_ECANCELED ? "Cancelled" : act__fail_reason(a->kind);
+  if (rc && rc != UV_ECANCELED && a->have_next && strncmp(a->next.status, "pending-", 8) == 0 && a->next.secret_name &&
+      !kube_client_is_closing(a->env->c)) {
+    buf_t d = BUF_INIT;
+    static const char *const what[] = {"Release", "Upgrade", "Rollback", "Uninstall", "Upgrade"};
+    buf_printf(&d, "%s \"%s\" failed: %s", what[a->kind], a->release_name,
+               rc == UV_ECANCELED ? "the operation was cancelled" : a->err.data ? a->err.data : "");
+    record_set_status(&a->next, "failed", d.data);
+    buf_free(&d);
+    if (p->resume || p->next_written) {
+      char *body = record_secret_json(&a->next, a->storage_ns, 0, a->owner_uid);
+      buf_reset(&p->path);
+      kube_path(&p->path, "", "v1", "secrets", a->storage_ns, a->next.secret_name, NULL);
+      p->req = body ? kube_update(a->env->c, p->path.data, body, act__record_failed_written, a) : NULL;
+      free(body);
+      if (p->req) return;
+    }
+  }
+  p->cb(a, p->data);
+}
+
+/* An API failure: "<what>: <errmsg>". Returns -1 after finishing. */
+static int act__check(act_t *a, const kube_response_t *res, const char *what) {
+  a->p->req = NULL;
+  if (a->p->cancelled || res->err == UV_ECANCELED) {
+    act__finish(a, UV_ECANCELED);
+    return -1;
+  }
+  if (kube_response_ok(res)) return 0;
+  act__fail(a, "%s: %s", what, res->errmsg ? res->errmsg : uv_strerror(res->err));
+  return -1;
+}
+
+/* Starts a request; the callback runs later. On out-of-memory, finishes. */
+static void act__sent(act_t *a, kube_req_t *req) {
+  a->p->req = req;
+  if (!req) {
+    buf_reset(&a->err);
+    buf_puts(&a->err, "cannot send a request (out of memory, or the client is closing)");
+    act__finish(a, UV_ENOMEM);
+  }
+}
+
+/* ---- kind mapping ---- */
+
+static void act__map_next(act_t *a);
+
+static void act__map_timer(uv_timer_t *t) {
+  act_t *a = t->data;
+  a->p->timer_pending = 0;
+  if (a->p->cancelled) {
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  discovery_invalidate(a->env->d);
+  act__map_next(a);
+}
+
+static void act__mapped(int err, const char *errmsg, const discovery_mapping_t *m, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  p->disc_pending = 0;
+  if (p->cancelled) {
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  act__doc_t *d = &p->mapping->v[p->i];
+  if (err) {
+    if (p->mapping == &p->want || p->mapping == &p->crds) {
+      /* A kind whose CRD was just applied: served once the CRD is established. */
+      if (err == UV_ENOENT && p->crds_applied && p->map_tries < ACT_CRD_WAIT_TRIES) {
+        p->map_tries++;
+        if (!p->timer && (p->timer = malloc(sizeof *p->timer))) {
+          uv_timer_init(a->env->loop, p->timer);
+          p->timer->data = a;
+        }
+        if (p->timer) {
+          p->timer_pending = 1;
+          uv_timer_start(p->timer, act__map_timer, ACT_CRD_WAIT_MS, 0);
+          return;
+        }
+      }
+      if (err == UV_ENOENT)
+        act__fail(a, "%s: no matches for kind \"%s\" in version \"%s\" (is its CRD installed?)", d->source, d->kind,
+                  d->api_version);
+      else
+        act__fail(a, "%s: resolving kind %s %s: %s", d->source, d->api_version, d->kind, errmsg ? errmsg : "");
+      return;
+    }
+    /* An old object whose kind is gone (its CRD was removed): nothing left to delete. */
+    LOG_W("skipping object of unknown kind", "release", a->log_key, "kind", d->kind, "apiVersion", d->api_version);
+  } else {
+    d->group = strdup(m->group);
+    d->version = strdup(m->version);
+    d->resource = strdup(m->resource);
+    d->namespaced = m->namespaced;
+    d->mapped = d->group && d->version && d->resource;
+  }
+  p->i++;
+  act__map_next(a);
+}
+
+static void act__map_next(act_t *a) {
+  act__priv_t *p = a->p;
+  while (p->i < p->mapping->n && p->mapping->v[p->i].mapped) p->i++;
+  if (p->i >= p->mapping->n) {
+    p->i = 0;
+    p->after_map(a);
+    return;
+  }
+  act__doc_t *d = &p->mapping->v[p->i];
+  /* Cached kinds are answered without a callback round trip through the loop. */
+  discovery_mapping_t m;
+  if (discovery_lookup(a->env->d, d->api_version, d->kind, &m) == 0) {
+    p->disc_pending = 1;
+    act__mapped(0, NULL, &m, a);
+    return;
+  }
+  if (discovery_resolve(a->env->d, d->api_version, d->kind, act__mapped, a)) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  p->disc_pending = 1;
+}
+
+static void act__map(act_t *a, act__docs_t *docs, act__step_t then) {
+  a->p->mapping = docs;
+  a->p->after_map = then;
+  a->p->i = 0;
+  act__map_next(a);
+}
+
+/* ---- ownership (Helm's checkOwnership) ---- */
+
+/* Appends to msg why obj's metadata does not name this release; 0 when it does. */
+static int act__ownership(act_t *a, const cJSON *obj, buf_t *msg) {
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+  const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
+  const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+  struct { const cJSON *m; const char *what, *k, *v; } req[] = {
+      {labels, "label", "app.kubernetes.io/managed-by", "Helm"},
+      {ann, "annotation", "meta.helm.sh/release-name", a->release_name},
+      {ann, "annotation", "meta.helm.sh/release-namespace", a->ns},
+  };
+  int bad = 0;
+  for (size_t i = 0; i < sizeof req / sizeof *req; i++) {
+    const char *have = act__str(req[i].m, req[i].k);
+    if (have && !strcmp(have, req[i].v)) continue;
+    buf_puts(msg, bad++ ? "; " : "invalid ownership metadata; ");
+    if (!have) buf_printf(msg, "%s validation error: missing key \"%s\": must be set to \"%s\"", req[i].what, req[i].k, req[i].v);
+    else buf_printf(msg, "%s validation error: key \"%s\" must equal \"%s\": current value is \"%s\"", req[i].what, req[i].k,
+                    req[i].v, have);
+  }
+  return bad;
+}
+
+static void act__owner_next(act_t *a);
+
+static int act__in_old(act_t *a, const act__doc_t *w) {
+  for (size_t k = 0; k < a->p->old.n; k++)
+    if (act__same_object(&a->p->old.v[k], a->p->old_ns, w, a->ns)) return 1;
+  return 0;
+}
+
+static void act__owner_got(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->want.v[p->i];
+  p->req = NULL;
+  if (p->cancelled || res->err == UV_ECANCELED) {
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  if (res->status == 404) {
+    p->i++;
+    act__owner_next(a);
+    return;
+  }
+  if (!kube_response_ok(res)) {
+    act__fail(a, "could not get information about the resource %s \"%s\" in namespace \"%s\": %s", d->kind, d->name,
+              act__doc_ns(d, a->ns), res->errmsg ? res->errmsg : "");
+    return;
+  }
+  cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
+  buf_t why = BUF_INIT;
+  int bad = obj ? act__ownership(a, obj, &why) : 0;
+  cJSON_Delete(obj);
+  if (bad && !a->take_ownership) {
+    act__fail(a, "Unable to continue with %s: %s \"%s\" in namespace \"%s\" exists and cannot be imported into the current "
+              "release: %s", a->kind == ACT_INSTALL ? "install" : "update", d->kind, d->name, act__doc_ns(d, a->ns),
+              why.data);
+    buf_free(&why);
+    return;
+  }
+  if (bad) LOG_I("taking ownership", "release", a->log_key, "kind", d->kind, "name", d->name, "was", why.data);
+  buf_free(&why);
+  p->i++;
+  act__owner_next(a);
+}
+
+static void act__write_pending(act_t *a);
+
+/* Objects that are new to the release must not belong to anyone else (Helm checks before it
+ * creates); those the previous revision held are ours already. */
+static void act__owner_next(act_t *a) {
+  act__priv_t *p = a->p;
+  while (p->i < p->want.n && act__in_old(a, &p->want.v[p->i])) p->i++;
+  if (p->i >= p->want.n) {
+    p->i = 0;
+    act__write_pending(a);
+    return;
+  }
+  act__doc_path(a, &p->want.v[p->i], a->ns);
+  act__sent(a, kube_get(a->env->c, p->path.data, act__owner_got, a));
+}
+
+/* ---- records ---- */
+
+static void act__apply_next(act_t *a);
+static void act__supersede_next(act_t *a);
+static void act__trim_next(act_t *a);
+
+static void act__pending_written(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  if (res->status == 409) { /* another writer got this revision first */
+    a->p->req = NULL;
+    a->have_next = false; /* not ours: never marked failed */
+    record_free(&a->next);
+    a->reason = "Conflict";
+    act__fail(a, "release record %s.v%lld was written concurrently (another operation on this release?)",
+              a->release_name, a->version);
+    return;
+  }
+  if (act__check(a, res, "writing the release record")) return;
+  a->p->next_written = 1;
+  a->p->i = 0;
+  act__apply_next(a);
+}
+
+static void act__write_pending(act_t *a) {
+  act__priv_t *p = a->p;
+  static const char *const st[] = {"pending-install", "pending-upgrade", "pending-rollback"};
+  int rc;
+  if (a->kind == ACT_ROLLBACK) {
+    char desc[64];
+    snprintf(desc, sizeof desc, "Rollback to %lld", a->rollback_to);
+    rc = record_copy(p->target, a->version, st[2], desc, a->nrecs ? &a->recs[0] : NULL, &a->next, &a->err);
+  } else {
+    record_in_t in = {.release_name = a->release_name, .namespace = a->ns, .chart = a->chart, .config = a->config,
+                      .set = a->set};
+    rc = record_new(&in, a->version, st[a->kind == ACT_UPGRADE], a->kind == ACT_UPGRADE ? "Preparing upgrade"
+                                                                                          : "Initial install underway",
+                    a->nrecs ? &a->recs[0] : NULL, &a->next, &a->err);
+  }
+  if (rc) {
+    act__finish(a, rc);
+    return;
+  }
+  a->have_next = true;
+  char *body = record_secret_json(&a->next, a->storage_ns, !p->resume, a->owner_uid);
+  buf_reset(&p->path);
+  if (!body) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  if (p->resume) {
+    kube_path(&p->path, "", "v1", "secrets", a->storage_ns, a->next.secret_name, NULL);
+    act__sent(a, kube_update(a->env->c, p->path.data, body, act__pending_written, a));
+  } else {
+    kube_path(&p->path, "", "v1", "secrets", a->storage_ns, NULL, NULL);
+    act__sent(a, kube_create(a->env->c, p->path.data, body, act__pending_written, a));
+  }
+  free(body);
+}
+
+/* ---- apply ---- */
+
+static void act__prune_next(act_t *a);
+
+static void act__applied(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__doc_t *d = &a->p->want.v[a->p->i];
+  if (!kube_response_ok(res) && !a->p->cancelled && res->err != UV_ECANCELED) {
+    a->p->req = NULL;
+    act__fail(a, "%s: applying %s \"%s\": %s", d->source, d->kind, d->name, res->errmsg ? res->errmsg : "");
+    return;
+  }
+  if (act__check(a, res, "applying")) return;
+  a->applied++;
+  a->p->i++;
+  act__apply_next(a);
+}
+
+static void act__apply_next(act_t *a) {
+  act__priv_t *p = a->p;
+  if (p->i >= p->want.n) {
+    p->i = 0;
+    act__prune_next(a);
+    return;
+  }
+  act__doc_t *d = &p->want.v[p->i];
+  const char *ns = act__doc_ns(d, a->ns);
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
+  if (*ns && meta && !cJSON_GetObjectItemCaseSensitive(meta, "namespace")) cJSON_AddStringToObject(meta, "namespace", ns);
+  char *body = cJSON_PrintUnformatted(d->obj);
+  act__doc_path(a, d, a->ns);
+  if (!body) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  act__sent(a, kube_apply(a->env->c, p->path.data, body, a->env->field_manager, true, act__applied, a));
+  free(body);
+}
+
+/* ---- deleting objects that belong to the release (prune, uninstall) ---- */
+
+static void act__del_next(act_t *a);
+
+typedef struct act__delstate_s {
+  act__docs_t *docs;
+  const char *ns;
+  act__step_t then;
+  int (*skip)(act_t *a, const act__doc_t *d);
+  const char *what;
+} act__delstate_t;
+
+static act__delstate_t *act__ds(act_t *a);
+
+static void act__deleted(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__delstate_t *s = act__ds(a);
+  act__doc_t *d = &s->docs->v[a->p->i];
+  if (res->status == 404 || res->status == 409) { /* gone, or replaced by another object meanwhile */
+    a->p->req = NULL;
+  } else if (!kube_response_ok(res) && !a->p->cancelled && res->err != UV_ECANCELED) {
+    a->p->req = NULL;
+    act__fail(a, "%s: deleting %s \"%s\": %s", s->what, d->kind, d->name, res->errmsg ? res->errmsg : "");
+    return;
+  } else {
+    if (act__check(a, res, "deleting")) return;
+    a->deleted++;
+  }
+  a->p->i++;
+  act__del_next(a);
+}
+
+static void act__del_got(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__delstate_t *s = act__ds(a);
+  act__doc_t *d = &s->docs->v[p->i];
+  if (res->status == 404) {
+    p->req = NULL;
+    p->i++;
+    act__del_next(a);
+    return;
+  }
+  if (act__check(a, res, s->what)) return;
+  cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
+  buf_t why = BUF_INIT;
+  int bad = !obj || act__ownership(a, obj, &why);
+  const cJSON *uid = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "uid");
+  if (bad) {
+    /* Never delete what another release (or nobody) owns, whatever a record says. */
+    LOG_W("not deleting an object that does not belong to the release", "release", a->log_key, "kind", d->kind,
+          "name", d->name, "namespace", act__doc_ns(d, s->ns), "why", why.data ? why.data : "unreadable");
+    buf_free(&why);
+    cJSON_Delete(obj);
+    p->i++;
+    act__del_next(a);
+    return;
+  }
+  buf_free(&why);
+  kube_delete_opts_t o = {.propagation = a->propagation ? a->propagation : "Background",
+                          .precondition_uid = cJSON_IsString(uid) ? uid->valuestring : NULL, .grace_period_seconds = -1};
+  act__doc_path(a, d, s->ns);
+  LOG_I("deleting", "release", a->log_key, "kind", d->kind, "name", d->name, "namespace", act__doc_ns(d, s->ns));
+  act__sent(a, kube_delete_ex(a->env->c, p->path.data, &o, act__deleted, a));
+  cJSON_Delete(obj);
+}
+
+static void act__del_next(act_t *a) {
+  act__priv_t *p = a->p;
+  act__delstate_t *s = act__ds(a);
+  while (p->i < s->docs->n) {
+    act__doc_t *d = &s->docs->v[p->i];
+    if (d->mapped && !d->keep && !(s->skip && s->skip(a, d))) {
+      act__doc_path(a, d, s->ns);
+      act__sent(a, kube_get(a->env->c, p->path.data, act__del_got, a));
+      return;
+    }
+    p->i++;
+  }
+  p->i = 0;
+  s->then(a);
+}
+
+/* One deletion pass at a time per action: its state lives beside the private part. */
+typedef struct act__priv_full_s {
+  act__priv_t p;
+  act__delstate_t del;
+} act__priv_full_t;
+
+static act__delstate_t *act__ds(act_t *a) { return &((act__priv_full_t *)a->p)->del; }
+
+static void act__delete_docs(act_t *a, act__docs_t *docs, const char *ns, int (*skip)(act_t *, const act__doc_t *),
+                             const char *what, act__step_t then) {
+  *act__ds(a) = (act__delstate_t){.docs = docs, .ns = ns, .then = then, .skip = skip, .what = what};
+  a->p->i = 0;
+  act__del_next(a);
+}
+
+/* Prune: old objects that the new revision does not hold, addressed where they were applied. */
+static int act__still_wanted(act_t *a, const act__doc_t *o) {
+  for (size_t i = 0; i < a->p->want.n; i++)
+    if (act__same_object(&a->p->want.v[i], a->ns, o, a->p->old_ns)) return 1;
+  return 0;
+}
+
+static void act__prune_next(act_t *a) {
+  act__delete_docs(a, &a->p->old, a->p->old_ns, act__still_wanted, "deleting an object that left the manifest",
+                   act__supersede_next);
+}
+
+/* ---- supersede, deployed, trim ---- */
+
+static void act__record_updated(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  if (act__check(a, res, "updating a release record")) return;
+  a->p->i++;
+  act__supersede_next(a);
+}
+
+static void act__mark_deployed(act_t *a);
+
+static void act__supersede_next(act_t *a) {
+  act__priv_t *p = a->p;
+  while (p->i < a->nrecs) {
+    record_t *r = &a->recs[p->i];
+    if (r->version != a->version && !strcmp(r->status, "deployed")) {
+      record_set_status(r, "superseded", NULL);
+      char *body = record_secret_json(r, a->storage_ns, 0, r->owner_uid);
+      buf_reset(&p->path);
+      kube_path(&p->path, "", "v1", "secrets", a->storage_ns, r->secret_name, NULL);
+      if (!body) {
+        act__finish(a, UV_ENOMEM);
+        return;
+      }
+      act__sent(a, kube_update(a->env->c, p->path.data, body, act__record_updated, a));
+      free(body);
+      return;
+    }
+    p->i++;
+  }
+  act__mark_deployed(a);
+}
+
+static void act__deployed_written(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  if (act__check(a, res, "recording the deployed release")) return;
+  LOG_I(a->kind == ACT_INSTALL ? "installed" : a->kind == ACT_UPGRADE ? "upgraded" : "rolled back", "release", a->log_key,
+        "revision", a->next.secret_name);
+  a->p->i = 0;
+  act__trim_next(a);
+}
+
+static void act__mark_deployed(act_t *a) {
+  static const char *const done[] = {"Install complete", "Upgrade complete"};
+  char desc[64];
+  if (a->kind == ACT_ROLLBACK) snprintf(desc, sizeof desc, "Rollback to %lld", a->rollback_to);
+  record_set_status(&a->next, "deployed", a->kind == ACT_ROLLBACK ? desc : done[a->kind == ACT_UPGRADE]);
+  char *body = record_secret_json(&a->next, a->storage_ns, 0, a->owner_uid);
+  buf_reset(&a->p->path);
+  kube_path(&a->p->path, "", "v1", "secrets", a->storage_ns, a->next.secret_name, NULL);
+  if (!body) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  act__sent(a, kube_update(a->env->c, a->p->path.data, body, act__deployed_written, a));
+  free(body);
+}
+
+/* Keeps at most max_history records (the new one included), deleting the oldest first. */
+static void act__trimmed(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  a->p->req = NULL;
+  if (a->p->cancelled || res->err == UV_ECANCELED) {
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  if (!kube_response_ok(res) && res->status != 404)
+    LOG_W("cannot delete an old release record", "release", a->log_key, "error", res->errmsg ? res->errmsg : "");
+  else
+    a->recs[a->p->i].version = -1; /* gone */
+  a->p->i++;
+  act__trim_next(a);
+}
+
+static void act__trim_next(act_t *a) {
+  act__priv_t *p = a->p;
+  size_t total = a->nrecs + (p->resume ? 0 : 1);
+  size_t max = (size_t)a->max_history;
+  if (max && total > max && p->i < total - max && p->i < a->nrecs && a->recs[p->i].version != a->version) {
+    buf_reset(&p->path);
+    kube_path(&p->path, "", "v1", "secrets", a->storage_ns, a->recs[p->i].secret_name, NULL);
+    act__sent(a, kube_delete(a->env->c, p->path.data, NULL, act__trimmed, a));
+    return;
+  }
+  act__finish(a, 0);
+}
+
+/* ---- install / upgrade / rollback ---- */
+
+static int act__crd_docs(act_t *a) {
+  const render_output_t *c = a->crd_docs;
+  for (size_t i = 0; c && i < c->ncrds; i++) {
+    yaml_error_t ye;
+    /* A CRD file may hold several documents: each is applied. */
+    const char *text = c->crds[i].content;
+    manifest_set_t set = {0};
+    manifest_error_t merr = {0};
+    size_t len = strlen(text);
+    int rc = manifest_parse_release(text, len, MANIFEST_INSTALL_ORDER, &set, &merr);
+    if (rc) {
+      buf_reset(&a->err);
+      buf_printf(&a->err, "%s: %s", c->crds[i].path, merr.message);
+      return rc == -12 ? -12 : -22;
+    }
+    for (size_t k = 0; k < set.ndocs && !rc; k++) {
+      manifest_doc_t *d = &set.docs[k];
+      if (d->is_empty) continue;
+      act__doc_t *h = act__docs_push(&a->p->crds);
+      yaml_opts_t yo = {0, 0, YAML_OPT_BIGINT_RAW};
+      if (!h) rc = -12;
+      else {
+        h->source = act__dup(c->crds[i].path);
+        h->api_version = act__dup(d->api_version);
+        h->kind = act__dup(d->kind);
+        h->name = act__dup(d->name);
+        h->ns = act__dup("");
+        if (yaml_to_json(d->content, d->content_len, &yo, &h->obj, &ye)) rc = -22;
+        if (!h->source || !h->api_version || !h->kind || !h->name || !h->ns) rc = -12;
+      }
+    }
+    manifest_set_free(&set);
+    if (rc) {
+      if (rc == -22) {
+        buf_reset(&a->err);
+        buf_printf(&a->err, "%s: cannot read the CRD", c->crds[i].path);
+      }
+      return rc;
+    }
+  }
+  return 0;
+}
+
+static void act__crd_next(act_t *a);
+
+static void act__crd_done(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__doc_t *d = &a->p->crds.v[a->p->i];
+  if (!kube_response_ok(res) && !a->p->cancelled && res->err != UV_ECANCELED) {
+    a->p->req = NULL;
+    act__fail(a, "%s: applying CustomResourceDefinition \"%s\": %s", d->source, d->name, res->errmsg ? res->errmsg : "");
+    return;
+  }
+  if (act__check(a, res, "applying a CRD")) return;
+  a->p->crds_applied = 1;
+  a->p->i++;
+  act__crd_next(a);
+}
+
+static void act__crd_got(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__doc_t *d = &a->p->crds.v[a->p->i];
+  if (res->status == 200) { /* exists: Create leaves it alone */
+    a->p->req = NULL;
+    a->p->i++;
+    act__crd_next(a);
+    return;
+  }
+  if (res->status != 404 && act__check(a, res, "reading a CRD")) return;
+  a->p->req = NULL;
+  char *body = cJSON_PrintUnformatted(d->obj);
+  if (!body) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  act__sent(a, kube_apply(a->env->c, a->p->path.data, body, a->env->field_manager, true, act__crd_done, a));
+  free(body);
+}
+
+static void act__after_crds(act_t *a);
+
+static void act__crd_next(act_t *a) {
+  act__priv_t *p = a->p;
+  if (p->i >= p->crds.n) {
+    p->i = 0;
+    act__after_crds(a);
+    return;
+  }
+  act__doc_t *d = &p->crds.v[p->i];
+  if (!d->mapped) {
+    act__fail(a, "%s: %s %s is not a CustomResourceDefinition", d->source, d->api_version, d->kind);
+    return;
+  }
+  act__doc_path(a, d, "");
+  if (a->crds == ACT_CRDS_CREATE) {
+    act__sent(a, kube_get(a->env->c, p->path.data, act__crd_got, a));
+    return;
+  }
+  char *body = cJSON_PrintUnformatted(d->obj);
+  if (!body) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  act__sent(a, kube_apply(a->env->c, p->path.data, body, a->env->field_manager, true, act__crd_done, a));
+  free(body);
+}
+
+static void act__old_mapped(act_t *a) {
+  a->p->i = 0;
+  act__owner_next(a);
+}
+
+static void act__want_mapped(act_t *a) {
+  /* The previous deployed release's objects (prune, ownership). */
+  act__priv_t *p = a->p;
+  if (p->prev && p->prev->rel && p->prev->rel->manifest && *p->prev->rel->manifest) {
+    int rc = act__docs_from_manifest(a, p->prev->rel->manifest, MANIFEST_UNINSTALL_ORDER, 0, &p->old);
+    if (rc == -12) {
+      act__finish(a, UV_ENOMEM);
+      return;
+    }
+    if (rc) {
+      LOG_W("cannot read the previous manifest; nothing will be pruned", "release", a->log_key, "error", a->err.data);
+      act__docs_free(&p->old);
+      buf_reset(&a->err);
+    }
+  }
+  act__map(a, &p->old, act__old_mapped);
+}
+
+static void act__after_crds(act_t *a) { act__map(a, &a->p->want, act__want_mapped); }
+
+static void act__deploy(act_t *a) {
+  act__priv_t *p = a->p;
+  int rc;
+  if (a->kind == ACT_ROLLBACK) {
+    for (size_t i = 0; i < a->nrecs; i++)
+      if (a->recs[i].version == a->rollback_to) p->target = &a->recs[i];
+    if (!p->target) {
+      act__fail(a, "release: not found: revision %lld of release \"%s\" does not exist", a->rollback_to, a->release_name);
+      a->reason = "RollbackFailed";
+      return;
+    }
+    rc = act__docs_from_manifest(a, p->target->rel->manifest, MANIFEST_INSTALL_ORDER, 1, &p->want);
+  } else {
+    rc = act__docs_from_set(a, a->set, 1, &p->want);
+    if (!rc && a->crds != ACT_CRDS_SKIP) rc = act__crd_docs(a);
+  }
+  if (rc) {
+    act__finish(a, rc == -12 ? UV_ENOMEM : -22);
+    return;
+  }
+  if (p->crds.n) act__map(a, &p->crds, act__crd_next);
+  else act__after_crds(a);
+}
+
+/* ---- uninstall ---- */
+
+static void act__records_delete_next(act_t *a);
+
+static void act__record_gone(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  if (res->status == 404) a->p->req = NULL;
+  else if (act__check(a, res, "uninstall: deleting a release record")) return;
+  a->p->i++;
+  act__records_delete_next(a);
+}
+
+static void act__uninstalled_written(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  if (act__check(a, res, "uninstall: recording the release as uninstalled")) return;
+  act__finish(a, 0);
+}
+
+static void act__records_delete_next(act_t *a) {
+  act__priv_t *p = a->p;
+  if (a->keep_history) {
+    record_t *r = p->latest;
+    if (!r) {
+      act__finish(a, 0);
+      return;
+    }
+    record_set_status(r, "uninstalled", "Uninstallation complete");
+    char *body = record_secret_json(r, a->storage_ns, 0, r->owner_uid);
+    buf_reset(&p->path);
+    kube_path(&p->path, "", "v1", "secrets", a->storage_ns, r->secret_name, NULL);
+    if (!body) {
+      act__finish(a, UV_ENOMEM);
+      return;
+    }
+    act__sent(a, kube_update(a->env->c, p->path.data, body, act__uninstalled_written, a));
+    free(body);
+    return;
+  }
+  if (p->i < a->nrecs) {
+    buf_reset(&p->path);
+    kube_path(&p->path, "", "v1", "secrets", a->storage_ns, a->recs[p->i].secret_name, NULL);
+    act__sent(a, kube_delete(a->env->c, p->path.data, NULL, act__record_gone, a));
+    return;
+  }
+  LOG_I("uninstalled", "release", a->log_key);
+  act__finish(a, 0);
+}
+
+static void act__uninstall_mapped(act_t *a) {
+  act__delete_docs(a, &a->p->old, a->p->old_ns, NULL, "uninstall", act__records_delete_next);
+}
+
+static void act__uninstall(act_t *a) {
+  act__priv_t *p = a->p;
+  record_t *r = p->latest;
+  if (r && r->rel && r->rel->manifest && *r->rel->manifest && strcmp(r->status, "uninstalled")) {
+    int rc = act__docs_from_manifest(a, r->rel->manifest, MANIFEST_UNINSTALL_ORDER, 0, &p->old);
+    if (rc) {
+      act__finish(a, rc == -12 ? UV_ENOMEM : -22);
+      return;
+    }
+  }
+  act__map(a, &p->old, act__uninstall_mapped);
+}
+
+/* ---- unlock ---- */
+
+static void act__unlocked(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  if (act__check(a, res, "marking the interrupted operation failed")) return;
+  act__finish(a, 0);
+}
+
+static void act__unlock(act_t *a) {
+  record_t *r = a->p->latest;
+  if (!r || strncmp(r->status, "pending-", 8)) {
+    act__finish(a, 0);
+    return;
+  }
+  char desc[160];
+  snprintf(desc, sizeof desc, "Release \"%s\" failed: the %s operation was interrupted and did not finish",
+           a->release_name, r->status + 8);
+  record_set_status(r, "failed", desc);
+  char *body = record_secret_json(r, a->storage_ns, 0, r->owner_uid);
+  buf_reset(&a->p->path);
+  kube_path(&a->p->path, "", "v1", "secrets", a->storage_ns, r->secret_name, NULL);
+  if (!body) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  act__sent(a, kube_update(a->env->c, a->p->path.data, body, act__unlocked, a));
+  free(body);
+}
+
+/* ---- entry ---- */
+
+static void act__start_cb(uv_timer_t *t);
+
+int act_start(act_t *a, act_done_cb cb, void *data) {
+  act__priv_full_t *full = calloc(1, sizeof *full);
+  if (!full) return UV_ENOMEM;
+  act__priv_t *p = &full->p;
+  a->p = p;
+  p->cb = cb;
+  p->data = data;
+  a->rc = 0;
+  a->reason = NULL;
+  buf_reset(&a->err);
+  p->latest = a->nrecs ? &a->recs[a->nrecs - 1] : NULL;
+  for (size_t i = a->nrecs; i-- > 0;)
+    if (!strcmp(a->recs[i].status, "deployed")) {
+      p->prev = &a->recs[i];
+      break;
+    }
+  /* Objects of the previous release are where that release put them. */
+  p->old_ns = a->kind == ACT_UNINSTALL ? (p->latest && p->latest->rel && p->latest->rel->namespace && *p->latest->rel->namespace
+                                              ? p->latest->rel->namespace : a->ns)
+              : (p->prev && p->prev->rel && p->prev->rel->namespace && *p->prev->rel->namespace ? p->prev->rel->namespace
+                                                                                             : a->ns);
+  /* The revision written: one more than the newest, or the newest when it is our own pending
+   * record left by an interrupted run (taken over instead of adding a record). */
+  if (p->latest && !strncmp(p->latest->status, "pending-", 8) && a->owner_uid && p->latest->owner_uid &&
+      !strcmp(p->latest->owner_uid, a->owner_uid) && a->kind != ACT_UNLOCK && a->kind != ACT_UNINSTALL) {
+    p->resume = 1;
+    a->version = p->latest->version;
+  } else {
+    a->version = p->latest ? p->latest->version + 1 : 1;
+  }
+  /* Never inside act_start: the first step runs from the loop. */
+  p->timer = malloc(sizeof *p->timer);
+  if (!p->timer) {
+    free(full);
+    a->p = NULL;
+    return UV_ENOMEM;
+  }
+  uv_timer_init(a->env->loop, p->timer);
+  p->timer->data = a;
+  p->timer_pending = 1;
+  uv_timer_start(p->timer, act__start_cb, 0, 0);
+  return 0;
+}
+
+static void act__start_cb(uv_timer_t *t) {
+  act_t *a = t->data;
+  a->p->timer_pending = 0;
+  if (a->p->cancelled) {
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  switch (a->kind) {
+  case ACT_INSTALL:
+  case ACT_UPGRADE:
+  case ACT_ROLLBACK: act__deploy(a); break;
+  case ACT_UNINSTALL: act__uninstall(a); break;
+  case ACT_UNLOCK: act__unlock(a); break;
+  }
+}
+
+void act_cancel(act_t *a) {
+  act__priv_t *p = a->p;
+  if (!p || p->finished || p->cancelled) return;
+  p->cancelled = 1;
+  if (p->req) {
+    kube_req_t *r = p->req;
+    p->req = NULL;
+    kube_request_cancel(r); /* its callback sees cancelled and finishes */
+    return;
+  }
+  if (p->timer_pending) {
+    uv_timer_stop(p->timer);
+    p->timer_pending = 0;
+    act__finish(a, UV_ECANCELED);
+  }
+  /* A discovery look-up in flight finishes in its callback. */
+}
+
+static void act__timer_closed(uv_handle_t *h) { free(h); }
+
+void act_free(act_t *a) {
+  act__priv_t *p = a->p;
+  if (p) {
+    act__docs_free(&p->want);
+    act__docs_free(&p->old);
+    act__docs_free(&p->crds);
+    buf_free(&p->path);
+    if (p->timer) uv_close((uv_handle_t *)p->timer, act__timer_closed);
+    free(p);
+    a->p = NULL;
+  }
+  if (a->have_next) record_free(&a->next);
+  a->have_next = false;
+  buf_free(&a->err);
+}

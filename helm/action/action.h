@@ -1,0 +1,79 @@
+/* Helm's actions as non-blocking sub-machines on the loop: install, upgrade, rollback, uninstall,
+ * and unlock (a record left pending by an interrupted operation marked failed). Each issues at
+ * most one request at a time; its callback moves it on. The caller (the release engine) observes
+ * the release records first and hands them in; the action writes the records Helm's own action
+ * would write, applies with server-side apply, and reports one outcome.
+ *
+ * Cost: one request per object applied, per new object checked for ownership (install: every
+ * object, upgrade: those new in this revision), per object deleted (a GET to check it belongs to
+ * the release, then the DELETE), and per record written. */
+#pragma once
+#include <stdbool.h>
+#include <uv.h>
+#include <cjson/cJSON.h>
+#include "base/buf.h"
+#include "helm/action/record.h"
+#include "watch/client.h"
+#include "watch/discovery.h"
+
+struct chart_s;
+struct manifest_set_s;
+struct render_output_s;
+
+typedef enum { ACT_INSTALL, ACT_UPGRADE, ACT_ROLLBACK, ACT_UNINSTALL, ACT_UNLOCK } act_kind_t;
+/* CRDs from crds/: created when absent, also replaced when present, or left alone. */
+typedef enum { ACT_CRDS_CREATE, ACT_CRDS_CREATE_REPLACE, ACT_CRDS_SKIP } act_crds_t;
+
+/* Where actions run: shared by every action of one controller. */
+typedef struct act_env_s {
+  uv_loop_t *loop;
+  kube_client_t *c;
+  discovery_t *d;
+  const char *field_manager;
+} act_env_t;
+
+typedef struct act_s act_t;
+typedef void (*act_done_cb)(act_t *a, void *data);
+
+struct act_s {
+  /* ---- set by the caller before act_start (borrowed; must outlive the action) ---- */
+  act_kind_t kind;
+  const act_env_t *env;
+  const char *log_key;                          /* for log lines */
+  const char *release_name, *ns, *storage_ns;   /* ns: the target namespace */
+  const char *owner_uid;                        /* written on records (RECORD_OWNER_ANNOTATION) */
+  int max_history;                              /* 0 keeps all */
+  bool take_ownership;                          /* adopt objects that belong to no release or another */
+  act_crds_t crds;
+  bool keep_history;                            /* uninstall: keep the records, marked uninstalled */
+  const char *propagation;                      /* uninstall and prune: NULL for Background */
+  record_t *recs;                               /* the observed records, oldest first */
+  size_t nrecs;
+  /* install, upgrade: */
+  const struct chart_s *chart;                  /* rendered (dependencies processed) */
+  const cJSON *config;                          /* the user's values */
+  const struct manifest_set_s *set;             /* the rendered manifests and hooks */
+  const struct render_output_s *crd_docs;       /* crds/ files */
+  /* rollback: */
+  long long rollback_to;
+  /* ---- results, valid in the done callback and until act_free ---- */
+  int rc;                 /* 0, or a negative code (UV_ECANCELED when cancelled) */
+  const char *reason;     /* when rc != 0: InstallFailed, UpgradeFailed, RollbackFailed, UninstallFailed, ... */
+  buf_t err;              /* what failed and where */
+  record_t next;          /* the record written (install, upgrade, rollback) */
+  bool have_next;
+  long long version;      /* its revision */
+  size_t applied, deleted; /* objects applied and deleted */
+  /* ---- private ---- */
+  struct act__priv_s *p;
+};
+
+/* Starts a (the fields above set); cb runs exactly once, never inside this call. 0 or UV_ENOMEM. */
+int act_start(act_t *a, act_done_cb cb, void *data);
+/* Cancels a running action: no further request is sent; cb runs with rc UV_ECANCELED once the
+ * request in flight (if any) has been cancelled. */
+void act_cancel(act_t *a);
+/* Frees what the action allocated (results included). Not while it runs. */
+void act_free(act_t *a);
+/* The action's name as Helm's messages use it ("install", "upgrade", ...). */
+const char *act_kind_name(act_kind_t k);

@@ -1,0 +1,163 @@
+#include "helm/action/record.h"
+#include "helm/chart/chart.h"
+#include "helm/render/manifest.h"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static char *record__dup(const char *s) { return strdup(s ? s : ""); }
+
+int record_from_secret(const cJSON *secret, record_t *out, buf_t *err) {
+  memset(out, 0, sizeof *out);
+  char e[256] = "";
+  release_t *rel = NULL;
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(secret, "metadata");
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+  int rc = release_secret_decode(secret, 0, &rel, e, sizeof e);
+  if (rc) {
+    buf_printf(err, "%s: %s", cJSON_IsString(name) ? name->valuestring : "release secret", e);
+    return rc;
+  }
+  out->rel = rel;
+  out->version = rel->version;
+  out->status = record__dup(rel->info && rel->info->status ? rel->info->status : "unknown");
+  out->secret_name = record__dup(cJSON_IsString(name) ? name->valuestring : "");
+  const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+  const cJSON *owner = cJSON_GetObjectItemCaseSensitive(ann, RECORD_OWNER_ANNOTATION);
+  if (cJSON_IsString(owner)) out->owner_uid = strdup(owner->valuestring);
+  if (!out->status || !out->secret_name || (cJSON_IsString(owner) && !out->owner_uid)) {
+    record_free(out);
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  return 0;
+}
+
+static int record__finish(release_t *rel, long long version, record_t *out) {
+  out->rel = rel;
+  out->version = version;
+  out->status = record__dup(rel->info->status);
+  buf_t sn = BUF_INIT;
+  if (release_secret_name(rel, &sn)) return -12;
+  out->secret_name = buf_steal(&sn);
+  return out->status && out->secret_name ? 0 : -12;
+}
+
+static int record__info(release_t *rel, const char *status, const char *description, const record_t *first,
+                        release_time_t now) {
+  if (!rel->info && !(rel->info = calloc(1, sizeof *rel->info))) return -12;
+  /* An upgrade keeps the release's first deployment time, as Helm does. */
+  const release_t *frel = first ? first->rel : NULL;
+  rel->info->first_deployed = frel && frel->info && frel->info->first_deployed.set ? frel->info->first_deployed : now;
+  rel->info->last_deployed = now;
+  free(rel->info->status);
+  free(rel->info->description);
+  rel->info->status = record__dup(status);
+  rel->info->description = record__dup(description);
+  return rel->info->status && rel->info->description ? 0 : -12;
+}
+
+int record_new(const record_in_t *in, long long version, const char *status, const char *description,
+               const record_t *first, record_t *out, buf_t *err) {
+  memset(out, 0, sizeof *out);
+  release_t *rel = calloc(1, sizeof *rel);
+  release_time_t now = release_time_now();
+  if (!rel) goto oom;
+  rel->name = record__dup(in->release_name);
+  rel->namespace = record__dup(in->namespace);
+  rel->version = version;
+  rel->apply_method = record__dup("ssa");
+  rel->config = in->config ? cJSON_Duplicate(in->config, 1) : cJSON_CreateObject();
+  if (!rel->name || !rel->namespace || !rel->apply_method || !rel->config) goto oom;
+  if (release_set_rendered(rel, in->set) || record__info(rel, status, description, first, now) ||
+      release_set_chart(rel, in->chart, now))
+    goto oom;
+  if (record__finish(rel, version, out)) {
+    rel = NULL; /* out owns it */
+    goto oom;
+  }
+  return 0;
+oom:
+  if (rel && !out->rel) release_free(rel);
+  record_free(out);
+  buf_puts(err, "out of memory building the release record");
+  return -12;
+}
+
+int record_copy(const record_t *from, long long version, const char *status, const char *description,
+                const record_t *first, record_t *out, buf_t *err) {
+  memset(out, 0, sizeof *out);
+  /* Through the record's own JSON: a deep copy of everything Helm keeps. */
+  buf_t js = BUF_INIT;
+  release_t *rel = NULL;
+  char e[128];
+  if (release_encode_json(from->rel, &js) || release_decode_json(js.data, js.len, &rel, e, sizeof e)) {
+    buf_free(&js);
+    buf_puts(err, "out of memory copying the release record");
+    return -12;
+  }
+  buf_free(&js);
+  rel->version = version;
+  release_time_t now = release_time_now();
+  if (record__info(rel, status, description, first, now) || record__finish(rel, version, out)) {
+    if (!out->rel) release_free(rel);
+    record_free(out);
+    buf_puts(err, "out of memory copying the release record");
+    return -12;
+  }
+  return 0;
+}
+
+int record_set_status(record_t *r, const char *status, const char *description) {
+  release_t *rel = r->rel;
+  char *st = strdup(status);
+  if (!st) return -12;
+  free(r->status);
+  r->status = st;
+  if (!rel->info && !(rel->info = calloc(1, sizeof *rel->info))) return -12;
+  free(rel->info->status);
+  rel->info->status = strdup(status);
+  if (description) {
+    free(rel->info->description);
+    rel->info->description = strdup(description);
+  }
+  if (!strcmp(status, "deployed")) rel->info->last_deployed = release_time_now();
+  return rel->info->status ? 0 : -12;
+}
+
+char *record_secret_json(const record_t *r, const char *ns, int creating, const char *owner_uid) {
+  /* Helm's driver labels a created Secret createdAt and an updated one modifiedAt. */
+  release_secret_opts_t o = {.storage_namespace = ns};
+  if (creating) o.created_at = (int64_t)time(NULL);
+  else o.modified_at = (int64_t)time(NULL);
+  cJSON *sec = NULL;
+  if (release_secret_json(r->rel, &o, &sec)) return NULL;
+  if (owner_uid && *owner_uid) {
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(sec, "metadata");
+    cJSON *ann = meta ? cJSON_AddObjectToObject(meta, "annotations") : NULL;
+    if (!ann || !cJSON_AddStringToObject(ann, RECORD_OWNER_ANNOTATION, owner_uid)) {
+      cJSON_Delete(sec);
+      return NULL;
+    }
+  }
+  char *s = cJSON_PrintUnformatted(sec);
+  cJSON_Delete(sec);
+  return s;
+}
+
+void record_free(record_t *r) {
+  free(r->status);
+  free(r->secret_name);
+  free(r->owner_uid);
+  release_free(r->rel);
+  memset(r, 0, sizeof *r);
+}
+
+static int record__cmp(const void *a, const void *b) {
+  const record_t *ra = a, *rb = b;
+  return ra->version < rb->version ? -1 : ra->version > rb->version;
+}
+
+void record_sort(record_t *v, size_t n) {
+  if (n > 1) qsort(v, n, sizeof *v, record__cmp);
+}

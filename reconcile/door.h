@@ -1,0 +1,37 @@
+/* A front door: one kind of custom resource mapped onto the release engine, as a row of functions
+ * (the table in doors/doors.c). The engine knows nothing of the kind beyond this row. */
+#pragma once
+#include <cjson/cJSON.h>
+#include "base/buf.h"
+#include "helm/action/record.h"
+#include "reconcile/request.h"
+
+/* What a reconcile ended with, for the door to write as its kind's status. */
+typedef struct release_outcome_s {
+  const release_req_t *req;
+  const char *ready;        /* "True", "False" or "Unknown" */
+  const char *reason, *message;
+  const char *released;     /* Released condition: "True", "False", or NULL to leave it */
+  const char *remediated;   /* Remediated condition, or NULL */
+  const char *stalled;      /* Stalled condition, or NULL to remove it */
+  long long applied_revision, attempted_revision;
+  const char *applied_digest, *attempted_digest;
+  int install_failures, upgrade_failures;
+  const record_t *history;  /* newest first */
+  size_t nhistory;
+} release_outcome_t;
+
+typedef struct door_s {
+  const char *kind, *group, *version, *resource; /* the API of the kind */
+  const char *finalizer;
+  /* Fields the informer's cache keeps (besides identity), NULL-terminated. */
+  const char *const *cache_keep;
+  /* Parses obj into req (zeroed by the caller). Identity fields are filled even on error, so that
+   * status can be written. 0, -22 (invalid: err says which field and why) or -95 (not supported). */
+  int (*parse)(const cJSON *obj, release_req_t *req, buf_t *err);
+  /* The merge patch of obj's status subresource for outcome o (malloc'd JSON), NULL on OOM. */
+  char *(*status_patch)(const release_outcome_t *o);
+} door_t;
+
+/* The front doors, NULL-terminated. */
+extern const door_t *const doors[];

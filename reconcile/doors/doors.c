@@ -1,0 +1,3 @@
+#include "reconcile/doors/doors.h"
+
+const door_t *const doors[] = {&door_helmrelease, NULL};

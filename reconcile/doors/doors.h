@@ -1,0 +1,5 @@
+/* The front-door table: every kind rudder serves, one row each. */
+#pragma once
+#include "reconcile/door.h"
+
+extern const door_t door_helmrelease; /* rudder.dev/v1alpha1 HelmRelease */

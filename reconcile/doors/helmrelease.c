@@ -1,0 +1,449 @@
+/* Front door: rudder.dev/v1alpha1 HelmRelease (field names as Flux's HelmRelease v2 where the meaning
+ * is the same). */
+#include "reconcile/doors/doors.h"
+#include "base/sha256.h"
+#include "helm/release/release.h"
+#include "reconcile/conditions.h"
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define HR_FINALIZER "rudder.dev/finalizer"
+
+static char *hr__dup(const char *s) { return s ? strdup(s) : NULL; }
+
+static const char *hr__str(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const cJSON *hr__obj(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsObject(v) ? v : NULL;
+}
+
+/* A field that must be a boolean when present. */
+static int hr__bool(const cJSON *o, const char *k, const char *path, bool *out, buf_t *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!v || cJSON_IsNull(v)) return 0;
+  if (!cJSON_IsBool(v)) {
+    buf_printf(err, "%s.%s: must be true or false", path, k);
+    return -22;
+  }
+  *out = cJSON_IsTrue(v);
+  return 0;
+}
+
+static int hr__crds(const cJSON *o, const char *path, act_crds_t *out, buf_t *err) {
+  const char *v = hr__str(o, "crds");
+  if (!v) return 0;
+  if (!strcmp(v, "Create")) *out = ACT_CRDS_CREATE;
+  else if (!strcmp(v, "CreateReplace")) *out = ACT_CRDS_CREATE_REPLACE;
+  else if (!strcmp(v, "Skip")) *out = ACT_CRDS_SKIP;
+  else {
+    buf_printf(err, "%s.crds: \"%s\" is not Create, CreateReplace or Skip", path, v);
+    return -22;
+  }
+  return 0;
+}
+
+static int hr__action(const cJSON *spec, const char *key, req_action_opts_t *a, buf_t *err) {
+  const cJSON *o = hr__obj(spec, key);
+  char path[32];
+  snprintf(path, sizeof path, "spec.%s", key);
+  if (!o) return 0;
+  int rc;
+  if ((rc = hr__crds(o, path, &a->crds, err)) || (rc = hr__bool(o, "disableHooks", path, &a->disable_hooks, err)) ||
+      (rc = hr__bool(o, "disableWait", path, &a->disable_wait, err)) ||
+      (rc = hr__bool(o, "takeOwnership", path, &a->take_ownership, err)))
+    return rc;
+  const cJSON *rem = hr__obj(o, "remediation");
+  if (rem) {
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(rem, "retries");
+    if (r && !cJSON_IsNumber(r)) {
+      buf_printf(err, "%s.remediation.retries: must be a number", path);
+      return -22;
+    }
+    if (r) a->retries = r->valuedouble < 0 ? -1 : r->valuedouble > 1e6 ? 1000000 : (int)r->valuedouble;
+    const char *st = hr__str(rem, "strategy");
+    if (st && !strcmp(st, "rollback")) a->strategy = REQ_REMEDIATE_ROLLBACK;
+    else if (st && !strcmp(st, "uninstall")) a->strategy = REQ_REMEDIATE_UNINSTALL;
+    else if (st) {
+      buf_printf(err, "%s.remediation.strategy: \"%s\" is not rollback or uninstall", path, st);
+      return -22;
+    }
+    char rp[64];
+    snprintf(rp, sizeof rp, "%s.remediation", path);
+    if ((rc = hr__bool(rem, "remediateLastFailure", rp, &a->remediate_last, err))) return rc;
+  }
+  return 0;
+}
+
+/* A template file name as Helm's loader would take it: a plain name, printable, no path. */
+static int hr__name_ok(const char *n) {
+  if (!*n || !strcmp(n, ".") || !strcmp(n, "..") || strlen(n) > 253) return 0;
+  for (const unsigned char *p = (const unsigned char *)n; *p; p++)
+    if (*p < 0x20 || *p == 0x7f || *p == '/' || *p == '\\') return 0;
+  return 1;
+}
+
+static int hr__cmp_files(const void *a, const void *b) {
+  return strcmp(((const chart_file_t *)a)->name, ((const chart_file_t *)b)->name);
+}
+
+/* The inline chart as Helm loads the equivalent directory: Chart.yaml, values.yaml and templates/
+ * read in name order (JSON is YAML, so the parts taken from the object are written as JSON). */
+static int hr__load_inline(const cJSON *inl, release_req_t *r, buf_t *err) {
+  const char *cn = hr__str(inl, "chartName"), *cv = hr__str(inl, "chartVersion"), *av = hr__str(inl, "appVersion");
+  const cJSON *tpls = cJSON_GetObjectItemCaseSensitive(inl, "templates");
+  if (!cJSON_IsObject(tpls) || !tpls->child) {
+    buf_puts(err, "spec.chart.inline.templates: must map at least one file name to its text");
+    return -22;
+  }
+  size_t n = 0;
+  for (const cJSON *t = tpls->child; t; t = t->next, n++) {
+    if (!cJSON_IsString(t)) {
+      buf_printf(err, "spec.chart.inline.templates[%s]: must be a string", t->string);
+      return -22;
+    }
+    if (!hr__name_ok(t->string)) {
+      buf_puts(err, "spec.chart.inline.templates: a file name must be a plain printable name without '/' (got ");
+      release_go_string_append(err, t->string, strlen(t->string));
+      buf_puts(err, ")");
+      return -22;
+    }
+  }
+  chart_file_t *files = calloc(n + 2, sizeof *files);
+  cJSON *meta = cJSON_CreateObject();
+  int rc = -12;
+  size_t k = 0;
+  if (!files || !meta) goto done;
+  cJSON_AddStringToObject(meta, "apiVersion", "v2");
+  cJSON_AddStringToObject(meta, "name", cn && *cn ? cn : r->release_name);
+  cJSON_AddStringToObject(meta, "version", cv && *cv ? cv : "0.1.0");
+  if (av && *av) cJSON_AddStringToObject(meta, "appVersion", av);
+  files[k].name = strdup("Chart.yaml");
+  files[k].data = cJSON_PrintUnformatted(meta);
+  if (!files[k].name || !files[k].data) goto done;
+  files[k].len = strlen(files[k].data);
+  k++;
+  const cJSON *cvals = cJSON_GetObjectItemCaseSensitive(inl, "values");
+  if (cJSON_IsObject(cvals)) {
+    /* Go's encoding: exact for every double (cJSON_Print rounds some to 15 digits). */
+    buf_t vals = BUF_INIT;
+    files[k].name = strdup("values.yaml");
+    if (!files[k].name || release_go_json_append(&vals, cvals)) {
+      buf_free(&vals);
+      goto done;
+    }
+    files[k].data = buf_steal(&vals);
+    if (!files[k].data) goto done;
+    files[k].len = strlen(files[k].data);
+    k++;
+  }
+  size_t first = k;
+  for (const cJSON *t = tpls->child; t; t = t->next) {
+    size_t len = strlen(t->valuestring);
+    buf_t name = BUF_INIT;
+    buf_printf(&name, "templates/%s", t->string);
+    files[k].name = buf_steal(&name);
+    files[k].data = malloc(len + 1);
+    if (!files[k].name || !files[k].data) goto done;
+    memcpy(files[k].data, t->valuestring, len + 1);
+    files[k].len = len;
+    k++;
+  }
+  qsort(files + first, k - first, sizeof *files, hr__cmp_files);
+  chart_error_t cerr = {{0}};
+  rc = chart_load_files(files, k, NULL, &r->chart, &cerr);
+  if (rc) buf_printf(err, "spec.chart.inline: %s", cerr.message);
+done:
+  if (rc == -12 && !err->len) buf_puts(err, "out of memory");
+  for (size_t i = 0; files && i < n + 2; i++) {
+    free(files[i].name);
+    free(files[i].data);
+  }
+  free(files);
+  cJSON_Delete(meta);
+  return rc;
+}
+
+static void hr__digest(const cJSON *spec, char out[65]) {
+  /* Everything in spec decides the release except how often and whether it is looked at. */
+  cJSON *copy = cJSON_Duplicate(spec, 1);
+  out[0] = 0;
+  if (!copy) return;
+  static const char *const skip[] = {"interval", "suspend", "timeout", "driftDetection"};
+  for (size_t i = 0; i < sizeof skip / sizeof *skip; i++) cJSON_DeleteItemFromObjectCaseSensitive(copy, skip[i]);
+  char *text = cJSON_PrintUnformatted(copy);
+  cJSON_Delete(copy);
+  if (!text) return;
+  uint8_t d[32];
+  base_sha256(text, strlen(text), d);
+  free(text);
+  for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+  const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
+  r->ns = hr__dup(hr__str(meta, "namespace"));
+  r->name = hr__dup(hr__str(meta, "name"));
+  r->uid = hr__dup(hr__str(meta, "uid"));
+  r->resource_version = hr__dup(hr__str(meta, "resourceVersion"));
+  if (!r->ns || !r->name) {
+    buf_puts(err, "object has no metadata.namespace or metadata.name");
+    return -22;
+  }
+  const cJSON *gen = cJSON_GetObjectItemCaseSensitive(meta, "generation");
+  r->generation = cJSON_IsNumber(gen) ? (long long)gen->valuedouble : 0;
+  r->deleting = hr__str(meta, "deletionTimestamp") != NULL;
+  const cJSON *fins = cJSON_GetObjectItemCaseSensitive(meta, "finalizers");
+  if (cJSON_IsArray(fins)) {
+    r->finalizers = cJSON_Duplicate(fins, 1);
+    const cJSON *f;
+    cJSON_ArrayForEach(f, fins) if (cJSON_IsString(f) && !strcmp(f->valuestring, HR_FINALIZER)) r->has_finalizer = 1;
+  }
+  const cJSON *conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
+  if (cJSON_IsArray(conds)) r->conditions = cJSON_Duplicate(conds, 1);
+  const cJSON *lar = cJSON_GetObjectItemCaseSensitive(status, "lastAppliedRevision");
+  r->applied_revision = cJSON_IsNumber(lar) ? (long long)lar->valuedouble : 0;
+  const char *ad = hr__str(status, "lastAppliedDigest");
+  if (ad && strlen(ad) == 64) memcpy(r->applied_digest, ad, 65);
+  const char *fd = hr__str(status, "lastAttemptedDigest");
+  if (fd && strlen(fd) == 64) memcpy(r->failed_digest, fd, 65);
+  const cJSON *inf = cJSON_GetObjectItemCaseSensitive(status, "installFailures");
+  const cJSON *upf = cJSON_GetObjectItemCaseSensitive(status, "upgradeFailures");
+  r->install_failures = cJSON_IsNumber(inf) ? (int)inf->valuedouble : 0;
+  r->upgrade_failures = cJSON_IsNumber(upf) ? (int)upf->valuedouble : 0;
+
+  const char *rn = hr__str(spec, "releaseName");
+  r->release_name = hr__dup(rn && *rn ? rn : r->name);
+  const char *tn = hr__str(spec, "targetNamespace");
+  r->target_ns = hr__dup(tn && *tn ? tn : r->ns);
+  const char *sn = hr__str(spec, "storageNamespace");
+  r->storage_ns = hr__dup(sn && *sn ? sn : r->target_ns);
+  r->max_history = REQ_DEFAULT_MAX_HISTORY;
+  r->interval_ms = REQ_DEFAULT_INTERVAL_MS;
+  r->timeout_ms = REQ_DEFAULT_TIMEOUT_MS;
+  r->upgrade.crds = ACT_CRDS_CREATE_REPLACE;
+  r->install.crds = ACT_CRDS_CREATE;
+  if (!r->release_name || !r->target_ns || !r->storage_ns) {
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  if (!cJSON_IsObject(spec)) {
+    buf_puts(err, "spec is missing");
+    return -22;
+  }
+  hr__digest(spec, r->digest);
+  if (strlen(r->release_name) > 53) {
+    buf_printf(err, "spec.releaseName: release name \"%s\" is longer than 53 characters", r->release_name);
+    return -22;
+  }
+  const cJSON *mh = cJSON_GetObjectItemCaseSensitive(spec, "maxHistory");
+  if (cJSON_IsNumber(mh)) {
+    if (mh->valuedouble < 0) {
+      buf_puts(err, "spec.maxHistory: must not be negative");
+      return -22;
+    }
+    r->max_history = mh->valuedouble > 1e6 ? 1000000 : (int)mh->valuedouble;
+  }
+  static const struct { const char *k; long *dst; long min; } durs[] = {
+      {"interval", NULL, REQ_MIN_INTERVAL_MS}, {"timeout", NULL, 1000}};
+  for (size_t i = 0; i < sizeof durs / sizeof *durs; i++) {
+    long *dst = i == 0 ? &r->interval_ms : &r->timeout_ms;
+    const char *v = hr__str(spec, durs[i].k);
+    if (!v) continue;
+    long ms = req_duration_ms(v);
+    if (ms <= 0) {
+      buf_printf(err, "spec.%s: \"%s\" is not a positive duration like 5m or 1h", durs[i].k, v);
+      return -22;
+    }
+    if (ms < durs[i].min) {
+      buf_printf(err, "spec.%s: %s is shorter than the minimum of %lds", durs[i].k, v, durs[i].min / 1000);
+      return -22;
+    }
+    *dst = ms;
+  }
+  int rc;
+  if ((rc = hr__bool(spec, "suspend", "spec", &r->suspend, err))) return rc;
+  bool create_ns = false;
+  if ((rc = hr__bool(spec, "createNamespace", "spec", &create_ns, err))) return rc;
+  /* Refused rather than ignored: applying with rudder's own identity what a tenant asked to be
+   * applied as a service account would reach past the tenant. */
+  const char *sa = hr__str(spec, "serviceAccountName");
+  if (sa && *sa) {
+    buf_puts(err, "spec.serviceAccountName: impersonating a service account is not supported by this rudder version; "
+                  "the release is not applied rather than applied with the controller's own identity");
+    return -95;
+  }
+  static const char *const later[] = {"valuesFrom", "dependsOn"};
+  for (size_t i = 0; i < sizeof later / sizeof *later; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, later[i]);
+    if (v && !(cJSON_IsArray(v) && !v->child) && !cJSON_IsNull(v)) {
+      buf_printf(err, "spec.%s: not supported by this rudder version", later[i]);
+      return -95;
+    }
+  }
+  if (create_ns) {
+    buf_puts(err, "spec.createNamespace: creating the target namespace is not supported by this rudder version");
+    return -95;
+  }
+  if ((rc = hr__action(spec, "install", &r->install, err)) || (rc = hr__action(spec, "upgrade", &r->upgrade, err)))
+    return rc;
+  const cJSON *up = hr__obj(spec, "upgrade");
+  if ((rc = hr__bool(up, "force", "spec.upgrade", &r->force, err)) ||
+      (rc = hr__bool(up, "cleanupOnFail", "spec.upgrade", &r->cleanup_on_fail, err)))
+    return rc;
+  if (r->install.strategy == REQ_REMEDIATE_ROLLBACK) {
+    buf_puts(err, "spec.install.remediation.strategy: a failed install can only be remediated by uninstall");
+    return -22;
+  }
+  if (r->install.retries && !r->install.strategy) r->install.strategy = REQ_REMEDIATE_UNINSTALL;
+  if (r->upgrade.retries && !r->upgrade.strategy) r->upgrade.strategy = REQ_REMEDIATE_ROLLBACK;
+  const cJSON *rb = hr__obj(spec, "rollback");
+  const cJSON *tr = cJSON_GetObjectItemCaseSensitive(rb, "toRevision");
+  if (tr) {
+    if (!cJSON_IsNumber(tr) || tr->valuedouble < 1) {
+      buf_puts(err, "spec.rollback.toRevision: must be a revision number (1 or more)");
+      return -22;
+    }
+    r->rollback_to = (long long)tr->valuedouble;
+  }
+  const cJSON *un = hr__obj(spec, "uninstall");
+  if ((rc = hr__bool(un, "keepHistory", "spec.uninstall", &r->keep_history, err)) ||
+      (rc = hr__bool(un, "disableHooks", "spec.uninstall", &r->uninstall_disable_hooks, err)))
+    return rc;
+  const char *dp = hr__str(un, "deletionPropagation");
+  if (dp) {
+    static const char *const pol[][2] = {{"background", "Background"}, {"foreground", "Foreground"}, {"orphan", "Orphan"}};
+    for (size_t i = 0; i < 3 && !r->deletion_propagation; i++)
+      if (!strcmp(dp, pol[i][0])) r->deletion_propagation = strdup(pol[i][1]);
+    if (!r->deletion_propagation) {
+      buf_printf(err, "spec.uninstall.deletionPropagation: \"%s\" is not background, foreground or orphan", dp);
+      return -22;
+    }
+  }
+  const cJSON *test = hr__obj(spec, "test");
+  if ((rc = hr__bool(test, "enable", "spec.test", &r->test_enable, err)) ||
+      (rc = hr__bool(test, "ignoreFailures", "spec.test", &r->test_ignore_failures, err)))
+    return rc;
+  if (r->test_enable) {
+    buf_puts(err, "spec.test.enable: running chart tests is not supported by this rudder version");
+    return -95;
+  }
+
+  const cJSON *values = cJSON_GetObjectItemCaseSensitive(spec, "values");
+  if (values && !cJSON_IsObject(values) && !cJSON_IsNull(values)) {
+    buf_puts(err, "spec.values: must be an object");
+    return -22;
+  }
+  r->values = cJSON_IsObject(values) ? cJSON_Duplicate(values, 1) : cJSON_CreateObject();
+  if (!r->values) {
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  const cJSON *chart = cJSON_GetObjectItemCaseSensitive(spec, "chart");
+  if (!cJSON_IsObject(chart)) {
+    buf_puts(err, "spec.chart is missing");
+    return -22;
+  }
+  const cJSON *inl = cJSON_GetObjectItemCaseSensitive(chart, "inline");
+  if (!inl) {
+    static const char *const others[] = {"repository", "url", "configMapRef", "secretRef"};
+    for (size_t i = 0; i < sizeof others / sizeof *others; i++)
+      if (cJSON_GetObjectItemCaseSensitive(chart, others[i])) {
+        buf_printf(err, "spec.chart.%s: this rudder version installs only inline charts (spec.chart.inline)", others[i]);
+        return -95;
+      }
+    buf_puts(err, "spec.chart: no chart source set (inline, repository, url, configMapRef or secretRef)");
+    return -22;
+  }
+  return hr__load_inline(inl, r, err);
+}
+
+/* ---- status ---- */
+
+static void hr__time(cJSON *o, const char *k, const release_time_t *t) {
+  if (!t->set) return;
+  char buf[32];
+  time_t sec = (time_t)t->sec;
+  struct tm tm;
+  gmtime_r(&sec, &tm);
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  cJSON_AddStringToObject(o, k, buf);
+}
+
+static cJSON *hr__history_entry(const record_t *r, const release_outcome_t *o) {
+  const release_t *rel = r->rel;
+  cJSON *h = cJSON_CreateObject();
+  if (!h) return NULL;
+  cJSON_AddStringToObject(h, "name", rel->name ? rel->name : "");
+  cJSON_AddStringToObject(h, "namespace", rel->namespace ? rel->namespace : "");
+  cJSON_AddNumberToObject(h, "version", (double)r->version);
+  cJSON_AddStringToObject(h, "status", r->status);
+  if (rel->chart && rel->chart->metadata) {
+    const release_metadata_t *m = rel->chart->metadata;
+    cJSON_AddStringToObject(h, "chartName", m->name ? m->name : "");
+    cJSON_AddStringToObject(h, "chartVersion", m->version ? m->version : "");
+    if (m->app_version && *m->app_version) cJSON_AddStringToObject(h, "appVersion", m->app_version);
+  }
+  if (o->applied_digest && *o->applied_digest && r->version == o->applied_revision)
+    cJSON_AddStringToObject(h, "digest", o->applied_digest);
+  if (rel->info) {
+    hr__time(h, "firstDeployed", &rel->info->first_deployed);
+    hr__time(h, "lastDeployed", &rel->info->last_deployed);
+  }
+  return h;
+}
+
+static char *hr_status_patch(const release_outcome_t *o) {
+  const release_req_t *r = o->req;
+  char now[32];
+  cond_now_rfc3339(now);
+  cJSON *st = cJSON_CreateObject();
+  cJSON_AddNumberToObject(st, "observedGeneration", (double)r->generation);
+  cJSON *conds = r->conditions ? cJSON_Duplicate(r->conditions, 1) : NULL;
+  conds = cond_set(conds, r->conditions, "Ready", o->ready, o->reason, o->message, r->generation, now);
+  if (o->released) conds = cond_set(conds, r->conditions, "Released", o->released, o->reason, o->message, r->generation, now);
+  if (o->remediated)
+    conds = cond_set(conds, r->conditions, "Remediated", o->remediated, o->reason, o->message, r->generation, now);
+  if (o->stalled) conds = cond_set(conds, r->conditions, "Stalled", o->stalled, o->reason, o->message, r->generation, now);
+  else conds = cond_remove(conds, "Stalled");
+  conds = cond_remove(conds, "Reconciling");
+  cJSON_AddItemToObject(st, "conditions", conds);
+  if (o->applied_revision > 0) cJSON_AddNumberToObject(st, "lastAppliedRevision", (double)o->applied_revision);
+  if (o->attempted_revision > 0) cJSON_AddNumberToObject(st, "lastAttemptedRevision", (double)o->attempted_revision);
+  if (o->applied_digest && *o->applied_digest) cJSON_AddStringToObject(st, "lastAppliedDigest", o->applied_digest);
+  if (o->attempted_digest && *o->attempted_digest) cJSON_AddStringToObject(st, "lastAttemptedDigest", o->attempted_digest);
+  cJSON_AddNumberToObject(st, "installFailures", o->install_failures);
+  cJSON_AddNumberToObject(st, "upgradeFailures", o->upgrade_failures);
+  cJSON_AddStringToObject(st, "storageNamespace", r->storage_ns ? r->storage_ns : "");
+  if (o->nhistory) {
+    cJSON *h = cJSON_AddArrayToObject(st, "history");
+    for (size_t i = 0; i < o->nhistory; i++) cJSON_AddItemToArray(h, hr__history_entry(&o->history[i], o));
+  }
+  cJSON *patch = cJSON_CreateObject();
+  cJSON_AddItemToObject(patch, "status", st);
+  char *body = cJSON_PrintUnformatted(patch);
+  cJSON_Delete(patch);
+  return body;
+}
+
+static const char *const hr__keep[] = {"spec", "status.conditions", "status.lastAppliedRevision", "status.lastAppliedDigest",
+                                       "status.lastAttemptedDigest", "status.installFailures",
+                                       "status.upgradeFailures", "metadata.labels", "metadata.annotations", NULL};
+
+const door_t door_helmrelease = {
+    .kind = "HelmRelease",
+    .group = "rudder.dev",
+    .version = "v1alpha1",
+    .resource = "helmreleases",
+    .finalizer = HR_FINALIZER,
+    .cache_keep = hr__keep,
+    .parse = hr_parse,
+    .status_patch = hr_status_patch,
+};

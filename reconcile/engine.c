@@ -1,0 +1,1069 @@
+/* The release engine (engine.h).
+ *
+ * One reconcile of one key is an object (rc_t) that advances when a response, a rendered chart or an
+ * action's outcome arrives:
+ *
+ *   parse (door) -> memo: unchanged? done -> finalizer -> server version -> list records
+ *     -> observe: absent | in sync | out of sync | failed | locked | rollback wanted | deleting
+ *     -> one action (render on the thread pool first when installing or upgrading)
+ *     -> outcome: status (door), memo; remediation is the next action when a release failed.
+ *
+ * Every step can be cancelled (the object changed or went away, shutdown, lost lease): the request
+ * in flight is cancelled, no further request is sent, and the queue decides when to try again. */
+#include "reconcile/engine.h"
+#include "base/container.h"
+#include "base/log.h"
+#include "helm/action/action.h"
+#include "helm/render/manifest.h"
+#include "helm/render/render.h"
+#include "queue/queue.h"
+#include "reconcile/conditions.h"
+#include "watch/informer.h"
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define ENGINE_MSG_MAX 32768 /* a condition message the API accepts */
+#define ENGINE_LOCK_RETRY_MS 10000
+
+/* ---- memo: what each release was last brought to ---- */
+
+typedef enum { MEMO_NONE = 0, MEMO_OK, MEMO_STALLED } memo_state_t;
+
+typedef struct memo_s {
+  struct memo_s *next;
+  long long generation, revision;
+  memo_state_t state;
+  char digest[65];
+  char key[];
+} memo_t;
+
+typedef struct memo_table_s {
+  memo_t **b;
+  size_t nb, n;
+} memo_table_t;
+
+static size_t memo__hash(const char *s) {
+  size_t h = 1469598103934665603ULL;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
+}
+
+static memo_t *memo_get(memo_table_t *t, const char *key) {
+  if (!t->nb) return NULL;
+  for (memo_t *m = t->b[memo__hash(key) & (t->nb - 1)]; m; m = m->next)
+    if (!strcmp(m->key, key)) return m;
+  return NULL;
+}
+
+static memo_t *memo_put(memo_table_t *t, const char *key) {
+  memo_t *m = memo_get(t, key);
+  if (m) return m;
+  if (t->n + 1 > t->nb) {
+    size_t nb = t->nb ? t->nb * 2 : 64;
+    memo_t **b = calloc(nb, sizeof *b);
+    if (!b) return NULL;
+    for (size_t i = 0; i < t->nb; i++)
+      for (memo_t *e = t->b[i], *nx; e; e = nx) {
+        nx = e->next;
+        size_t h = memo__hash(e->key) & (nb - 1);
+        e->next = b[h];
+        b[h] = e;
+      }
+    free(t->b);
+    t->b = b;
+    t->nb = nb;
+  }
+  size_t len = strlen(key);
+  if (!(m = calloc(1, sizeof *m + len + 1))) return NULL;
+  memcpy(m->key, key, len + 1);
+  size_t h = memo__hash(key) & (t->nb - 1);
+  m->next = t->b[h];
+  t->b[h] = m;
+  t->n++;
+  return m;
+}
+
+static void memo_del(memo_table_t *t, const char *key) {
+  if (!t->nb) return;
+  for (memo_t **p = &t->b[memo__hash(key) & (t->nb - 1)]; *p; p = &(*p)->next)
+    if (!strcmp((*p)->key, key)) {
+      memo_t *m = *p;
+      *p = m->next;
+      free(m);
+      t->n--;
+      return;
+    }
+}
+
+static void memo_free_all(memo_table_t *t) {
+  for (size_t i = 0; i < t->nb; i++)
+    for (memo_t *e = t->b[i], *nx; e; e = nx) {
+      nx = e->next;
+      free(e);
+    }
+  free(t->b);
+  memset(t, 0, sizeof *t);
+}
+
+/* ---- the engine ---- */
+
+typedef struct rc_s rc_t;
+
+struct engine_s {
+  uv_loop_t *loop;
+  const door_t *door;
+  act_env_t env;
+  discovery_t *d;
+  informer_t *inf;
+  queue_t q;
+  char *ns;
+  char *field_manager;
+  events_t *events;
+  char *kube_version; /* the server's gitVersion, once known */
+  memo_table_t memo;
+  rc_t *running;      /* reconciles in flight (doubly linked) */
+  engine_stats_t stats;
+  int stopping;
+  void (*stop_cb)(void *);
+  void *stop_data;
+};
+
+typedef void (*rc_step_t)(rc_t *x);
+
+enum { RC_DONE = 0, RC_RETRY, RC_STALL, RC_FORGET, RC_AFTER };
+
+struct rc_s {
+  engine_t *e;
+  rc_t *prev, *next; /* in e->running */
+  char *key;
+  release_req_t req;
+  buf_t err;
+  buf_t path;
+  record_t *recs;   /* oldest first */
+  size_t nrecs;
+  /* render */
+  uv_work_t work;
+  int rendering;
+  int render_rc;
+  cJSON *render_values;
+  manifest_set_t set;
+  render_output_t crds;
+  /* action */
+  act_t act;
+  int act_running;
+  int remediating;      /* the action running is a remediation */
+  kube_req_t *inflight; /* the engine's own request (finalizer, list, status) */
+  int disc_pending;
+  int cancelled;
+  int outcome;
+  uint64_t after_ms;
+  /* outcome for status */
+  release_outcome_t out;
+  const char *ready, *reason;
+  buf_t msg;
+};
+
+static void rc__finish(rc_t *x, int outcome);
+static void rc__list_records(rc_t *x);
+static void rc__decide(rc_t *x);
+static void rc__run(rc_t *x, act_kind_t kind);
+
+static const char *rc__key(const rc_t *x) { return x->key; }
+
+static void rc__obj_path(rc_t *x, const char *sub) {
+  const door_t *dr = x->e->door;
+  buf_reset(&x->path);
+  kube_path(&x->path, dr->group, dr->version, dr->resource, x->req.ns, x->req.name, sub);
+}
+
+static void rc__records_free(rc_t *x) {
+  for (size_t i = 0; i < x->nrecs; i++) record_free(&x->recs[i]);
+  free(x->recs);
+  x->recs = NULL;
+  x->nrecs = 0;
+}
+
+static record_t *rc__latest(rc_t *x) { return x->nrecs ? &x->recs[x->nrecs - 1] : NULL; }
+
+static record_t *rc__last_deployed(rc_t *x) {
+  for (size_t i = x->nrecs; i-- > 0;)
+    if (!strcmp(x->recs[i].status, "deployed")) return &x->recs[i];
+  return NULL;
+}
+
+static void rc__free(rc_t *x) {
+  req_free(&x->req);
+  buf_free(&x->err);
+  buf_free(&x->path);
+  buf_free(&x->msg);
+  manifest_set_free(&x->set);
+  render_output_free(&x->crds);
+  cJSON_Delete(x->render_values);
+  if (x->act.p || x->act.have_next || x->act.err.data) act_free(&x->act);
+  rc__records_free(x);
+  free(x->key);
+  free(x);
+}
+
+static void rc__event(rc_t *x, const char *type, const char *reason, const char *msg) {
+  engine_t *e = x->e;
+  if (!e->events || !x->req.name) return;
+  char api[128];
+  snprintf(api, sizeof api, "%s/%s", e->door->group, e->door->version);
+  events_ref_t ref = {.api_version = api, .kind = e->door->kind, .namespace = x->req.ns, .name = x->req.name,
+                      .uid = x->req.uid, .resource_version = x->req.resource_version};
+  /* The same reason and message again is aggregated by the recorder, so retries do not flood. */
+  events_emit_ref(e->events, &ref, type, reason, msg);
+}
+
+/* True when the request was cancelled (and the reconcile finished); else clears inflight. */
+static int rc__cancelled(rc_t *x, const kube_response_t *res) {
+  x->inflight = NULL;
+  if (x->cancelled || (res && res->err == UV_ECANCELED)) {
+    rc__finish(x, RC_RETRY);
+    return 1;
+  }
+  return 0;
+}
+
+static void rc__send(rc_t *x, kube_req_t *r) {
+  x->inflight = r;
+  if (!r) rc__finish(x, RC_RETRY);
+}
+
+/* ---- status ---- */
+
+static void rc__status_done(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  if (res->err || (res->status >= 400 && res->status != 404))
+    LOG_W("status update failed", "release", x->key, "error", res->errmsg ? res->errmsg : "");
+  rc__finish(x, x->outcome);
+}
+
+/* The records for status.history, newest first (the record written, if any, included once). */
+static void rc__history(rc_t *x, record_t **out, size_t *n) {
+  size_t k = 0, cap = x->nrecs + 1;
+  record_t *h = calloc(cap, sizeof *h);
+  if (!h) {
+    *out = NULL;
+    *n = 0;
+    return;
+  }
+  const act_t *a = &x->act;
+  if (a->have_next) h[k++] = a->next;
+  for (size_t i = x->nrecs; i-- > 0;)
+    if (x->recs[i].version > 0 && (!a->have_next || x->recs[i].version != a->next.version)) h[k++] = x->recs[i];
+  *out = h;
+  *n = k;
+}
+
+/* Writes the outcome as the door's status, then finishes with x->outcome. */
+static void rc__write_status(rc_t *x) {
+  char *cut = malloc(ENGINE_MSG_MAX);
+  x->out.req = &x->req;
+  x->out.ready = x->ready;
+  x->out.reason = x->reason;
+  x->out.message = cut ? cond_message(x->msg.data ? x->msg.data : "", cut, ENGINE_MSG_MAX) : "";
+  x->out.install_failures = x->req.install_failures;
+  x->out.upgrade_failures = x->req.upgrade_failures;
+  record_t *hist = NULL;
+  size_t nhist = 0;
+  rc__history(x, &hist, &nhist);
+  x->out.history = hist;
+  x->out.nhistory = nhist;
+  char *body = x->e->door->status_patch(&x->out);
+  free(hist);
+  free(cut);
+  rc__obj_path(x, "status");
+  if (!body) {
+    rc__finish(x, RC_RETRY);
+    return;
+  }
+  rc__send(x, kube_merge_patch(x->e->env.c, x->path.data, body, rc__status_done, x));
+  free(body);
+}
+
+/* Reports a failure: Ready=False with reason and x->err as the message. */
+static void rc__fail(rc_t *x, const char *reason, int outcome) {
+  LOG_W("reconcile failed", "release", x->key, "reason", reason, "error", x->err.data ? x->err.data : "");
+  x->outcome = outcome;
+  x->ready = "False";
+  x->reason = reason;
+  buf_reset(&x->msg);
+  buf_puts(&x->msg, x->err.data ? x->err.data : "");
+  if (outcome == RC_STALL) x->out.stalled = "True";
+  x->out.applied_revision = x->req.applied_revision;
+  x->out.applied_digest = x->req.applied_digest;
+  rc__event(x, "Warning", reason, x->msg.data);
+  rc__write_status(x);
+}
+
+static int rc__check(rc_t *x, const kube_response_t *res, const char *reason, const char *what) {
+  if (rc__cancelled(x, res)) return -1;
+  if (kube_response_ok(res)) return 0;
+  buf_reset(&x->err);
+  buf_printf(&x->err, "%s: %s", what, res->errmsg ? res->errmsg : uv_strerror(res->err));
+  rc__fail(x, reason, RC_RETRY);
+  return -1;
+}
+
+/* ---- entry ---- */
+
+static void rc__server_version(rc_t *x);
+
+static void rc__finalizer_patched(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  if (res->status == 409 || res->status == 404) { /* changed meanwhile: the watch brings it back */
+    rc__finish(x, RC_RETRY);
+    return;
+  }
+  if (rc__check(x, res, "FinalizerFailed", "updating the finalizers")) return;
+  if (x->req.deleting) {
+    LOG_I("released", "release", x->key);
+    rc__finish(x, RC_FORGET);
+    return;
+  }
+  rc__server_version(x);
+}
+
+/* Adds (add) or removes the door's finalizer; resourceVersion makes the patch fail rather than
+ * drop someone else's finalizer. */
+static void rc__patch_finalizer(rc_t *x, int add) {
+  const char *fin = x->e->door->finalizer;
+  cJSON *patch = cJSON_CreateObject();
+  cJSON *meta = cJSON_AddObjectToObject(patch, "metadata");
+  cJSON *fins = cJSON_AddArrayToObject(meta, "finalizers");
+  const cJSON *f;
+  cJSON_ArrayForEach(f, x->req.finalizers)
+    if (!cJSON_IsString(f) || strcmp(f->valuestring, fin)) cJSON_AddItemToArray(fins, cJSON_Duplicate(f, 1));
+  if (add) cJSON_AddItemToArray(fins, cJSON_CreateString(fin));
+  cJSON_AddStringToObject(meta, "resourceVersion", x->req.resource_version ? x->req.resource_version : "");
+  char *body = cJSON_PrintUnformatted(patch);
+  cJSON_Delete(patch);
+  rc__obj_path(x, NULL);
+  if (!body) {
+    rc__finish(x, RC_RETRY);
+    return;
+  }
+  rc__send(x, kube_merge_patch(x->e->env.c, x->path.data, body, rc__finalizer_patched, x));
+  free(body);
+}
+
+static void rc__begin(rc_t *x) {
+  engine_t *e = x->e;
+  const cJSON *obj = informer_get(e->inf, x->key);
+  if (!obj) { /* deleted, and its finalizer (if any) already gone */
+    memo_del(&e->memo, x->key);
+    rc__finish(x, RC_FORGET);
+    return;
+  }
+  int rc = e->door->parse(obj, &x->req, &x->err);
+  if (x->req.deleting) {
+    if (!x->req.has_finalizer) {
+      rc__finish(x, RC_FORGET);
+      return;
+    }
+    rc__list_records(x);
+    return;
+  }
+  if (rc) {
+    /* Not retried until the object changes: the same input fails the same way. */
+    rc__fail(x, rc == -95 ? "ArtifactFailed" : rc == -12 ? "InternalError" : "InvalidSpec",
+             rc == -12 ? RC_RETRY : RC_STALL);
+    return;
+  }
+  if (x->req.suspend) {
+    LOG_I("release suspended", "release", x->key);
+    rc__finish(x, RC_FORGET);
+    return;
+  }
+  memo_t *m = memo_get(&e->memo, x->key);
+  if (m && m->generation == x->req.generation && !strcmp(m->digest, x->req.digest) && m->state != MEMO_NONE) {
+    /* Unchanged inputs: nothing to observe, render or apply. */
+    e->stats.memo_hits++;
+    rc__finish(x, m->state == MEMO_OK ? RC_DONE : RC_FORGET);
+    return;
+  }
+  if (!x->req.has_finalizer) {
+    rc__patch_finalizer(x, 1);
+    return;
+  }
+  rc__server_version(x);
+}
+
+/* The server's version becomes .Capabilities.KubeVersion (fetched once, then cached). */
+static void rc__server_version_done(int err, const char *errmsg, const discovery_version_t *v, void *data) {
+  rc_t *x = data;
+  x->disc_pending = 0;
+  if (x->cancelled || err == UV_ECANCELED) {
+    rc__finish(x, RC_RETRY);
+    return;
+  }
+  if (err) {
+    buf_reset(&x->err);
+    buf_printf(&x->err, "reading the server version: %s", errmsg ? errmsg : uv_strerror(err));
+    rc__fail(x, "ArtifactFailed", RC_RETRY);
+    return;
+  }
+  if (!x->e->kube_version && v && v->git_version) x->e->kube_version = strdup(v->git_version);
+  rc__list_records(x);
+}
+
+static void rc__server_version(rc_t *x) {
+  if (x->e->kube_version) {
+    rc__list_records(x);
+    return;
+  }
+  if (discovery_server_version(x->e->d, rc__server_version_done, x)) rc__finish(x, RC_RETRY);
+  else x->disc_pending = 1;
+}
+
+/* ---- observe ---- */
+
+static void rc__records_listed(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__check(x, res, "StorageFailed", "listing release records")) return;
+  cJSON *list = cJSON_ParseWithLength(res->body, res->body_len);
+  const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items");
+  size_t n = (size_t)cJSON_GetArraySize(items);
+  rc__records_free(x);
+  x->recs = calloc(n ? n : 1, sizeof *x->recs);
+  if (!list || !x->recs) {
+    cJSON_Delete(list);
+    buf_reset(&x->err);
+    buf_puts(&x->err, "listing release records: unreadable response");
+    rc__fail(x, "StorageFailed", RC_RETRY);
+    return;
+  }
+  const cJSON *it;
+  cJSON_ArrayForEach(it, items) {
+    buf_t e = BUF_INIT;
+    if (record_from_secret(it, &x->recs[x->nrecs], &e) == 0) x->nrecs++;
+    else LOG_W("skipping unreadable release record", "release", x->key, "error", e.data ? e.data : "");
+    buf_free(&e);
+  }
+  cJSON_Delete(list);
+  record_sort(x->recs, x->nrecs);
+  rc__decide(x);
+}
+
+static void rc__list_records(rc_t *x) {
+  buf_reset(&x->path);
+  kube_path(&x->path, "", "v1", "secrets", x->req.storage_ns, NULL, NULL);
+  buf_t sel = BUF_INIT;
+  buf_printf(&sel, "owner=helm,name=%s", x->req.release_name);
+  kube_query_add(&x->path, "labelSelector", sel.data);
+  buf_free(&sel);
+  rc__send(x, kube_get(x->e->env.c, x->path.data, rc__records_listed, x));
+}
+
+/* The named states of a release (Flux's helm-controller names the same ones). */
+typedef enum {
+  ST_ABSENT,      /* no record: install */
+  ST_IN_SYNC,     /* the newest record is deployed from these inputs */
+  ST_OUT_OF_SYNC, /* deployed from other inputs, or changed outside the engine: upgrade */
+  ST_FAILED,      /* the newest record failed */
+  ST_LOCKED,      /* the newest record is pending (an operation in progress, or interrupted) */
+  ST_ROLLBACK,    /* a rollback to a given revision is wanted and not in place */
+  ST_UNINSTALLED, /* the newest record says uninstalled (kept history): install again */
+} rc_state_t;
+
+static const char *const rc__state_names[] = {"absent", "in-sync", "out-of-sync", "failed", "locked", "rollback",
+                                              "uninstalled"};
+
+static rc_state_t rc__observe(rc_t *x) {
+  record_t *latest = rc__latest(x);
+  const release_req_t *r = &x->req;
+  if (!latest) return ST_ABSENT;
+  if (!strncmp(latest->status, "pending-", 8)) return ST_LOCKED;
+  if (!strcmp(latest->status, "uninstalled")) return ST_UNINSTALLED;
+  int ours = latest->version == r->applied_revision && r->applied_digest[0] && !strcmp(r->applied_digest, r->digest);
+  if (!strcmp(latest->status, "deployed")) {
+    if (ours) return ST_IN_SYNC;
+    return r->rollback_to ? ST_ROLLBACK : ST_OUT_OF_SYNC;
+  }
+  if (!strcmp(latest->status, "failed")) return ST_FAILED;
+  return ST_OUT_OF_SYNC;
+}
+
+/* The age of a record's last write, from its last-deployed time. */
+static long long rc__age_ms(const record_t *r) {
+  const release_info_t *i = r->rel ? r->rel->info : NULL;
+  if (!i || !i->last_deployed.set) return 1LL << 40;
+  return ((long long)time(NULL) - i->last_deployed.sec) * 1000;
+}
+
+static const req_action_opts_t *rc__opts(rc_t *x, act_kind_t k) {
+  return k == ACT_INSTALL ? &x->req.install : &x->req.upgrade;
+}
+
+static void rc__in_sync(rc_t *x) {
+  record_t *latest = rc__latest(x);
+  memo_t *m = memo_put(&x->e->memo, x->key);
+  if (m) {
+    m->generation = x->req.generation;
+    m->revision = latest->version;
+    m->state = MEMO_OK;
+    memcpy(m->digest, x->req.digest, 65);
+  }
+  /* Report success if the status does not say so yet at this generation. */
+  const cJSON *ready = cond_find(x->req.conditions, "Ready");
+  const cJSON *rs = ready ? cJSON_GetObjectItemCaseSensitive(ready, "status") : NULL;
+  const cJSON *og = ready ? cJSON_GetObjectItemCaseSensitive(ready, "observedGeneration") : NULL;
+  if (cJSON_IsString(rs) && !strcmp(rs->valuestring, "True") && cJSON_IsNumber(og) &&
+      (long long)og->valuedouble == x->req.generation) {
+    rc__finish(x, RC_DONE);
+    return;
+  }
+  x->outcome = RC_DONE;
+  x->ready = "True";
+  x->reason = latest->version > 1 ? "UpgradeSucceeded" : "InstallSucceeded";
+  buf_reset(&x->msg);
+  buf_printf(&x->msg, "Helm release %s/%s.v%lld is deployed", x->req.storage_ns, x->req.release_name, latest->version);
+  x->out.released = "True";
+  x->out.applied_revision = latest->version;
+  x->out.applied_digest = x->req.digest;
+  rc__write_status(x);
+}
+
+static void rc__decide(rc_t *x) {
+  release_req_t *r = &x->req;
+  record_t *latest = rc__latest(x);
+  if (r->deleting) {
+    if (!x->nrecs) {
+      rc__patch_finalizer(x, 0);
+      return;
+    }
+    rc__run(x, ACT_UNINSTALL);
+    return;
+  }
+  /* One object per release: records written for another object are not taken over. */
+  if (latest && latest->owner_uid && r->uid && strcmp(latest->owner_uid, r->uid)) {
+    buf_reset(&x->err);
+    buf_printf(&x->err, "release %s/%s is managed by another object (uid %s); refusing to take it over",
+               r->storage_ns, r->release_name, latest->owner_uid);
+    rc__fail(x, "ReleaseConflict", RC_STALL);
+    return;
+  }
+  rc_state_t st = rc__observe(x);
+  LOG_D("observed", "release", x->key, "state", rc__state_names[st]);
+  /* A release another tool made (no owner annotation on any record) is taken over only on request. */
+  int foreign = x->nrecs > 0;
+  for (size_t i = 0; i < x->nrecs; i++)
+    if (x->recs[i].owner_uid) foreign = 0;
+  if (foreign && !r->upgrade.take_ownership && !r->install.take_ownership) {
+    buf_reset(&x->err);
+    buf_printf(&x->err, "release %s/%s exists and was not made by rudder (helm CLI?); set spec.upgrade.takeOwnership "
+               "to take it over", r->storage_ns, r->release_name);
+    rc__fail(x, "ReleaseConflict", RC_STALL);
+    return;
+  }
+  if (foreign) rc__event(x, "Normal", "TakingOver", "taking over a release made outside rudder (takeOwnership is set)");
+  switch (st) {
+  case ST_IN_SYNC:
+    rc__in_sync(x);
+    return;
+  case ST_LOCKED:
+    if (latest->owner_uid && r->uid && !strcmp(latest->owner_uid, r->uid)) {
+      /* Our own operation, interrupted (a crash, a lost lease): taken over by the next one. */
+      rc__run(x, rc__last_deployed(x) ? ACT_UPGRADE : ACT_INSTALL);
+      return;
+    }
+    if (rc__age_ms(latest) < r->timeout_ms) {
+      buf_reset(&x->err);
+      buf_printf(&x->err, "another operation (%s) is in progress on release %s/%s", latest->status, r->storage_ns,
+                 r->release_name);
+      x->outcome = RC_AFTER;
+      x->after_ms = ENGINE_LOCK_RETRY_MS;
+      x->ready = "Unknown";
+      x->reason = "ReleaseLocked";
+      buf_reset(&x->msg);
+      buf_puts(&x->msg, x->err.data);
+      x->out.applied_revision = r->applied_revision;
+      x->out.applied_digest = r->applied_digest;
+      rc__write_status(x);
+      return;
+    }
+    rc__event(x, "Warning", "ReleaseUnlocked", "a pending operation older than the timeout was marked failed");
+    rc__run(x, ACT_UNLOCK);
+    return;
+  case ST_ROLLBACK:
+    rc__run(x, ACT_ROLLBACK);
+    return;
+  case ST_FAILED:
+  case ST_OUT_OF_SYNC:
+    if (r->rollback_to) {
+      rc__run(x, ACT_ROLLBACK);
+      return;
+    }
+    if (latest->version > r->applied_revision && r->applied_revision && !strcmp(latest->status, "deployed"))
+      rc__event(x, "Warning", "ChangedOutside",
+                "the release was changed outside rudder (helm upgrade or rollback?); bringing it back to the spec");
+    rc__run(x, rc__last_deployed(x) ? ACT_UPGRADE : ACT_INSTALL);
+    return;
+  case ST_ABSENT:
+  case ST_UNINSTALLED:
+    if (r->rollback_to) {
+      buf_reset(&x->err);
+      buf_printf(&x->err, "spec.rollback.toRevision: revision %lld of release %s/%s does not exist", r->rollback_to,
+                 r->storage_ns, r->release_name);
+      rc__fail(x, "RollbackFailed", RC_STALL);
+      return;
+    }
+    rc__run(x, ACT_INSTALL);
+    return;
+  }
+}
+
+/* ---- render (libuv's thread pool) and actions ---- */
+
+static void rc__action_done(act_t *a, void *data);
+
+static void rc__start_action(rc_t *x, act_kind_t kind) {
+  engine_t *e = x->e;
+  release_req_t *r = &x->req;
+  act_free(&x->act);
+  memset(&x->act, 0, sizeof x->act);
+  act_t *a = &x->act;
+  a->kind = kind;
+  a->env = &e->env;
+  a->log_key = x->key;
+  a->release_name = r->release_name;
+  a->ns = r->target_ns;
+  a->storage_ns = r->storage_ns;
+  a->owner_uid = r->uid;
+  a->max_history = r->max_history;
+  a->take_ownership = rc__opts(x, kind)->take_ownership;
+  a->crds = rc__opts(x, kind)->crds;
+  a->keep_history = r->keep_history;
+  a->propagation = r->deletion_propagation;
+  a->recs = x->recs;
+  a->nrecs = x->nrecs;
+  a->chart = r->chart;
+  a->config = r->values;
+  a->set = &x->set;
+  a->crd_docs = &x->crds;
+  if (kind == ACT_ROLLBACK) {
+    if (x->remediating) {
+      record_t *d = rc__last_deployed(x);
+      a->rollback_to = d ? d->version : 0;
+    } else {
+      a->rollback_to = r->rollback_to;
+    }
+  }
+  e->stats.actions++;
+  LOG_I("action", "release", x->key, "action", act_kind_name(kind));
+  if (act_start(a, rc__action_done, x)) {
+    rc__finish(x, RC_RETRY);
+    return;
+  }
+  x->act_running = 1;
+}
+
+static void rc__render_work(uv_work_t *w) {
+  rc_t *x = container_of(w, rc_t, work);
+  render_opts_t ro = {.release_name = x->req.release_name, .namespace = x->req.target_ns,
+                      .revision = (int)(x->nrecs ? rc__latest(x)->version + 1 : 1),
+                      .is_upgrade = rc__last_deployed(x) != NULL, .kube_version = x->e->kube_version};
+  cJSON *vals = x->render_values;
+  x->render_values = NULL;
+  x->render_rc = render_release(x->req.chart, vals, &ro, &x->set, &x->crds, &x->err);
+}
+
+static void rc__render_after(uv_work_t *w, int status) {
+  rc_t *x = container_of(w, rc_t, work);
+  x->rendering = 0;
+  if (status == UV_ECANCELED || x->cancelled) {
+    rc__finish(x, RC_RETRY);
+    return;
+  }
+  act_kind_t kind = rc__last_deployed(x) ? ACT_UPGRADE : ACT_INSTALL;
+  if (x->render_rc) {
+    rc__fail(x, x->render_rc == RENDER_ENOMEM ? "InternalError" : "RenderFailed",
+             x->render_rc == RENDER_ENOMEM ? RC_RETRY : RC_STALL);
+    return;
+  }
+  if (x->set.nhooks && !rc__opts(x, kind)->disable_hooks) {
+    buf_reset(&x->err);
+    buf_printf(&x->err, "%s: Helm hooks (helm.sh/hook) are not run by this rudder version yet; set spec.%s.disableHooks "
+               "to install without running them", x->set.hooks[0].doc.source, act_kind_name(kind));
+    rc__fail(x, "ArtifactFailed", RC_STALL);
+    return;
+  }
+  rc__start_action(x, kind);
+}
+
+/* Runs an action; install and upgrade render the chart first, off the loop thread. */
+static void rc__run(rc_t *x, act_kind_t kind) {
+  if (kind != ACT_INSTALL && kind != ACT_UPGRADE) {
+    rc__start_action(x, kind);
+    return;
+  }
+  x->e->stats.renders++;
+  x->render_values = cJSON_Duplicate(x->req.values, 1);
+  if (!x->render_values || uv_queue_work(x->e->loop, &x->work, rc__render_work, rc__render_after)) {
+    rc__finish(x, RC_RETRY);
+    return;
+  }
+  x->rendering = 1;
+}
+
+static void rc__remediate_or_stall(rc_t *x, act_kind_t failed);
+
+static void rc__action_done(act_t *a, void *data) {
+  rc_t *x = data;
+  release_req_t *r = &x->req;
+  x->act_running = 0;
+  if (a->rc == UV_ECANCELED || x->cancelled) {
+    rc__finish(x, RC_RETRY);
+    return;
+  }
+  x->out.attempted_revision = a->version;
+  x->out.attempted_digest = r->digest;
+  if (a->kind == ACT_UNLOCK) {
+    if (a->rc) {
+      buf_reset(&x->err);
+      buf_puts(&x->err, a->err.data ? a->err.data : "");
+      rc__fail(x, "StorageFailed", RC_RETRY);
+      return;
+    }
+    /* Observe again: the release is failed now, and the next action follows from that. */
+    act_free(&x->act);
+    memset(&x->act, 0, sizeof x->act);
+    rc__list_records(x);
+    return;
+  }
+  if (a->kind == ACT_UNINSTALL && r->deleting) {
+    if (a->rc) {
+      buf_reset(&x->err);
+      buf_puts(&x->err, a->err.data ? a->err.data : "");
+      rc__fail(x, "UninstallFailed", RC_RETRY);
+      return;
+    }
+    memo_del(&x->e->memo, x->key);
+    rc__patch_finalizer(x, 0);
+    return;
+  }
+  if (x->remediating) {
+    x->remediating = 0;
+    x->out.remediated = a->rc ? "False" : "True";
+    buf_reset(&x->msg);
+    buf_puts(&x->msg, x->err.data ? x->err.data : "");
+    if (a->rc) buf_printf(&x->msg, "; remediation (%s) failed: %s", act_kind_name(a->kind), a->err.data ? a->err.data : "");
+    else buf_printf(&x->msg, "; remediated by %s", act_kind_name(a->kind));
+    x->outcome = RC_RETRY;
+    x->ready = "False";
+    x->out.released = "False";
+    if (!a->rc && a->kind == ACT_ROLLBACK) {
+      x->out.applied_revision = a->version;
+      x->out.applied_digest = ""; /* the rolled-back revision is not the spec's */
+    } else {
+      x->out.applied_revision = a->kind == ACT_UNINSTALL ? 0 : r->applied_revision;
+    }
+    rc__event(x, a->rc ? "Warning" : "Normal", a->rc ? "RemediationFailed" : "Remediated", x->msg.data);
+    rc__write_status(x);
+    return;
+  }
+  if (a->rc) {
+    buf_reset(&x->err);
+    buf_puts(&x->err, a->err.data ? a->err.data : "");
+    if (a->reason && !strcmp(a->reason, "Conflict")) {
+      rc__fail(x, act_kind_name(a->kind)[0] == 'i' ? "InstallFailed" : "UpgradeFailed", RC_RETRY);
+      return;
+    }
+    rc__remediate_or_stall(x, a->kind);
+    return;
+  }
+  /* Success. */
+  r->install_failures = r->upgrade_failures = 0;
+  memo_t *m = memo_put(&x->e->memo, x->key);
+  if (m) {
+    m->generation = r->generation;
+    m->revision = a->version;
+    m->state = MEMO_OK;
+    memcpy(m->digest, r->digest, 65);
+  }
+  static const char *const ok[] = {"InstallSucceeded", "UpgradeSucceeded", "RollbackSucceeded", "UninstallSucceeded"};
+  x->outcome = RC_DONE;
+  x->ready = "True";
+  x->reason = ok[a->kind];
+  buf_reset(&x->msg);
+  const chart_meta_t *cm = r->chart ? &r->chart->meta : NULL;
+  if (a->kind == ACT_ROLLBACK)
+    buf_printf(&x->msg, "Helm rollback to revision %lld succeeded for release %s/%s.v%lld", a->rollback_to,
+               r->storage_ns, r->release_name, a->version);
+  else
+    buf_printf(&x->msg, "Helm %s succeeded for release %s/%s.v%lld with chart %s@%s", act_kind_name(a->kind),
+               r->storage_ns, r->release_name, a->version, cm && cm->name ? cm->name : "",
+               cm && cm->version ? cm->version : "");
+  x->out.released = "True";
+  x->out.applied_revision = a->version;
+  x->out.applied_digest = r->digest;
+  rc__event(x, "Normal", x->reason, x->msg.data);
+  rc__write_status(x);
+}
+
+/* A failed install or upgrade: counted; remediated while retries remain (uninstall, or rollback to
+ * the last deployed revision), else the release is stalled until its inputs change. */
+static void rc__remediate_or_stall(rc_t *x, act_kind_t failed) {
+  release_req_t *r = &x->req;
+  const req_action_opts_t *o = rc__opts(x, failed);
+  /* Counts belong to one set of inputs: new inputs start again from zero. */
+  if (strcmp(r->failed_digest, r->digest)) r->install_failures = r->upgrade_failures = 0;
+  int *count = failed == ACT_INSTALL ? &r->install_failures : &r->upgrade_failures;
+  (*count)++;
+  const char *reason = failed == ACT_INSTALL ? "InstallFailed" : failed == ACT_ROLLBACK ? "RollbackFailed" : "UpgradeFailed";
+  x->reason = reason;
+  buf_reset(&x->msg);
+  buf_puts(&x->msg, x->err.data ? x->err.data : "");
+  int retry = o->retries < 0 || *count <= o->retries;
+  int remediate = o->strategy != REQ_REMEDIATE_NONE && (retry || o->remediate_last) && failed != ACT_ROLLBACK;
+  x->out.released = "False";
+  rc__event(x, "Warning", reason, x->msg.data);
+  if (remediate) {
+    act_kind_t k = o->strategy == REQ_REMEDIATE_UNINSTALL || !rc__last_deployed(x) ? ACT_UNINSTALL : ACT_ROLLBACK;
+    /* The records as they are now (the failed one included) for the remediation. */
+    record_t failed_rec = {0};
+    if (x->act.have_next) {
+      failed_rec = x->act.next;
+      x->act.have_next = false;
+      memset(&x->act.next, 0, sizeof x->act.next);
+      record_t *nv = realloc(x->recs, (x->nrecs + 1) * sizeof *nv);
+      if (nv) {
+        x->recs = nv;
+        if (!x->nrecs || x->recs[x->nrecs - 1].version != failed_rec.version) x->recs[x->nrecs++] = failed_rec;
+        else {
+          record_free(&x->recs[x->nrecs - 1]);
+          x->recs[x->nrecs - 1] = failed_rec;
+        }
+      } else {
+        record_free(&failed_rec);
+      }
+    }
+    if (retry || o->remediate_last) {
+      x->remediating = 1;
+      rc__start_action(x, k);
+      return;
+    }
+  }
+  if (retry) {
+    x->outcome = RC_RETRY;
+    x->ready = "False";
+    x->out.applied_revision = r->applied_revision;
+    x->out.applied_digest = r->applied_digest;
+    rc__write_status(x);
+    return;
+  }
+  /* Retries exhausted: stalled until the inputs change (or the reset annotation is set). */
+  memo_t *m = memo_put(&x->e->memo, x->key);
+  if (m) {
+    m->generation = r->generation;
+    m->state = MEMO_STALLED;
+    memcpy(m->digest, r->digest, 65);
+  }
+  x->outcome = RC_STALL;
+  x->ready = "False";
+  x->out.stalled = "True";
+  buf_printf(&x->msg, " (%d failure%s; retries exhausted)", *count, *count == 1 ? "" : "s");
+  x->out.applied_revision = r->applied_revision;
+  x->out.applied_digest = r->applied_digest;
+  rc__write_status(x);
+}
+
+/* ---- queue and informer wiring ---- */
+
+static void rc__finish(rc_t *x, int outcome) {
+  engine_t *e = x->e;
+  assert(!x->inflight && !x->act_running && !x->rendering);
+  if (x->prev) x->prev->next = x->next;
+  else e->running = x->next;
+  if (x->next) x->next->prev = x->prev;
+  const char *key = x->key;
+  /* A cancelled reconcile was queued again by the change that cancelled it. */
+  if (x->cancelled) outcome = RC_FORGET;
+  switch (outcome) {
+  case RC_RETRY:
+    if (!e->stopping) queue_add_rate_limited(&e->q, key);
+    break;
+  case RC_AFTER:
+    queue_forget(&e->q, key);
+    if (!e->stopping) queue_add_after(&e->q, key, x->after_ms);
+    break;
+  case RC_DONE:
+    queue_forget(&e->q, key);
+    /* Resync at the interval (drift checks hang off this). */
+    if (x->req.name && !x->req.deleting && !e->stopping) queue_add_after(&e->q, key, (uint64_t)x->req.interval_ms);
+    break;
+  case RC_STALL:
+  case RC_FORGET:
+  default:
+    queue_forget(&e->q, key);
+    break;
+  }
+  queue_done(&e->q, key);
+  rc__free(x);
+}
+
+/* Cancels a reconcile in flight: the request, the render or the action is cancelled and the
+ * reconcile finishes from its callback. */
+static void rc__cancel(rc_t *x) {
+  if (x->cancelled) return;
+  x->cancelled = 1;
+  x->e->stats.cancelled++;
+  LOG_D("cancelling", "release", x->key);
+  if (x->inflight) {
+    kube_req_t *r = x->inflight;
+    x->inflight = NULL;
+    kube_request_cancel(r);
+  } else if (x->act_running) {
+    act_cancel(&x->act);
+  } else if (x->rendering) {
+    uv_cancel((uv_req_t *)&x->work); /* fails when already running: it finishes and sees cancelled */
+  }
+}
+
+static rc_t *engine__running(engine_t *e, const char *key) {
+  for (rc_t *x = e->running; x; x = x->next)
+    if (!strcmp(x->key, key)) return x;
+  return NULL;
+}
+
+static void engine__process(queue_t *q, const char *key, void *data) {
+  engine_t *e = data;
+  rc_t *x = calloc(1, sizeof *x);
+  if (x) x->key = strdup(key);
+  if (!x || !x->key) {
+    free(x);
+    queue_add_rate_limited(q, key);
+    queue_done(q, key);
+    return;
+  }
+  x->e = e;
+  x->next = e->running;
+  if (e->running) e->running->prev = x;
+  e->running = x;
+  e->stats.reconciles++;
+  LOG_D("reconcile", "release", rc__key(x));
+  rc__begin(x);
+}
+
+static void engine__on_add(informer_t *inf, const char *key, const cJSON *obj, void *data) {
+  engine_t *e = data;
+  if (!e->stopping) queue_add(&e->q, key);
+}
+
+static void engine__on_delete(informer_t *inf, const char *key, const cJSON *obj, void *data) {
+  engine_t *e = data;
+  memo_del(&e->memo, key);
+  rc_t *x = engine__running(e, key);
+  if (x) rc__cancel(x);
+  if (!e->stopping) queue_add(&e->q, key);
+}
+
+/* Only changes a reconcile acts on: spec (generation), deletion, finalizers, labels and annotations.
+ * Status-only updates (our own writes) are not queued. A change of spec or a deletion cancels the
+ * reconcile in flight: it works from inputs that are no longer wanted. */
+static int engine__meta_changed(const cJSON *a, const cJSON *b, const char *field) {
+  const cJSON *ma = cJSON_GetObjectItemCaseSensitive(a, "metadata");
+  const cJSON *mb = cJSON_GetObjectItemCaseSensitive(b, "metadata");
+  const cJSON *fa = cJSON_GetObjectItemCaseSensitive(ma, field), *fb = cJSON_GetObjectItemCaseSensitive(mb, field);
+  if (!fa || !fb) return fa != fb;
+  if (cJSON_IsNumber(fa) && cJSON_IsNumber(fb)) return fa->valuedouble != fb->valuedouble;
+  if (cJSON_IsString(fa) && cJSON_IsString(fb)) return strcmp(fa->valuestring, fb->valuestring) != 0;
+  /* finalizers, labels, annotations: flat; compared as printed text (no recursion into values) */
+  char *ta = cJSON_PrintUnformatted(fa), *tb = cJSON_PrintUnformatted(fb);
+  int changed = !ta || !tb || strcmp(ta, tb);
+  free(ta);
+  free(tb);
+  return changed;
+}
+
+static void engine__on_update(informer_t *inf, const char *key, const cJSON *old, const cJSON *obj, void *data) {
+  engine_t *e = data;
+  if (e->stopping) return;
+  int spec = engine__meta_changed(old, obj, "generation") || engine__meta_changed(old, obj, "deletionTimestamp");
+  if (spec) {
+    rc_t *x = engine__running(e, key);
+    if (x) rc__cancel(x);
+  }
+  static const char *const fields[] = {"finalizers", "labels", "annotations"};
+  for (size_t i = 0; !spec && i < sizeof fields / sizeof *fields; i++) spec = engine__meta_changed(old, obj, fields[i]);
+  if (spec) queue_add(&e->q, key);
+}
+
+static void engine__queue_closed(queue_t *q) {
+  engine_t *e = container_of(q, engine_t, q);
+  void (*cb)(void *) = e->stop_cb;
+  void *data = e->stop_data;
+  memo_free_all(&e->memo);
+  free(e->ns);
+  free(e->field_manager);
+  free(e->kube_version);
+  free(e);
+  if (cb) cb(data);
+}
+
+int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t *door, const engine_opts_t *o,
+                 engine_t **out) {
+  engine_t *e = calloc(1, sizeof *e);
+  if (!e) return UV_ENOMEM;
+  e->loop = loop;
+  e->door = door;
+  e->d = d;
+  e->ns = o && o->namespace && *o->namespace ? strdup(o->namespace) : NULL;
+  e->field_manager = strdup(o && o->field_manager ? o->field_manager : "rudder");
+  e->events = o ? o->events : NULL;
+  e->env = (act_env_t){.loop = loop, .c = c, .d = d, .field_manager = e->field_manager};
+  queue_options_t qo;
+  queue_options_init(&qo);
+  qo.name = door->resource;
+  if (o && o->concurrency) qo.max_in_flight = o->concurrency;
+  int rc = e->field_manager ? queue_init(loop, &e->q, &qo, engine__process, e) : UV_ENOMEM;
+  if (rc) {
+    free(e->ns);
+    free(e->field_manager);
+    free(e);
+    return rc;
+  }
+  buf_t path = BUF_INIT;
+  kube_path(&path, door->group, door->version, door->resource, e->ns, NULL, NULL);
+  informer_opts_t io = {.path = path.data, .keep = door->cache_keep};
+  informer_handlers_t h = {.on_add = engine__on_add, .on_update = engine__on_update, .on_delete = engine__on_delete,
+                           .data = e};
+  rc = informer_start(c, &io, &h, &e->inf);
+  buf_free(&path);
+  if (rc) {
+    e->stopping = 1;
+    queue_close(&e->q, engine__queue_closed);
+    return rc;
+  }
+  *out = e;
+  return 0;
+}
+
+static void engine__drained(queue_t *q, void *data) { queue_close(q, engine__queue_closed); }
+
+static void engine__informer_stopped(void *data) {
+  engine_t *e = data;
+  e->inf = NULL;
+  queue_shutdown(&e->q, engine__drained, e);
+}
+
+void engine_stop(engine_t *e, void (*cb)(void *data), void *data) {
+  e->stopping = 1;
+  e->stop_cb = cb;
+  e->stop_data = data;
+  /* No request after this: every reconcile in flight is cancelled now (next is read first: a
+   * cancelled reconcile may finish, and be freed, inside rc__cancel). */
+  for (rc_t *x = e->running, *nx; x; x = nx) {
+    nx = x->next;
+    rc__cancel(x);
+  }
+  informer_stop(e->inf, engine__informer_stopped, e);
+}
+
+engine_stats_t engine_get_stats(const engine_t *e) { return e->stats; }

@@ -1,0 +1,34 @@
+#include "reconcile/request.h"
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+void req_free(release_req_t *r) {
+  free(r->ns); free(r->name); free(r->uid); free(r->resource_version);
+  free(r->release_name); free(r->target_ns); free(r->storage_ns);
+  free(r->deletion_propagation); free(r->service_account);
+  cJSON_Delete(r->finalizers); cJSON_Delete(r->conditions); cJSON_Delete(r->values);
+  chart_free(r->chart);
+  memset(r, 0, sizeof *r);
+}
+
+long req_duration_ms(const char *s) {
+  if (!s || !*s) return -1;
+  double total = 0;
+  const char *p = s;
+  while (*p) {
+    char *end;
+    if (!isdigit((unsigned char)*p)) return -1;
+    double n = strtod(p, &end);
+    if (end == p) return -1;
+    p = end;
+    double unit;
+    if (!strncmp(p, "ms", 2)) { unit = 1; p += 2; }
+    else if (*p == 's') { unit = 1000; p++; }
+    else if (*p == 'm') { unit = 60000; p++; }
+    else if (*p == 'h') { unit = 3600000; p++; }
+    else return -1;
+    total += n * unit;
+  }
+  return total > 1e15 ? -1 : (long)total;
+}

@@ -1,0 +1,59 @@
+/* The release request: everything the engine needs to bring one Helm release to its desired state,
+ * whichever kind of object asked for it. Front doors (door.h) fill it from their objects. */
+#pragma once
+#include <stdbool.h>
+#include <cjson/cJSON.h>
+#include "helm/action/action.h"
+#include "helm/chart/chart.h"
+
+#define REQ_DEFAULT_INTERVAL_MS (10 * 60 * 1000L)
+#define REQ_MIN_INTERVAL_MS (10 * 1000L)  /* shorter intervals are refused: one release must not hog the queue */
+#define REQ_DEFAULT_TIMEOUT_MS (5 * 60 * 1000L)
+#define REQ_DEFAULT_MAX_HISTORY 10
+
+typedef enum { REQ_REMEDIATE_NONE = 0, REQ_REMEDIATE_ROLLBACK, REQ_REMEDIATE_UNINSTALL } req_strategy_t;
+
+typedef struct req_action_opts_s {
+  int retries;                /* remediation retries (0: none; < 0: unlimited) */
+  req_strategy_t strategy;    /* what is done between attempts */
+  bool remediate_last;        /* upgrade: also remediate the last failure */
+  act_crds_t crds;
+  bool disable_hooks, disable_wait, take_ownership;
+} req_action_opts_t;
+
+typedef struct release_req_s {
+  /* The object that asked: identity for status, events and the records' owner annotation. */
+  char *ns, *name, *uid, *resource_version;
+  long long generation;
+  bool deleting;       /* being deleted (its finalizer holds it) */
+  bool has_finalizer;
+  cJSON *finalizers;   /* metadata.finalizers (array or NULL) */
+  cJSON *conditions;   /* status.conditions as the object has them (array or NULL) */
+
+  /* The release. */
+  char *release_name, *target_ns, *storage_ns;
+  chart_t *chart;      /* loaded from its source, owned */
+  cJSON *values;       /* the user's values (object), owned */
+  char digest[65];     /* of every input that decides the release (chart, values, options) */
+  int max_history;     /* 0 keeps all */
+  long interval_ms, timeout_ms;
+  bool suspend;
+  req_action_opts_t install, upgrade;
+  bool force, cleanup_on_fail;
+  long long rollback_to;    /* > 0: the desired state is this revision */
+  bool keep_history, uninstall_disable_hooks;
+  char *deletion_propagation; /* NULL: Background */
+  bool test_enable, test_ignore_failures;
+  char *service_account;
+
+  /* What the object's status says happened last (it survives restarts). */
+  long long applied_revision;
+  char applied_digest[65];
+  char failed_digest[65];   /* the inputs of the last failed attempt */
+  int install_failures, upgrade_failures;
+} release_req_t;
+
+/* Frees everything req holds and zeroes it. */
+void req_free(release_req_t *req);
+/* Parses a Go-style duration ("1h30m", "90s", "500ms") into milliseconds; -1 when malformed. */
+long req_duration_ms(const char *s);
