@@ -14,6 +14,7 @@ typedef struct release_outcome_s {
   const char *released;     /* Released condition: "True", "False", or NULL to leave it */
   const char *remediated;   /* Remediated condition, or NULL */
   const char *stalled;      /* Stalled condition, or NULL to remove it */
+  const char *stalled_reason; /* its reason when not the Ready one (e.g. RetriesExceeded) */
   long long applied_revision, attempted_revision;
   const char *applied_digest, *attempted_digest;
   int install_failures, upgrade_failures;

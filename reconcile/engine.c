@@ -33,9 +33,16 @@ typedef enum { MEMO_NONE = 0, MEMO_OK, MEMO_STALLED } memo_state_t;
 
 typedef struct memo_s {
   struct memo_s *next;
-  long long generation, revision;
+  long long generation;
   memo_state_t state;
-  char digest[65];
+  char digest[65];          /* the inputs `state` is about */
+  /* What this process knows happened last; the object's status says the same once the informer has
+   * seen our status write (it may lag behind). */
+  long long revision;       /* applied revision */
+  char applied[65];         /* its inputs' digest */
+  char failed[65];          /* the inputs of the last failure, and the counts for them */
+  int install_failures, upgrade_failures;
+  char *owner; /* in the release index: the object key that manages this release */
   char key[];
 } memo_t;
 
@@ -91,6 +98,7 @@ static void memo_del(memo_table_t *t, const char *key) {
     if (!strcmp((*p)->key, key)) {
       memo_t *m = *p;
       *p = m->next;
+      free(m->owner);
       free(m);
       t->n--;
       return;
@@ -101,6 +109,7 @@ static void memo_free_all(memo_table_t *t) {
   for (size_t i = 0; i < t->nb; i++)
     for (memo_t *e = t->b[i], *nx; e; e = nx) {
       nx = e->next;
+      free(e->owner);
       free(e);
     }
   free(t->b);
@@ -117,12 +126,14 @@ struct engine_s {
   act_env_t env;
   discovery_t *d;
   informer_t *inf;
+  informer_t *records; /* Helm's release Secrets (labels only): a change made elsewhere queues its release */
   queue_t q;
   char *ns;
   char *field_manager;
   events_t *events;
   char *kube_version; /* the server's gitVersion, once known */
   memo_table_t memo;
+  memo_table_t releases; /* "storage namespace/release name" -> owner: the object key */
   rc_t *running;      /* reconciles in flight (doubly linked) */
   engine_stats_t stats;
   int stopping;
@@ -353,6 +364,50 @@ static void rc__patch_finalizer(rc_t *x, int add) {
   free(body);
 }
 
+/* Remembers which object manages the release, so that a change to its records queues the object. */
+static void rc__index_release(rc_t *x) {
+  buf_t k = BUF_INIT;
+  buf_printf(&k, "%s/%s", x->req.storage_ns, x->req.release_name);
+  memo_t *m = k.data ? memo_put(&x->e->releases, k.data) : NULL;
+  /* The first object to name a release keeps it while it exists (a second one is refused). */
+  if (m && (!m->owner || (strcmp(m->owner, x->key) && !informer_get(x->e->inf, m->owner)))) {
+    free(m->owner);
+    m->owner = strdup(x->key);
+  }
+  buf_free(&k);
+}
+
+/* The memo is newer than the object's status while the informer has not seen our last status write. */
+static void rc__merge_memo(rc_t *x) {
+  memo_t *m = memo_get(&x->e->memo, x->key);
+  release_req_t *r = &x->req;
+  if (!m) return;
+  if (m->revision > r->applied_revision || (m->revision == r->applied_revision && m->applied[0])) {
+    r->applied_revision = m->revision;
+    memcpy(r->applied_digest, m->applied, 65);
+  }
+  if (m->failed[0] && !strcmp(m->failed, r->digest)) {
+    memcpy(r->failed_digest, m->failed, 65);
+    if (m->install_failures > r->install_failures) r->install_failures = m->install_failures;
+    if (m->upgrade_failures > r->upgrade_failures) r->upgrade_failures = m->upgrade_failures;
+  }
+}
+
+/* Records what an action left: the applied revision (when applied is not NULL) and the failure counts. */
+static memo_t *rc__memo_note(rc_t *x, long long revision, const char *applied) {
+  memo_t *m = memo_put(&x->e->memo, x->key);
+  if (!m) return NULL;
+  m->generation = x->req.generation;
+  if (applied) {
+    m->revision = revision;
+    snprintf(m->applied, sizeof m->applied, "%s", applied);
+  }
+  snprintf(m->failed, sizeof m->failed, "%s", x->req.failed_digest);
+  m->install_failures = x->req.install_failures;
+  m->upgrade_failures = x->req.upgrade_failures;
+  return m;
+}
+
 static void rc__begin(rc_t *x) {
   engine_t *e = x->e;
   const cJSON *obj = informer_get(e->inf, x->key);
@@ -376,6 +431,8 @@ static void rc__begin(rc_t *x) {
              rc == -12 ? RC_RETRY : RC_STALL);
     return;
   }
+  rc__index_release(x);
+  rc__merge_memo(x);
   if (x->req.suspend) {
     LOG_I("release suspended", "release", x->key);
     rc__finish(x, RC_FORGET);
@@ -503,10 +560,8 @@ static const req_action_opts_t *rc__opts(rc_t *x, act_kind_t k) {
 
 static void rc__in_sync(rc_t *x) {
   record_t *latest = rc__latest(x);
-  memo_t *m = memo_put(&x->e->memo, x->key);
+  memo_t *m = rc__memo_note(x, latest->version, x->req.digest);
   if (m) {
-    m->generation = x->req.generation;
-    m->revision = latest->version;
     m->state = MEMO_OK;
     memcpy(m->digest, x->req.digest, 65);
   }
@@ -530,22 +585,68 @@ static void rc__in_sync(rc_t *x) {
   rc__write_status(x);
 }
 
+/* Uninstalls on the object's own deletion, and only a release this object manages (a record carries
+ * its uid): deleting an object that was refused, or that never took over a helm CLI release, leaves
+ * the release alone. */
+static void rc__delete_release(rc_t *x) {
+  int ours = 0;
+  for (size_t i = 0; i < x->nrecs; i++)
+    if (x->recs[i].owner_uid && x->req.uid && !strcmp(x->recs[i].owner_uid, x->req.uid)) ours = 1;
+  if (!ours) {
+    if (x->nrecs) LOG_I("not uninstalling a release this object does not manage", "release", x->key);
+    rc__patch_finalizer(x, 0);
+    return;
+  }
+  rc__run(x, ACT_UNINSTALL);
+}
+
+/* When the kind's CRD itself is being deleted, the API server deletes every object of the kind:
+ * that is not a request to uninstall every release in the cluster. The releases are left as they
+ * are (orphaned, still working with the helm CLI) and only the finalizers are removed. */
+static void rc__crd_checked(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  if (kube_response_ok(res)) {
+    cJSON *crd = cJSON_ParseWithLength(res->body, res->body_len);
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(crd, "metadata");
+    int going = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp") != NULL;
+    cJSON_Delete(crd);
+    if (going) {
+      LOG_W("the kind's CRD is being deleted: leaving the release installed", "release", x->key);
+      rc__patch_finalizer(x, 0);
+      return;
+    }
+  }
+  rc__delete_release(x);
+}
+
+static void rc__check_kind_deleted(rc_t *x) {
+  const door_t *dr = x->e->door;
+  buf_reset(&x->path);
+  buf_printf(&x->path, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/%s.%s", dr->resource, dr->group);
+  rc__send(x, kube_get(x->e->env.c, x->path.data, rc__crd_checked, x));
+}
+
 static void rc__decide(rc_t *x) {
   release_req_t *r = &x->req;
   record_t *latest = rc__latest(x);
   if (r->deleting) {
-    if (!x->nrecs) {
-      rc__patch_finalizer(x, 0);
-      return;
-    }
-    rc__run(x, ACT_UNINSTALL);
+    rc__check_kind_deleted(x);
     return;
   }
   /* One object per release: records written for another object are not taken over. */
   if (latest && latest->owner_uid && r->uid && strcmp(latest->owner_uid, r->uid)) {
+    buf_t k = BUF_INIT;
+    buf_printf(&k, "%s/%s", r->storage_ns, r->release_name);
+    memo_t *owner = k.data ? memo_get(&x->e->releases, k.data) : NULL;
+    buf_free(&k);
     buf_reset(&x->err);
-    buf_printf(&x->err, "release %s/%s is managed by another object (uid %s); refusing to take it over",
-               r->storage_ns, r->release_name, latest->owner_uid);
+    if (owner && owner->owner && strcmp(owner->owner, x->key))
+      buf_printf(&x->err, "release %s/%s is managed by %s %s; refusing to take it over", r->storage_ns, r->release_name,
+                 x->e->door->kind, owner->owner);
+    else
+      buf_printf(&x->err, "release %s/%s is managed by another object (uid %s); refusing to take it over",
+                 r->storage_ns, r->release_name, latest->owner_uid);
     rc__fail(x, "ReleaseConflict", RC_STALL);
     return;
   }
@@ -596,6 +697,22 @@ static void rc__decide(rc_t *x) {
     return;
   case ST_FAILED:
   case ST_OUT_OF_SYNC:
+    if (st == ST_FAILED && !strcmp(r->failed_digest, r->digest) && !r->rollback_to) {
+      /* These inputs failed before (the status remembers it across restarts): retried only while
+       * remediation retries remain. */
+      act_kind_t k = rc__last_deployed(x) ? ACT_UPGRADE : ACT_INSTALL;
+      const req_action_opts_t *o = rc__opts(x, k);
+      int count = k == ACT_INSTALL ? r->install_failures : r->upgrade_failures;
+      if (o->retries >= 0 && count > o->retries) {
+        memo_t *m = rc__memo_note(x, 0, NULL);
+        if (m) {
+          m->state = MEMO_STALLED;
+          memcpy(m->digest, r->digest, 65);
+        }
+        rc__finish(x, RC_STALL);
+        return;
+      }
+    }
     if (r->rollback_to) {
       rc__run(x, ACT_ROLLBACK);
       return;
@@ -761,6 +878,10 @@ static void rc__action_done(act_t *a, void *data) {
     if (!a->rc && a->kind == ACT_ROLLBACK) {
       x->out.applied_revision = a->version;
       x->out.applied_digest = ""; /* the rolled-back revision is not the spec's */
+      rc__memo_note(x, a->version, "");
+    } else if (!a->rc && a->kind == ACT_UNINSTALL) {
+      x->out.applied_revision = 0;
+      rc__memo_note(x, 0, "");
     } else {
       x->out.applied_revision = a->kind == ACT_UNINSTALL ? 0 : r->applied_revision;
     }
@@ -780,10 +901,9 @@ static void rc__action_done(act_t *a, void *data) {
   }
   /* Success. */
   r->install_failures = r->upgrade_failures = 0;
-  memo_t *m = memo_put(&x->e->memo, x->key);
+  r->failed_digest[0] = 0;
+  memo_t *m = rc__memo_note(x, a->version, r->digest);
   if (m) {
-    m->generation = r->generation;
-    m->revision = a->version;
     m->state = MEMO_OK;
     memcpy(m->digest, r->digest, 65);
   }
@@ -816,6 +936,8 @@ static void rc__remediate_or_stall(rc_t *x, act_kind_t failed) {
   if (strcmp(r->failed_digest, r->digest)) r->install_failures = r->upgrade_failures = 0;
   int *count = failed == ACT_INSTALL ? &r->install_failures : &r->upgrade_failures;
   (*count)++;
+  memcpy(r->failed_digest, r->digest, 65);
+  rc__memo_note(x, 0, NULL);
   const char *reason = failed == ACT_INSTALL ? "InstallFailed" : failed == ACT_ROLLBACK ? "RollbackFailed" : "UpgradeFailed";
   x->reason = reason;
   buf_reset(&x->msg);
@@ -859,15 +981,15 @@ static void rc__remediate_or_stall(rc_t *x, act_kind_t failed) {
     return;
   }
   /* Retries exhausted: stalled until the inputs change (or the reset annotation is set). */
-  memo_t *m = memo_put(&x->e->memo, x->key);
+  memo_t *m = rc__memo_note(x, 0, NULL);
   if (m) {
-    m->generation = r->generation;
     m->state = MEMO_STALLED;
     memcpy(m->digest, r->digest, 65);
   }
   x->outcome = RC_STALL;
   x->ready = "False";
   x->out.stalled = "True";
+  x->out.stalled_reason = "RetriesExceeded";
   buf_printf(&x->msg, " (%d failure%s; retries exhausted)", *count, *count == 1 ? "" : "s");
   x->out.applied_revision = r->applied_revision;
   x->out.applied_digest = r->applied_digest;
@@ -995,11 +1117,52 @@ static void engine__on_update(informer_t *inf, const char *key, const cJSON *old
   if (spec) queue_add(&e->q, key);
 }
 
+/* A release record changed. Our own writes while an action runs are expected; anything else (a newer
+ * revision, the applied one changed or deleted: helm upgrade, rollback or uninstall by hand) makes
+ * the memo stale, and the release is observed again. */
+static void engine__record_event(engine_t *e, const cJSON *secret, int deleted) {
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(secret, "metadata");
+  const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
+  const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(labels, "name");
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(labels, "version");
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(labels, "status");
+  if (!cJSON_IsString(ns) || !cJSON_IsString(name) || !cJSON_IsString(ver)) return;
+  buf_t k = BUF_INIT;
+  buf_printf(&k, "%s/%s", ns->valuestring, name->valuestring);
+  memo_t *rel = k.data ? memo_get(&e->releases, k.data) : NULL;
+  buf_free(&k);
+  if (!rel || !rel->owner) return;
+  memo_t *m = memo_get(&e->memo, rel->owner);
+  if (!m || m->state == MEMO_NONE) return;
+  long long v = atoll(ver->valuestring);
+  int deployed = cJSON_IsString(st) && !strcmp(st->valuestring, "deployed");
+  if (v > m->revision || (v == m->revision && (deleted || !deployed))) {
+    LOG_I("release records changed", "release", rel->owner, "revision", ver->valuestring,
+          "status", cJSON_IsString(st) ? st->valuestring : "");
+    m->state = MEMO_NONE;
+    if (!e->stopping) queue_add(&e->q, rel->owner);
+  }
+}
+
+static void engine__rec_add(informer_t *inf, const char *key, const cJSON *obj, void *data) {
+  engine__record_event(data, obj, 0);
+}
+
+static void engine__rec_update(informer_t *inf, const char *key, const cJSON *old, const cJSON *obj, void *data) {
+  engine__record_event(data, obj, 0);
+}
+
+static void engine__rec_delete(informer_t *inf, const char *key, const cJSON *obj, void *data) {
+  engine__record_event(data, obj, 1);
+}
+
 static void engine__queue_closed(queue_t *q) {
   engine_t *e = container_of(q, engine_t, q);
   void (*cb)(void *) = e->stop_cb;
   void *data = e->stop_data;
   memo_free_all(&e->memo);
+  memo_free_all(&e->releases);
   free(e->ns);
   free(e->field_manager);
   free(e->kube_version);
@@ -1036,6 +1199,17 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
                            .data = e};
   rc = informer_start(c, &io, &h, &e->inf);
   buf_free(&path);
+  if (!rc) {
+    buf_t rp = BUF_INIT;
+    kube_path(&rp, "", "v1", "secrets", e->ns, NULL, NULL);
+    static const char *const keep[] = {"metadata.labels", NULL};
+    informer_opts_t ro = {.path = rp.data, .label_selector = "owner=helm", .keep = keep};
+    informer_handlers_t rh = {.on_add = engine__rec_add, .on_update = engine__rec_update,
+                              .on_delete = engine__rec_delete, .data = e};
+    rc = informer_start(c, &ro, &rh, &e->records);
+    buf_free(&rp);
+    if (rc) informer_stop(e->inf, NULL, NULL);
+  }
   if (rc) {
     e->stopping = 1;
     queue_close(&e->q, engine__queue_closed);
@@ -1047,10 +1221,16 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
 
 static void engine__drained(queue_t *q, void *data) { queue_close(q, engine__queue_closed); }
 
+static void engine__records_stopped(void *data) {
+  engine_t *e = data;
+  e->records = NULL;
+  queue_shutdown(&e->q, engine__drained, e);
+}
+
 static void engine__informer_stopped(void *data) {
   engine_t *e = data;
   e->inf = NULL;
-  queue_shutdown(&e->q, engine__drained, e);
+  informer_stop(e->records, engine__records_stopped, e);
 }
 
 void engine_stop(engine_t *e, void (*cb)(void *data), void *data) {

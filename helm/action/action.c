@@ -366,15 +366,15 @@ static void act__map(act_t *a, act__docs_t *docs, act__step_t then) {
 
 /* ---- ownership (Helm's checkOwnership) ---- */
 
-/* Appends to msg why obj's metadata does not name this release; 0 when it does. */
-static int act__ownership(act_t *a, const cJSON *obj, buf_t *msg) {
+/* Appends to msg why obj's metadata does not name this release (installed into ns); 0 when it does. */
+static int act__ownership(act_t *a, const cJSON *obj, const char *ns, buf_t *msg) {
   const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
   const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
   const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
   struct { const cJSON *m; const char *what, *k, *v; } req[] = {
       {labels, "label", "app.kubernetes.io/managed-by", "Helm"},
       {ann, "annotation", "meta.helm.sh/release-name", a->release_name},
-      {ann, "annotation", "meta.helm.sh/release-namespace", a->ns},
+      {ann, "annotation", "meta.helm.sh/release-namespace", ns},
   };
   int bad = 0;
   for (size_t i = 0; i < sizeof req / sizeof *req; i++) {
@@ -417,7 +417,7 @@ static void act__owner_got(const kube_response_t *res, void *data) {
   }
   cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
   buf_t why = BUF_INIT;
-  int bad = obj ? act__ownership(a, obj, &why) : 0;
+  int bad = obj ? act__ownership(a, obj, a->ns, &why) : 0;
   cJSON_Delete(obj);
   if (bad && !a->take_ownership) {
     act__fail(a, "Unable to continue with %s: %s \"%s\" in namespace \"%s\" exists and cannot be imported into the current "
@@ -479,6 +479,7 @@ static void act__write_pending(act_t *a) {
     char desc[64];
     snprintf(desc, sizeof desc, "Rollback to %lld", a->rollback_to);
     rc = record_copy(p->target, a->version, st[2], desc, a->nrecs ? &a->recs[0] : NULL, &a->next, &a->err);
+    if (!rc) a->next.rel->info->rollback_revision = a->rollback_to; /* as helm rollback records it */
   } else {
     record_in_t in = {.release_name = a->release_name, .namespace = a->ns, .chart = a->chart, .config = a->config,
                       .set = a->set};
@@ -592,7 +593,7 @@ static void act__del_got(const kube_response_t *res, void *data) {
   if (act__check(a, res, s->what)) return;
   cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
   buf_t why = BUF_INIT;
-  int bad = !obj || act__ownership(a, obj, &why);
+  int bad = !obj || act__ownership(a, obj, s->ns, &why);
   const cJSON *uid = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "uid");
   if (bad) {
     /* Never delete what another release (or nobody) owns, whatever a record says. */

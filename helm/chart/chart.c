@@ -600,6 +600,7 @@ static int chart__load_files(const chart_file_t *files, size_t nfiles, const cha
       else {
         cJSON_Delete(c->values);
         c->values = v;
+        c->has_values_file = 1;
       }
       continue;
     }

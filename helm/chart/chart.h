@@ -53,6 +53,7 @@ struct chart_s {
   chart_file_t *files; /* everything else that .Files sees (crds/, README, ...) */
   size_t nfiles;
   cJSON *values;       /* values.yaml as Helm reads it (object, never NULL) */
+  int has_values_file; /* values.yaml was there (Helm's Values is nil without it: null in a release record) */
   char *schema;        /* values.schema.json or NULL */
   size_t schema_len;
   chart_t **deps;      /* subcharts */

@@ -88,7 +88,7 @@ int release_set_chart(release_t *rel, const chart_t *c, release_time_t t) {
   ch->has_templates = c->ntemplates > 0;
   if (rc__files(&ch->files, &ch->nfiles, c->files, c->nfiles, t)) return -ENOMEM;
   ch->has_files = c->nfiles > 0;
-  if (c->values && !(ch->values = cJSON_Duplicate(c->values, 1))) return -ENOMEM;
+  if (c->has_values_file && c->values && !(ch->values = cJSON_Duplicate(c->values, 1))) return -ENOMEM;
   if (c->schema) {
     if (!(ch->schema = malloc(c->schema_len ? c->schema_len : 1))) return -ENOMEM;
     memcpy(ch->schema, c->schema, c->schema_len);

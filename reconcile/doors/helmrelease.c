@@ -224,7 +224,9 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
   const char *tn = hr__str(spec, "targetNamespace");
   r->target_ns = hr__dup(tn && *tn ? tn : r->ns);
   const char *sn = hr__str(spec, "storageNamespace");
-  r->storage_ns = hr__dup(sn && *sn ? sn : r->target_ns);
+  /* As Flux: the records live beside the HelmRelease unless told otherwise, so that a change of
+   * targetNamespace upgrades the same release instead of orphaning it. */
+  r->storage_ns = hr__dup(sn && *sn ? sn : r->ns);
   r->max_history = REQ_DEFAULT_MAX_HISTORY;
   r->interval_ms = REQ_DEFAULT_INTERVAL_MS;
   r->timeout_ms = REQ_DEFAULT_TIMEOUT_MS;
@@ -411,7 +413,9 @@ static char *hr_status_patch(const release_outcome_t *o) {
   if (o->released) conds = cond_set(conds, r->conditions, "Released", o->released, o->reason, o->message, r->generation, now);
   if (o->remediated)
     conds = cond_set(conds, r->conditions, "Remediated", o->remediated, o->reason, o->message, r->generation, now);
-  if (o->stalled) conds = cond_set(conds, r->conditions, "Stalled", o->stalled, o->reason, o->message, r->generation, now);
+  if (o->stalled)
+    conds = cond_set(conds, r->conditions, "Stalled", o->stalled, o->stalled_reason ? o->stalled_reason : o->reason,
+                     o->message, r->generation, now);
   else conds = cond_remove(conds, "Stalled");
   conds = cond_remove(conds, "Reconciling");
   cJSON_AddItemToObject(st, "conditions", conds);

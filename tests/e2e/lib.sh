@@ -119,19 +119,29 @@ write_chart() {
 }
 
 # hr_inline NAME CHART VERSION FILE...: a HelmRelease manifest carrying the
-# given template files inline (file name -> text).
+# given template files inline (file name -> text). $HR_SPEC (JSON, optional) is
+# merged into its spec.
 hr_inline() {
   local name=$1 chart=$2 version=$3; shift 3
-  python3 - "$name" "$NS" "$chart" "$version" "$@" <<'PY'
+  HR_SPEC=${HR_SPEC:-} python3 - "$name" "$NS" "$chart" "$version" "$@" <<'PY'
 import json, os, sys
 name, ns, chart, version, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 templates = {os.path.basename(f): open(f).read() for f in files}
+spec = {"chart": {"inline": {"chartName": chart, "chartVersion": version, "templates": templates}}}
+spec.update(json.loads(os.environ.get("HR_SPEC") or "{}"))
 print(json.dumps({"apiVersion": "rudder.dev/v1alpha1", "kind": "HelmRelease",
-                  "metadata": {"name": name, "namespace": ns},
-                  "spec": {"chart": {"inline": {"chartName": chart, "chartVersion": version,
-                                                "templates": templates}}}}))
+                  "metadata": {"name": name, "namespace": ns}, "spec": spec}))
 PY
 }
+
+# hr_events NAME: the reasons of the Events recorded for HelmRelease NAME.
+hr_events() {
+  kubectl -n "$NS" get events --field-selector "involvedObject.name=$1,involvedObject.kind=HelmRelease" \
+    -o jsonpath='{.items[*].reason}'
+}
+
+# cm_data NS NAME KEY: a ConfigMap's data value ("" when absent).
+cm_data() { kubectl -n "$1" get configmap "$2" -o jsonpath="{.data.$3}" 2>/dev/null || true; }
 
 # release_record NS SECRET: the release JSON stored in a release Secret, with
 # times and the namespace masked so that records of two installs compare.
