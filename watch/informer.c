@@ -501,6 +501,7 @@ static void informer__list(informer_t *inf) {
     pg->js.on_key = informer__page_key;
     pg->js.on_elem = informer__page_elem;
     pg->js.on_string = informer__page_string;
+    pg->js.want_depths = 1u << 2 | 1u << 4; /* metadata.continue, items[].metadata.name */
     pg->js.data = pg;
     pg->max_bytes = kube_client_get_limits(inf->c).max_body;
     pg->order_mark = inf->fresh_order.len;

@@ -61,7 +61,8 @@ static int js__close(watch_jscan_t *s, char c, const char *at) {
 static void js__str_begin(watch_jscan_t *s, int is_key) {
   s->str_is_key = is_key;
   s->str_over = 0;
-  s->collecting = s->depth <= WATCH_JSCAN_PATH && (is_key || s->on_string);
+  s->collecting = s->depth <= WATCH_JSCAN_PATH &&
+                  (is_key || (s->on_string && (!s->want_depths || (s->want_depths >> s->depth & 1))));
   buf_reset(&s->str);
   s->state = JS_STR;
 }
@@ -223,6 +224,7 @@ size_t watch_objmeta_scan(watch_objmeta_t *m, const char *p, size_t n, size_t pl
   js__meta_t x = {m, plen, prefix};
   watch_jscan_init(&s);
   s.on_string = js__meta_string;
+  s.want_depths = 1u << 1 | 1u << (plen + 2);
   s.data = &x;
   watch_jscan_feed(&s, p, n);
   watch_jscan_free(&s);

@@ -25,6 +25,7 @@ struct watch_jscan_s {
   unsigned char kind[WATCH_JSCAN_PATH];           /* '{' or '[' for depths 1.. */
   char key[WATCH_JSCAN_PATH][WATCH_JSCAN_KEY + 1]; /* the current key of the object at each depth */
   buf_t str;
+  unsigned want_depths; /* bit d set: string values at depth d are collected for on_string; 0: all */
   /* A string value completed at depth <= WATCH_JSCAN_PATH (s->depth, s->key say where). */
   void (*on_string)(watch_jscan_t *s, const char *v, size_t n);
   /* A key completed at depth <= WATCH_JSCAN_PATH (it is s->key[s->depth - 1]). */

@@ -92,6 +92,7 @@ static int nd__too_long(watch_ndjson_t *nd) {
   if (!nd->skip || !nd->skip_meta) { nd__skip_free(nd); return UV_ENOMEM; }
   watch_jscan_init(nd->skip);
   nd->skip->on_string = nd__skip_string;
+  nd->skip->want_depths = 1u << 1 | 1u << 3; /* type, object.metadata.* */
   nd->skip->data = nd;
   watch_jscan_feed(nd->skip, nd->line.data, nd->line.len);
   nd->skip_len = nd->line.len;
