@@ -422,6 +422,12 @@ static void informer__list_cb(const kube_response_t *res, void *data) {
     return;
   }
   if (!kube_response_ok(res)) {
+    /* The scanner stops a body whose structure is broken; say where rather than that it stopped. */
+    char why[128];
+    const char *msg = res->errmsg;
+    if (pg->js.err) snprintf(why, sizeof why, "the list response is not valid JSON (at byte %zu)", pg->js.pos);
+    if (pg->js.err) msg = why;
+    else if (pg->oom) msg = "out of memory";
     informer__page_free(pg);
     if (res->status == 410 && inf->cont) {
       /* The continue token expired mid-list: start the list over. */
@@ -435,7 +441,7 @@ static void informer__list_cb(const kube_response_t *res, void *data) {
     informer__drop_fresh(inf);
     free(inf->cont);
     inf->cont = NULL;
-    informer__retry(inf, 1, res->errmsg);
+    informer__retry(inf, 1, msg);
     return;
   }
   if (!watch_jscan_done(&pg->js) || pg->js.kind[0] != '{' || !pg->saw_items || pg->oom) {

@@ -27,6 +27,7 @@ static int cur_rv = 100;
 static int meta_first;      /* list metadata before items (as built-in lists), else after (as custom resources) */
 static tconn_t *watcher;
 static buf_t requests;      /* "LIST limit=.. continue=..;" and "WATCH rv=..;" */
+static int broken_lists;    /* answer this many lists with a body whose structure is broken */
 
 static char *small_obj(const char *name, int rv) {
   buf_t b = BUF_INIT;
@@ -107,6 +108,11 @@ static void api(tconn_t *c, const char *method, const char *url, const char *hea
   qget(url, "limit", lim, sizeof lim);
   qget(url, "continue", cont, sizeof cont);
   buf_printf(&requests, "LIST limit=%s continue=%s;", lim, cont);
+  if (broken_lists > 0) {
+    broken_lists--;
+    tsrv_respond(c, 200, "OK", "application/json", "{\"items\":[{\"metadata\":{\"name\":\"a\"}]]}");
+    return;
+  }
   int limit = atoi(lim), start = atoi(cont), n = 0, i, present[MAXOBJ], np = 0;
   for (i = 0; i < MAXOBJ; i++)
     if (store[i]) present[np++] = i;
@@ -243,6 +249,7 @@ int main(void) {
   informer_handlers_t h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .on_synced = on_synced,
                            .on_bad_object = on_bad};
   informer_t *inf;
+  broken_lists = 1; /* the first list's structure is broken: that list fails as a whole and is retried */
   CHECK_EQ_INT(informer_start(c, &o, &h, &inf), 0);
 
   /* 1. The list: good objects delivered, bad ones told with their keys, pages made smaller. */
@@ -260,7 +267,7 @@ int main(void) {
   CHECK_EQ_INT(bangs, 3);
   /* The first page outgrew the limit after two objects, so two were asked for; the object too big
    * for any page was read alone, and then pages grew again. */
-  CHECK_EQ_STR(requests.data, "LIST limit=500 continue=;LIST limit=2 continue=;LIST limit=4 continue=2;"
+  CHECK_EQ_STR(requests.data, "LIST limit=500 continue=;LIST limit=500 continue=;LIST limit=2 continue=;LIST limit=4 continue=2;"
                               "LIST limit=2 continue=2;LIST limit=1 continue=2;LIST limit=2 continue=3;"
                               "LIST limit=4 continue=5;WATCH rv=100;");
   const cJSON *a = informer_get(inf, "ns/a");
