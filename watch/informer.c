@@ -1,6 +1,7 @@
 #include "watch/informer.h"
 #include "watch/internal.h"
 #include "watch/jscan.h"
+#include "watch/ndjson.h"
 #include "base/log.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,9 +300,9 @@ static void informer__item_done(informer__page_t *pg) {
                           pg->max_bytes);
     return;
   }
-  if (depth > CJSON_NESTING_LIMIT) {
+  if (depth > WATCH_MAX_NESTING) {
     informer__page_report(pg, "the object is nested %zu levels deep, more than the limit of %d", depth,
-                          CJSON_NESTING_LIMIT);
+                          WATCH_MAX_NESTING);
     return;
   }
   cJSON *item = cJSON_ParseWithLength(pg->item.data ? pg->item.data : "", pg->item.len);

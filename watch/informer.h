@@ -19,7 +19,7 @@ typedef struct informer_handlers_s {
   /* The first complete list has been delivered (optional). */
   void (*on_synced)(informer_t *inf, void *data);
   void *data;
-  /* An object that cannot be read (nested deeper than cJSON's limit of CJSON_NESTING_LIMIT levels,
+  /* An object that cannot be read (nested deeper than WATCH_MAX_NESTING, 999 levels, in ndjson.h;
    * larger than the client's max_body or max_watch_line, not valid JSON, or without a name) was
    * skipped; the others are delivered as usual (optional). key is "namespace/name" or "name" as a
    * light scan of its text found it, or NULL; message says why. A cached copy of that key stays

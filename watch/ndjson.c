@@ -52,8 +52,8 @@ static int nd__line(watch_ndjson_t *nd, const char *p, size_t n) {
     watch_objmeta_t m = {0};
     size_t depth = watch_objmeta_scan(&m, p, n, 1, nd__prefix);
     if (depth > CJSON_NESTING_LIMIT)
-      snprintf(nd->err, sizeof nd->err, "watch event %zu is nested %zu levels deep, more than the limit of %d",
-               nd->events + 1, depth, CJSON_NESTING_LIMIT);
+      snprintf(nd->err, sizeof nd->err, "watch event %zu: the object is nested %zu levels deep, more than the limit of %d",
+               nd->events + 1, depth - 1, WATCH_MAX_NESTING);
     else
       snprintf(nd->err, sizeof nd->err, "watch event %zu is not valid JSON (%zu bytes)", nd->events + 1, n);
     return nd__report(nd, &m);

@@ -5,6 +5,10 @@
 #include "base/buf.h"
 #include "watch/jscan.h"
 
+/* The deepest object read, in lists and in watch events alike: cJSON's limit, less the level of
+ * the event that wraps an object. Deeper objects are skipped (and reported) whole. */
+#define WATCH_MAX_NESTING (CJSON_NESTING_LIMIT - 1)
+
 typedef struct watch_ndjson_s watch_ndjson_t;
 
 /* Receives one event; obj is the event's "object" (owned by the event root, freed after the call

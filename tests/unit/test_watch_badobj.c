@@ -258,7 +258,7 @@ int main(void) {
   CHECK_EQ_INT(synced_calls, 1);
   CHECK_EQ_INT(informer_count(inf), 5);
   CHECK(has("+ns/a;") && has("+ns/e;") && has("+ns/f;") && has("+ns/g;") && has("+ns/h;"));
-  CHECK(has("!ns/b|the object is nested 1502 levels deep, more than the limit of 1000;"));
+  CHECK(has("!ns/b|the object is nested 1502 levels deep, more than the limit of 999;"));
   CHECK(has("!ns/c|the object is 66681 bytes, more than the client's limit of 65536 bytes;"));
   CHECK(has("!ns/d|the object is not valid JSON;"));
   /* Each is told once, although pages were read again. */
@@ -285,19 +285,22 @@ int main(void) {
   send_event("ADDED", s = big_obj("l", 105, MAX_LINE + 100)); free(s); /* longer than the line limit */
   send_event("DELETED", s = deep_obj("f", 106, 2000, 0)); free(s);     /* unreadable, but a delete */
   send_event("ADDED", s = small_obj("m", 107)); free(s);
-  CHECK(wait_for(&seen, "+ns/m;"));
+  send_event("ADDED", s = deep_obj("n", 108, 997, 0)); free(s); /* 999 levels: the deepest read */
+  send_event("ADDED", s = deep_obj("o", 109, 998, 0)); free(s); /* 1,000 levels */
+  CHECK(wait_for(&seen, "!ns/o|"));
+  CHECK(has("+ns/m;+ns/n;!ns/o|watch event 10: the object is nested 1000 levels deep, more than the limit of 999;"));
   CHECK(has("+ns/i;"));
-  CHECK(has("!ns/j|watch event 2 is nested 1503 levels deep, more than the limit of 1000;"));
-  CHECK(has("!ns/a|watch event 3 is nested 100003 levels deep, more than the limit of 1000;"));
-  CHECK(has("!ns/e|watch event 4 is nested 100003 levels deep"));
+  CHECK(has("!ns/j|watch event 2: the object is nested 1502 levels deep, more than the limit of 999;"));
+  CHECK(has("!ns/a|watch event 3: the object is nested 100002 levels deep, more than the limit of 999;"));
+  CHECK(has("!ns/e|watch event 4: the object is nested 100002 levels deep"));
   CHECK(has("!ns/k|watch event 5 is not valid JSON"));
   CHECK(has("!ns/l|watch event 6 is 1048849 bytes, longer than the limit of 1048576 bytes;"));
   CHECK(has("-ns/f;"));
   CHECK(!has("~"));
-  CHECK_EQ_STR(informer_resource_version(inf), "107");
+  CHECK_EQ_STR(informer_resource_version(inf), "109");
   CHECK(informer_get(inf, "ns/a") != NULL); /* the last readable copy stays */
   CHECK(informer_get(inf, "ns/f") == NULL);
-  CHECK_EQ_INT(informer_count(inf), 6); /* a e g h i m */
+  CHECK_EQ_INT(informer_count(inf), 7); /* a e g h i m n */
   unsigned lists, watches;
   informer_stats(inf, &lists, &watches);
   CHECK_EQ_INT(watches, 1);
@@ -313,6 +316,8 @@ int main(void) {
   set(9, small_obj("m", 107));
   set(10, small_obj("e", 104));
   set(4, NULL);
+  set(12, deep_obj("p", 109, 997, 0)); /* 999 levels: read in a list too */
+  set(13, deep_obj("q", 109, 998, 0));
   cur_rv = 110;
   send_line(gone);
   watcher = NULL;
@@ -320,8 +325,10 @@ int main(void) {
   CHECK(has("!ns/a|the object is nested 1202 levels deep"));
   CHECK(!has("-ns/a;"));
   CHECK(has("~ns/e;")); /* 5 -> 104 */
+  CHECK(has("-ns/n;") && has("+ns/p;"));
+  CHECK(has("!ns/q|the object is nested 1000 levels deep, more than the limit of 999;"));
   CHECK(informer_get(inf, "ns/a") != NULL);
-  CHECK_EQ_INT(informer_count(inf), 6);
+  CHECK_EQ_INT(informer_count(inf), 7); /* a e g h i m p */
 
   /* 4. An unreadable object whose name cannot be found: no deletes are inferred from that list. */
   buf_reset(&seen);
