@@ -12,7 +12,10 @@ void watch_jscan_init(watch_jscan_t *s) {
 
 void watch_jscan_free(watch_jscan_t *s) { buf_free(&s->str); }
 
-int watch_jscan_done(const watch_jscan_t *s) { return !s->err && s->state == JS_DONE; }
+/* A literal at the top ends with the input, which only the caller knows. */
+int watch_jscan_done(const watch_jscan_t *s) {
+  return !s->err && (s->state == JS_DONE || (s->state == JS_LIT && !s->depth));
+}
 
 int watch_jscan_at(const watch_jscan_t *s, size_t n, const char *const *path) {
   if (s->depth != n || n > WATCH_JSCAN_PATH) return 0;

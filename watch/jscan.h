@@ -42,7 +42,7 @@ void watch_jscan_init(watch_jscan_t *s);
 void watch_jscan_free(watch_jscan_t *s);
 /* Scans more bytes; 0, or UV_EPROTO once the structure is broken (s->err, s->pos say where). */
 int watch_jscan_feed(watch_jscan_t *s, const char *p, size_t n);
-/* True when one complete top-level value has been scanned. */
+/* True when one complete top-level value has been scanned (called once the input has ended). */
 int watch_jscan_done(const watch_jscan_t *s);
 /* True when the scanner is at depth n and the keys of levels 1..n are path[0..n-1] (NULL for an
  * array level). */
