@@ -14,7 +14,7 @@ struct leader_s {
   char *ns, *name, *identity;
   char *path;            /* the Lease object's path */
   char *coll;            /* the leases collection's path */
-  uint64_t lease_ms, renew_ms, retry_ms;
+  uint64_t lease_ms, renew_ms, retry_ms, release_ms;
   leader_cb on_started, on_stopped;
   void *data;
   uv_timer_t timer;
@@ -244,6 +244,7 @@ int leader_start(uv_loop_t *loop, kube_client_t *c, const leader_opts_t *o, lead
   l->lease_ms = lease / 1000 * 1000;
   l->renew_ms = renew;
   l->retry_ms = retry;
+  l->release_ms = o->release_ms ? o->release_ms : 2000;
   l->on_started = on_started;
   l->on_stopped = on_stopped;
   l->data = data;
@@ -315,7 +316,7 @@ void leader_stop(leader_t *l, void (*cb)(void *), void *data) {
     char *json = leader__spec_json(l, l->lease, true);
     l->releasing = true;
     kube_req_opts_t o = {.method = "PUT", .path = l->path, .body = json, .body_len = json ? strlen(json) : 0,
-                         .timeout_ms = l->retry_ms * 2, .retry = KUBE_RETRY_NEVER};
+                         .timeout_ms = l->release_ms, .retry = KUBE_RETRY_NEVER};
     l->req = json ? kube_request(l->c, &o, leader__written, l) : NULL;
     free(json);
     if (l->req) return;

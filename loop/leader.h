@@ -18,6 +18,8 @@ typedef struct leader_opts_s {
   uint64_t lease_ms;     /* leaseDurationSeconds (default 15 s; whole seconds, at least 1) */
   uint64_t renew_ms;     /* the leader gives up after failing to renew for this long (default 10 s) */
   uint64_t retry_ms;     /* how often candidates try and the leader renews (default 2 s) */
+  uint64_t release_ms;   /* how long a clean stop tries to release the lease (default 2 s): with the
+                            API server unreachable, leader_stop gives up after this */
 } leader_opts_t;
 
 /* Called when this candidate becomes leader, and when it stops being leader (lost the lease,
@@ -35,5 +37,6 @@ const char *leader_identity(const leader_t *l);
 /* The holder last seen in the Lease ("" when none or not yet read). */
 const char *leader_holder(const leader_t *l);
 /* Stops campaigning. When leading, calls on_stopped first (stop the work), then releases the lease
- * (holderIdentity cleared, leaseDurationSeconds 1); then frees l and calls cb (may be NULL). */
+ * (holderIdentity cleared, leaseDurationSeconds 1), giving up after release_ms; then frees l and
+ * calls cb (may be NULL). */
 void leader_stop(leader_t *l, void (*cb)(void *data), void *data);

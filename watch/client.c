@@ -96,6 +96,9 @@ struct kube_req_s {
   int idempotent;
   int retried;
   int no_body;        /* HEAD */
+  int (*on_body)(const char *p, size_t n, void *data); /* streams a 2xx body (kube_req_opts_t) */
+  int sinking;        /* this response's body goes to on_body */
+  int sink_err;       /* on_body abandoned the response */
   int deferred_err;   /* an error to deliver from the timer, never from inside kube_request */
   char *deferred_msg;
 };
@@ -105,6 +108,7 @@ struct kube_watch_s {
   watch_ndjson_t nd;
   kube_watch_event_cb ev;
   kube_watch_end_cb end;
+  kube_watch_bad_cb bad;
   void *data;
   int streaming;
 };
@@ -560,6 +564,8 @@ static int kube__on_headers(watch_http_t *h) {
     uv_timer_stop(&req->timer); /* connected: from now on the stream may be quiet for long */
     return 0;
   }
+  req->sinking = req->on_body && !req->watch && h->status >= 200 && h->status < 300;
+  if (req->sinking) return 0;
   size_t max = req->watch ? KUBE__MAX_ERROR_BODY : c->lim.max_body;
   if ((h->parser.flags & F_CONTENT_LENGTH) && h->parser.content_length > max) return UV_E2BIG;
   return 0;
@@ -578,6 +584,11 @@ static int kube__on_body(watch_http_t *h, const char *p, size_t n) {
   kube_req_t *req = conn->req;
   if (!req) return UV_ECANCELED;
   if (req->watch && req->watch->streaming) return watch_ndjson_feed(&req->watch->nd, p, n);
+  if (req->sinking) {
+    int r = req->on_body(p, n, req->data);
+    if (r) req->sink_err = 1;
+    return r;
+  }
   size_t max = req->watch ? KUBE__MAX_ERROR_BODY : conn->c->lim.max_body;
   if (req->body.len + n > max) return UV_E2BIG;
   return buf_append(&req->body, p, n) ? UV_ENOMEM : 0;
@@ -645,7 +656,10 @@ static int kube__conn_plain(kube_conn_t *conn, const char *p, size_t n) {
       return 1;
     }
     char lim[32];
-    if (r == UV_E2BIG && req->watch && req->watch->streaming)
+    if (req->sink_err)
+      kube__conn_fail(conn, r, "the response to %s from %s was abandoned by its reader: %s", req->what, c->hostport,
+                      watch__strerror(r));
+    else if (r == UV_E2BIG && req->watch && req->watch->streaming)
       kube__conn_fail(conn, r, "watch %s on %s: %s", req->what, c->hostport, req->watch->nd.err);
     else if (r == UV_E2BIG && conn->http.headers_done)
       kube__conn_fail(conn, r, "response to %s from %s is larger than the limit of %s", req->what, c->hostport,
@@ -1067,6 +1081,7 @@ static kube_req_t *kube__req_new(kube_client_t *c, const kube_req_opts_t *o, kub
   req->timeout_ms = o->timeout_ms ? o->timeout_ms : c->lim.default_timeout_ms;
   req->deadline = uv_now(c->loop) + req->timeout_ms;
   req->retry_mode = o->retry;
+  req->on_body = o->on_body;
   buf_t w = BUF_INIT;
   int bad = kube__bad_text(method) || kube__bad_text(path) || kube__bad_text(o->content_type) ||
             kube__bad_text(o->accept) || strchr(method, ' ') || strchr(path, ' ') || path[0] != '/';
@@ -1625,6 +1640,18 @@ kube_watch_t *kube_watch_start(kube_client_t *c, const char *path, kube_watch_ev
     kube__kick(c);
   }
   return w;
+}
+
+static int kube__watch_bad(watch_ndjson_t *nd, const watch_objmeta_t *m, const char *why, void *data) {
+  kube_watch_t *w = data;
+  if (w->req->done) return UV_ECANCELED;
+  w->bad(w, m->type, m->ns, m->name, m->rv, why, w->data);
+  return w->req->done ? UV_ECANCELED : 0;
+}
+
+void kube_watch_on_bad_event(kube_watch_t *w, kube_watch_bad_cb cb) {
+  w->bad = cb;
+  w->nd.bad = cb ? kube__watch_bad : NULL;
 }
 
 void kube_watch_stop(kube_watch_t *w) {

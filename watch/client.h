@@ -39,6 +39,11 @@ typedef struct kube_req_opts_s {
   const kube_header_t *headers; /* extra request headers */
   size_t n_headers;
   int retry;                /* KUBE_RETRY_*; retries wait with backoff or Retry-After, within timeout_ms */
+  /* Optional: receives the body of a 2xx response piece by piece as it arrives, instead of
+   * res->body (which is then empty); max_body does not apply. It must not call into the client;
+   * nonzero abandons the response and fails the request with that code. Other responses are
+   * buffered as usual. data is the request's callback data. */
+  int (*on_body)(const char *p, size_t n, void *data);
 } kube_req_opts_t;
 
 typedef struct kube_response_s {
@@ -55,6 +60,11 @@ typedef void (*kube_response_cb)(const kube_response_t *res, void *data);
 /* Receives one watch event: type is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR; object is
  * borrowed (take it with kube_watch_take_object). */
 typedef void (*kube_watch_event_cb)(kube_watch_t *w, const char *type, cJSON *object, void *data);
+/* Receives a watch event that was skipped because it cannot be delivered (longer than
+ * max_watch_line, nested deeper than cJSON's limit, not JSON, not an event): type, namespace,
+ * name and resourceVersion as a light scan of its text found them ("" when not found), and why. */
+typedef void (*kube_watch_bad_cb)(kube_watch_t *w, const char *type, const char *ns, const char *name,
+                                  const char *rv, const char *why, void *data);
 /* Called once when the stream ends: err 0 and status 200 for a normal end, else why. */
 typedef void (*kube_watch_end_cb)(kube_watch_t *w, const kube_response_t *res, void *data);
 
@@ -170,6 +180,9 @@ int kube_url_escape(buf_t *b, const char *s);
  * NULL when out of memory or the client is closing. */
 kube_watch_t *kube_watch_start(kube_client_t *c, const char *path, kube_watch_event_cb ev, kube_watch_end_cb end,
                                void *data);
+/* Makes the stream skip events it cannot deliver and report them to cb, instead of ending with
+ * UV_EPROTO or UV_E2BIG; call it right after kube_watch_start. */
+void kube_watch_on_bad_event(kube_watch_t *w, kube_watch_bad_cb cb);
 /* Stops a watch whose end callback has not yet run: end runs now with UV_ECANCELED. */
 void kube_watch_stop(kube_watch_t *w);
 /* During an event callback, takes ownership of the event's object (caller frees it). */

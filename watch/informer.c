@@ -1,10 +1,31 @@
 #include "watch/informer.h"
 #include "watch/internal.h"
+#include "watch/jscan.h"
+#include "watch/ndjson.h"
 #include "base/log.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
+
+/* One LIST page being read: its body is scanned as it arrives and each element of "items" is
+ * parsed alone, so that an object that cannot be parsed fails alone. */
+typedef struct informer__page_s {
+  informer_t *inf;
+  watch_jscan_t js;
+  buf_t item;          /* the current item's bytes */
+  const char *from;    /* where they start in the piece being scanned */
+  int in_item, item_over, saw_items, oom;
+  size_t item_base;    /* the scanner's depth inside "items" */
+  size_t item_bytes;
+  watch_objmeta_t meta; /* what the scan found of the current item */
+  char *cont, *rv;     /* the list's metadata */
+  size_t done;         /* items complete in this page */
+  size_t bytes, max_bytes;
+  size_t order_mark;   /* fresh_order.len when the page began */
+  int too_big;         /* the page outgrew the body limit */
+  buf_t reports;       /* "key\0why\0" ("" for no key) per skipped object, told once the page is complete */
+} informer__page_t;
 
 struct informer_s {
   kube_client_t *c;
@@ -19,6 +40,10 @@ struct informer_s {
   char *rv;            /* last resourceVersion seen */
   char *cont;          /* continue token of the list in progress */
   kube_req_t *list_req;
+  informer__page_t *page; /* the page list_req is reading */
+  unsigned cur_limit;  /* the page size asked for now (smaller after a page outgrew max_body) */
+  watch_map_t bad;     /* keys of objects skipped in the list being assembled (values unused) */
+  int bad_unknown;     /* an object whose key could not be found was skipped in it */
   kube_watch_t *watch;
   unsigned watch_events;
   int watch_error;     /* code of a watch ERROR event (410 means relist) */
@@ -42,15 +67,16 @@ static const char *const informer__always[] = {
     "apiVersion", "kind", "metadata.name", "metadata.namespace", "metadata.uid", "metadata.resourceVersion",
     "metadata.generation", "metadata.deletionTimestamp", "metadata.finalizers", NULL};
 
-/* Moves src's children into dst where dst lacks them (for overlapping keep paths). */
-static void informer__merge(cJSON *dst, cJSON *src) {
+/* Moves src's children into dst where dst lacks them (for overlapping keep paths). The recursion
+ * is bounded: below CJSON_NESTING_LIMIT levels (deeper than any parsed object) dst's copy is kept. */
+static void informer__merge(cJSON *dst, cJSON *src, unsigned depth) {
   cJSON *ch;
   while ((ch = src->child)) {
     cJSON_DetachItemViaPointer(src, ch);
     cJSON *have = cJSON_GetObjectItemCaseSensitive(dst, ch->string);
     if (!have) cJSON_AddItemToObject(dst, ch->string, ch);
     else {
-      if (cJSON_IsObject(have) && cJSON_IsObject(ch)) informer__merge(have, ch);
+      if (cJSON_IsObject(have) && cJSON_IsObject(ch) && depth < CJSON_NESTING_LIMIT) informer__merge(have, ch, depth + 1);
       cJSON_Delete(ch);
     }
   }
@@ -72,7 +98,7 @@ static int informer__move(cJSON *dst, cJSON *src, const char *path) {
       if (!d) {
         if (!cJSON_AddItemToObject(dst, seg, s)) { cJSON_Delete(s); return UV_ENOMEM; }
       } else {
-        if (cJSON_IsObject(d) && cJSON_IsObject(s)) informer__merge(d, s);
+        if (cJSON_IsObject(d) && cJSON_IsObject(s)) informer__merge(d, s, 1);
         cJSON_Delete(s);
       }
       return 0;
@@ -192,8 +218,13 @@ static void informer__apply_list(informer_t *inf) {
     cJSON_Delete(old);
   }
   size_t it = 0;
+  if (inf->bad_unknown)
+    LOG_W("informer list had an object it could not read or name; no deletes are inferred from this list", "path",
+          inf->path);
   while (watch_map_next(&inf->cache, &it, &k, &v)) {
     if (watch_map_get(&inf->fresh, k)) continue;
+    /* A skipped object is not gone: its last readable copy stays. */
+    if (inf->bad_unknown || watch_map_get(&inf->bad, k)) continue;
     if (!inf->stopping && inf->h.on_delete) inf->h.on_delete(inf, k, v, inf->h.data);
     watch_map_del(&inf->cache, k); /* deleting leaves a tombstone: iteration stays valid */
     cJSON_Delete(v);
@@ -201,19 +232,204 @@ static void informer__apply_list(informer_t *inf) {
   /* Every fresh value now belongs to the cache or was freed. */
   watch_map_free(&inf->fresh);
   buf_reset(&inf->fresh_order);
+  watch_map_free(&inf->bad);
+  inf->bad_unknown = 0;
 }
 
 /* Forgets a partly assembled list. */
 static void informer__drop_fresh(informer_t *inf) {
   informer__free_map(&inf->fresh);
   buf_reset(&inf->fresh_order);
+  watch_map_free(&inf->bad);
+  inf->bad_unknown = 0;
+}
+
+static const char *const informer__items[] = {"items", NULL};
+
+static void informer__page_free(informer__page_t *pg) {
+  if (!pg) return;
+  watch_jscan_free(&pg->js);
+  buf_free(&pg->item);
+  buf_free(&pg->reports);
+  free(pg->cont);
+  free(pg->rv);
+  free(pg);
+}
+
+/* Takes back what a page that is read again added to the list being assembled. */
+static void informer__page_undo(informer_t *inf, informer__page_t *pg) {
+  for (size_t off = pg->order_mark; off < inf->fresh_order.len; off += strlen(inf->fresh_order.data + off) + 1)
+    cJSON_Delete(watch_map_del(&inf->fresh, inf->fresh_order.data + off));
+  if (inf->fresh_order.len > pg->order_mark) {
+    inf->fresh_order.len = pg->order_mark;
+    if (inf->fresh_order.data) inf->fresh_order.data[pg->order_mark] = 0;
+  }
+}
+
+/* Notes a skipped object, to be told when the page is complete. */
+static void informer__page_report(informer__page_t *pg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void informer__page_report(informer__page_t *pg, const char *fmt, ...) {
+  char key[320] = "", why[512];
+  watch_objmeta_key(&pg->meta, key, sizeof key);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  if (buf_append(&pg->reports, key, strlen(key) + 1) || buf_append(&pg->reports, why, strlen(why) + 1)) pg->oom = 1;
+}
+
+static void informer__item_add(informer__page_t *pg, const char *p, size_t n) {
+  pg->item_bytes += n;
+  if (pg->item_over || !n) return;
+  if (pg->item.len + n > pg->max_bytes) {
+    /* Too big to keep: the rest is only scanned, for its name. */
+    pg->item_over = 1;
+    buf_free(&pg->item);
+    return;
+  }
+  if (buf_append(&pg->item, p, n)) pg->oom = 1;
+}
+
+/* One element of "items" is complete: parse it alone, or skip it and say why. */
+static void informer__item_done(informer__page_t *pg) {
+  informer_t *inf = pg->inf;
+  size_t depth = pg->js.max_depth - pg->item_base;
+  pg->done++;
+  if (pg->item_over) {
+    informer__page_report(pg, "the object is %zu bytes, more than the client's limit of %zu bytes", pg->item_bytes,
+                          pg->max_bytes);
+    return;
+  }
+  if (depth > WATCH_MAX_NESTING) {
+    informer__page_report(pg, "the object is nested %zu levels deep, more than the limit of %d", depth,
+                          WATCH_MAX_NESTING);
+    return;
+  }
+  cJSON *item = cJSON_ParseWithLength(pg->item.data ? pg->item.data : "", pg->item.len);
+  buf_reset(&pg->item);
+  if (!cJSON_IsObject(item)) {
+    informer__page_report(pg, item ? "the list item is not a JSON object" : "the object is not valid JSON");
+    cJSON_Delete(item);
+    return;
+  }
+  buf_t key = BUF_INIT;
+  void *old;
+  /* Trimmed at once: one whole object is the most the informer ever holds beyond its cache. */
+  if (!(item = informer__trim(inf, item))) {
+    pg->oom = 1;
+  } else if (informer_key(item, &key)) {
+    informer__page_report(pg, "the object has no metadata.name");
+    cJSON_Delete(item);
+  } else if (watch_map_put(&inf->fresh, key.data, item, &old)) {
+    cJSON_Delete(item);
+    pg->oom = 1;
+  } else if (old) {
+    cJSON_Delete(old);
+  } else if (buf_append(&inf->fresh_order, key.data, key.len + 1)) {
+    /* Out of memory: an object missing from the order list would leak, so it is dropped. */
+    cJSON_Delete(watch_map_del(&inf->fresh, key.data));
+    pg->oom = 1;
+  }
+  buf_free(&key);
+}
+
+static void informer__page_key(watch_jscan_t *s) {
+  informer__page_t *pg = s->data;
+  if (s->depth == 1 && s->kind[0] == '{' && !strcmp(s->key[0], "items")) pg->saw_items = 1;
+}
+
+static void informer__page_elem(watch_jscan_t *s, int end, const char *at) {
+  informer__page_t *pg = s->data;
+  if (!watch_jscan_at(s, 2, informer__items)) return;
+  if (!end) {
+    pg->in_item = 1;
+    pg->item_over = 0;
+    pg->item_bytes = 0;
+    pg->from = at;
+    buf_reset(&pg->item);
+    memset(&pg->meta, 0, sizeof pg->meta);
+    pg->item_base = s->depth;
+    s->max_depth = s->depth;
+    return;
+  }
+  informer__item_add(pg, pg->from, (size_t)(at - pg->from));
+  pg->in_item = 0;
+  informer__item_done(pg);
+}
+
+static void informer__page_string(watch_jscan_t *s, const char *v, size_t n) {
+  informer__page_t *pg = s->data;
+  if (pg->in_item) {
+    watch_objmeta_take(&pg->meta, s, 2, informer__items, v, n);
+    return;
+  }
+  static const char *const cont[] = {"metadata", "continue"}, *const rv[] = {"metadata", "resourceVersion"};
+  char **dst = watch_jscan_at(s, 2, cont) ? &pg->cont : watch_jscan_at(s, 2, rv) ? &pg->rv : NULL;
+  if (!dst) return;
+  free(*dst);
+  if (!(*dst = strndup(v, n))) pg->oom = 1;
+}
+
+/* Receives the LIST body as it arrives (kube_req_opts_t.on_body). */
+static int informer__page_body(const char *p, size_t n, void *data) {
+  informer_t *inf = data;
+  informer__page_t *pg = inf->page;
+  pg->bytes += n;
+  /* A page bigger than the body limit is asked for again with fewer objects; with one object per
+   * page, only that object's bytes are bounded (and it is skipped when too big). */
+  if (pg->bytes > pg->max_bytes && inf->cur_limit > 1) {
+    pg->too_big = 1;
+    return UV_E2BIG;
+  }
+  if (pg->in_item) pg->from = p;
+  int r = watch_jscan_feed(&pg->js, p, n);
+  if (pg->oom) return UV_ENOMEM;
+  if (r) return r;
+  if (pg->in_item) informer__item_add(pg, pg->from, (size_t)(p + n - pg->from));
+  return pg->oom ? UV_ENOMEM : 0;
+}
+
+/* Tells the owner of the page's skipped objects, and remembers their keys so that the list does not
+ * report their cached copies as deleted. */
+static void informer__page_tell(informer_t *inf, informer__page_t *pg) {
+  for (size_t off = 0; off < pg->reports.len && !inf->stopping;) {
+    const char *key = pg->reports.data + off;
+    const char *why = key + strlen(key) + 1;
+    off = (size_t)(why - pg->reports.data) + strlen(why) + 1;
+    if (!*key || watch_map_put(&inf->bad, key, inf, NULL)) inf->bad_unknown = 1;
+    LOG_W("informer skipped an object it cannot read", "path", inf->path, "key", key, "error", why);
+    if (inf->h.on_bad_object) inf->h.on_bad_object(inf, *key ? key : NULL, why, inf->h.data);
+  }
 }
 
 static void informer__list_cb(const kube_response_t *res, void *data) {
   informer_t *inf = data;
+  informer__page_t *pg = inf->page;
   inf->list_req = NULL;
-  if (inf->stopping || res->err == UV_ECANCELED) return;
+  inf->page = NULL;
+  if (inf->stopping || res->err == UV_ECANCELED) { informer__page_free(pg); return; }
+  if (pg->too_big) {
+    /* Ask again for fewer objects: as many as fitted, at most half as many. */
+    informer__page_undo(inf, pg);
+    unsigned lim = inf->cur_limit / 2;
+    if (pg->done && pg->done < lim) lim = (unsigned)pg->done;
+    inf->cur_limit = lim ? lim : 1;
+    char l[16];
+    snprintf(l, sizeof l, "%u", inf->cur_limit);
+    LOG_I("informer list page is larger than the client's body limit; asking for fewer objects", "path", inf->path,
+          "limit", l);
+    informer__page_free(pg);
+    informer__list(inf);
+    return;
+  }
   if (!kube_response_ok(res)) {
+    /* The scanner stops a body whose structure is broken; say where rather than that it stopped. */
+    char why[128];
+    const char *msg = res->errmsg;
+    if (pg->js.err) snprintf(why, sizeof why, "the list response is not valid JSON (at byte %zu)", pg->js.pos);
+    if (pg->js.err) msg = why;
+    else if (pg->oom) msg = "out of memory";
+    informer__page_free(pg);
     if (res->status == 410 && inf->cont) {
       /* The continue token expired mid-list: start the list over. */
       LOG_I("informer list continue token expired; listing again", "path", inf->path);
@@ -226,51 +442,40 @@ static void informer__list_cb(const kube_response_t *res, void *data) {
     informer__drop_fresh(inf);
     free(inf->cont);
     inf->cont = NULL;
-    informer__retry(inf, 1, res->errmsg);
+    informer__retry(inf, 1, msg);
     return;
   }
-  cJSON *root = cJSON_ParseWithLength(res->body, res->body_len);
-  cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "items");
-  if (!root || !(cJSON_IsArray(items) || cJSON_IsNull(items))) {
-    cJSON_Delete(root);
+  if (!watch_jscan_done(&pg->js) || pg->js.kind[0] != '{' || !pg->saw_items || pg->oom) {
+    int oom = pg->oom;
+    informer__page_free(pg);
     informer__drop_fresh(inf);
     free(inf->cont);
     inf->cont = NULL;
-    informer__retry(inf, 1, "the list response is not a JSON list");
+    informer__retry(inf, 1, oom ? "out of memory" : "the list response is not a JSON list");
     return;
   }
-  buf_t key = BUF_INIT;
-  cJSON *item;
-  while (cJSON_IsArray(items) && (item = cJSON_DetachItemFromArray(items, 0))) {
-    void *old;
-    /* Trimmed at once: a page of whole objects is the most the informer ever holds. */
-    if (!(item = informer__trim(inf, item))) continue;
-    if (informer_key(item, &key) || watch_map_put(&inf->fresh, key.data, item, &old)) {
-      cJSON_Delete(item);
-      continue;
-    }
-    if (old) cJSON_Delete(old);
-    else if (buf_append(&inf->fresh_order, key.data, key.len + 1)) {
-      /* Out of memory: an object missing from the order list would leak, so it is dropped. */
-      cJSON_Delete(watch_map_del(&inf->fresh, key.data));
-    }
-  }
-  buf_free(&key);
-  const char *cont = informer__str(root, "metadata", "continue");
-  const char *rv = informer__str(root, "metadata", "resourceVersion");
+  informer__page_tell(inf, pg);
+  if (inf->stopping) { informer__page_free(pg); return; }
   free(inf->cont);
-  inf->cont = cont && *cont ? strdup(cont) : NULL;
-  int err = cont && *cont && !inf->cont;
-  if (!err && !inf->cont) err = informer__set_rv(inf, rv);
-  cJSON_Delete(root);
+  inf->cont = pg->cont && *pg->cont ? pg->cont : NULL;
+  if (inf->cont) pg->cont = NULL;
+  int err = !inf->cont ? informer__set_rv(inf, pg->rv) : 0;
+  informer__page_free(pg);
   if (err) {
     informer__drop_fresh(inf);
     informer__retry(inf, 1, "out of memory");
     return;
   }
-  if (inf->cont) { informer__list(inf); return; }
+  if (inf->cont) {
+    /* After a page that had to be made smaller, the next ones grow back. */
+    if (inf->cur_limit < inf->page_size)
+      inf->cur_limit = inf->cur_limit > inf->page_size / 2 ? inf->page_size : inf->cur_limit * 2;
+    informer__list(inf);
+    return;
+  }
   inf->lists++;
   inf->backoff_ms = 0;
+  inf->cur_limit = inf->page_size;
   informer__apply_list(inf);
   if (inf->stopping) return;
   if (!inf->synced) {
@@ -291,12 +496,30 @@ static int informer__query(informer_t *inf, buf_t *p) {
 static void informer__list(informer_t *inf) {
   buf_t p = BUF_INIT;
   char lim[16];
-  snprintf(lim, sizeof lim, "%u", inf->page_size);
+  snprintf(lim, sizeof lim, "%u", inf->cur_limit);
   int r = buf_puts(&p, inf->path);
   r |= kube_query_add(&p, "limit", lim);
   r |= informer__query(inf, &p);
   if (inf->cont) r |= kube_query_add(&p, "continue", inf->cont);
-  inf->list_req = r ? NULL : kube_get(inf->c, p.data, informer__list_cb, inf);
+  informer__page_t *pg = r ? NULL : calloc(1, sizeof *pg);
+  if (pg) {
+    pg->inf = inf;
+    watch_jscan_init(&pg->js);
+    pg->js.on_key = informer__page_key;
+    pg->js.on_elem = informer__page_elem;
+    pg->js.on_string = informer__page_string;
+    pg->js.want_depths = 1u << 2 | 1u << 4; /* metadata.continue, items[].metadata.name */
+    pg->js.data = pg;
+    pg->max_bytes = kube_client_get_limits(inf->c).max_body;
+    pg->order_mark = inf->fresh_order.len;
+    inf->page = pg;
+    kube_req_opts_t o = {.method = "GET", .path = p.data, .on_body = informer__page_body};
+    inf->list_req = kube_request(inf->c, &o, informer__list_cb, inf);
+    if (!inf->list_req) {
+      inf->page = NULL;
+      informer__page_free(pg);
+    }
+  }
   buf_free(&p);
   if (!inf->list_req) informer__retry(inf, 1, "cannot start the list request (out of memory or client closed)");
 }
@@ -349,6 +572,34 @@ static void informer__event(kube_watch_t *w, const char *type, cJSON *object, vo
   buf_free(&key);
 }
 
+/* A watch event the stream skipped (kube_watch_on_bad_event). */
+static void informer__bad_event(kube_watch_t *w, const char *type, const char *ns, const char *name, const char *rv,
+                                const char *why, void *data) {
+  informer_t *inf = data;
+  if (inf->stopping) return;
+  inf->watch_events++;
+  char key[320];
+  int have = *name != 0;
+  if (have) snprintf(key, sizeof key, *ns ? "%s/%s" : "%s%s", *ns ? ns : "", name);
+  if (!strcmp(type, "ERROR")) {
+    LOG_W("informer watch error event that cannot be read", "path", inf->path, "error", why);
+    inf->watch_error = 500;
+    kube_watch_stop(w);
+    return;
+  }
+  informer__set_rv(inf, rv);
+  if (!strcmp(type, "BOOKMARK")) return;
+  if (!strcmp(type, "DELETED") && have) {
+    /* The object is gone whatever its last state was: its cached copy goes as the delete. */
+    cJSON *old = watch_map_del(&inf->cache, key);
+    if (old && inf->h.on_delete) inf->h.on_delete(inf, key, old, inf->h.data);
+    cJSON_Delete(old);
+    return;
+  }
+  LOG_W("informer skipped an object it cannot read", "path", inf->path, "key", have ? key : "", "error", why);
+  if (inf->h.on_bad_object) inf->h.on_bad_object(inf, have ? key : NULL, why, inf->h.data);
+}
+
 static void informer__end(kube_watch_t *w, const kube_response_t *res, void *data) {
   informer_t *inf = data;
   inf->watch = NULL;
@@ -396,6 +647,7 @@ static void informer__watch(informer_t *inf) {
   inf->watch_error = 0;
   inf->watch = r ? NULL : kube_watch_start(inf->c, p.data, informer__event, informer__end, inf);
   buf_free(&p);
+  if (inf->watch) kube_watch_on_bad_event(inf->watch, informer__bad_event);
   if (inf->watch) inf->watches++;
   else informer__retry(inf, 0, "cannot start the watch (out of memory or client closed)");
 }
@@ -421,6 +673,7 @@ int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_ha
     return UV_ENOMEM;
   }
   inf->page_size = o->page_size ? o->page_size : 500;
+  inf->cur_limit = inf->page_size;
   inf->watch_timeout_s = o->watch_timeout_s;
   inf->backoff_base_ms = o->backoff_base_ms ? o->backoff_base_ms : 500;
   inf->backoff_max_ms = o->backoff_max_ms ? o->backoff_max_ms : 30000;
@@ -438,6 +691,7 @@ int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_ha
   inf->rng = uv_hrtime() | 1;
   inf->cache = (watch_map_t)WATCH_MAP_INIT;
   inf->fresh = (watch_map_t)WATCH_MAP_INIT;
+  inf->bad = (watch_map_t)WATCH_MAP_INIT;
   uv_timer_init(inf->loop, &inf->timer);
   inf->timer.data = inf;
   /* The first list starts from the loop, so no handler runs inside informer_start. */
@@ -479,6 +733,8 @@ static void informer__closed(uv_handle_t *h) {
   informer__free_map(&inf->cache);
   informer__free_map(&inf->fresh);
   buf_free(&inf->fresh_order);
+  watch_map_free(&inf->bad);
+  informer__page_free(inf->page);
   free(inf->path);
   free(inf->label_selector);
   free(inf->field_selector);

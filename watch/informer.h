@@ -19,13 +19,20 @@ typedef struct informer_handlers_s {
   /* The first complete list has been delivered (optional). */
   void (*on_synced)(informer_t *inf, void *data);
   void *data;
+  /* An object that cannot be read (nested deeper than WATCH_MAX_NESTING, 999 levels, in ndjson.h;
+   * larger than the client's max_body or max_watch_line, not valid JSON, or without a name) was
+   * skipped; the others are delivered as usual (optional). key is "namespace/name" or "name" as a
+   * light scan of its text found it, or NULL; message says why. A cached copy of that key stays
+   * cached (it is not reported deleted) until a readable version or a delete arrives. */
+  void (*on_bad_object)(informer_t *inf, const char *key, const char *message, void *data);
 } informer_handlers_t;
 
 typedef struct informer_opts_s {
   const char *path;            /* collection path, e.g. /apis/rudder.dev/v1alpha1/namespaces/NS/helmreleases */
   const char *label_selector;  /* optional */
   const char *field_selector;  /* optional */
-  unsigned page_size;          /* LIST limit (default 500) */
+  unsigned page_size;          /* LIST limit (default 500); a page larger than the client's max_body is
+                                  asked for again with fewer objects, down to one */
   unsigned watch_timeout_s;    /* server-side watch timeout (default: random 5-10 min) */
   uint64_t backoff_base_ms;    /* first retry delay (default 500 ms) */
   uint64_t backoff_max_ms;     /* retry delay cap (default 30 s) */

@@ -1,7 +1,10 @@
 #include "watch/ndjson.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <uv.h>
+
+static const char *const nd__prefix[] = {"object"};
 
 void watch_ndjson_init(watch_ndjson_t *nd, size_t max_line, watch_ndjson_cb cb, void *data) {
   memset(nd, 0, sizeof *nd);
@@ -10,11 +13,29 @@ void watch_ndjson_init(watch_ndjson_t *nd, size_t max_line, watch_ndjson_cb cb, 
   nd->data = data;
 }
 
-void watch_ndjson_free(watch_ndjson_t *nd) { buf_free(&nd->line); }
+static void nd__skip_free(watch_ndjson_t *nd) {
+  if (nd->skip) watch_jscan_free(nd->skip);
+  free(nd->skip);
+  free(nd->skip_meta);
+  nd->skip = NULL;
+  nd->skip_meta = NULL;
+  nd->skip_len = 0;
+}
+
+void watch_ndjson_free(watch_ndjson_t *nd) {
+  buf_free(&nd->line);
+  nd__skip_free(nd);
+}
 
 cJSON *watch_ndjson_take(watch_ndjson_t *nd) {
   if (!nd->cur) return NULL;
   return cJSON_DetachItemFromObjectCaseSensitive(nd->cur, "object");
+}
+
+/* Reports a skipped event (tolerant mode): nd->err holds why. */
+static int nd__report(watch_ndjson_t *nd, const watch_objmeta_t *m) {
+  nd->events++;
+  return nd->bad(nd, m, nd->err, nd->data);
 }
 
 static int nd__line(watch_ndjson_t *nd, const char *p, size_t n) {
@@ -23,16 +44,29 @@ static int nd__line(watch_ndjson_t *nd, const char *p, size_t n) {
   if (!n) return 0; /* blank lines are keep-alive noise */
   cJSON *ev = cJSON_ParseWithLength(p, n);
   if (!ev) {
-    snprintf(nd->err, sizeof nd->err, "watch event %zu is not valid JSON (%zu bytes, starting \"%.40s\")",
-             nd->events + 1, n, p);
-    return UV_EPROTO;
+    if (!nd->bad) {
+      snprintf(nd->err, sizeof nd->err, "watch event %zu is not valid JSON (%zu bytes, starting \"%.40s\")",
+               nd->events + 1, n, p);
+      return UV_EPROTO;
+    }
+    watch_objmeta_t m = {0};
+    size_t depth = watch_objmeta_scan(&m, p, n, 1, nd__prefix);
+    if (depth > CJSON_NESTING_LIMIT)
+      snprintf(nd->err, sizeof nd->err, "watch event %zu: the object is nested %zu levels deep, more than the limit of %d",
+               nd->events + 1, depth - 1, WATCH_MAX_NESTING);
+    else
+      snprintf(nd->err, sizeof nd->err, "watch event %zu is not valid JSON (%zu bytes)", nd->events + 1, n);
+    return nd__report(nd, &m);
   }
   const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
   cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
   if (!cJSON_IsString(type) || !cJSON_IsObject(obj)) {
     snprintf(nd->err, sizeof nd->err, "watch event %zu lacks a string \"type\" or an object \"object\"", nd->events + 1);
     cJSON_Delete(ev);
-    return UV_EPROTO;
+    if (!nd->bad) return UV_EPROTO;
+    watch_objmeta_t m = {0};
+    watch_objmeta_scan(&m, p, n, 1, nd__prefix);
+    return nd__report(nd, &m);
   }
   nd->events++;
   nd->cur = ev;
@@ -42,32 +76,70 @@ static int nd__line(watch_ndjson_t *nd, const char *p, size_t n) {
   return r;
 }
 
+static void nd__skip_string(watch_jscan_t *s, const char *v, size_t n) {
+  watch_ndjson_t *nd = s->data;
+  watch_objmeta_take(nd->skip_meta, s, 1, nd__prefix, v, n);
+}
+
+/* An event is longer than the bound: without a bad callback that ends the stream; with one, the
+ * rest of the line is scanned (not kept) for the object's name, then reported. */
+static int nd__too_long(watch_ndjson_t *nd) {
+  snprintf(nd->err, sizeof nd->err, "watch event %zu is longer than the limit of %zu bytes", nd->events + 1,
+           nd->max_line);
+  if (!nd->bad) return UV_E2BIG;
+  nd->skip = malloc(sizeof *nd->skip);
+  nd->skip_meta = calloc(1, sizeof *nd->skip_meta);
+  if (!nd->skip || !nd->skip_meta) { nd__skip_free(nd); return UV_ENOMEM; }
+  watch_jscan_init(nd->skip);
+  nd->skip->on_string = nd__skip_string;
+  nd->skip->want_depths = 1u << 1 | 1u << 3; /* type, object.metadata.* */
+  nd->skip->data = nd;
+  watch_jscan_feed(nd->skip, nd->line.data, nd->line.len);
+  nd->skip_len = nd->line.len;
+  buf_reset(&nd->line);
+  return 0;
+}
+
 int watch_ndjson_feed(watch_ndjson_t *nd, const char *p, size_t n) {
   while (n) {
     const char *nl = memchr(p, '\n', n);
-    if (!nl) {
-      /* Only the new bytes are scanned next time: no rescans of the carried-over part. */
-      if (nd->line.len + n > nd->max_line) goto too_long;
-      return buf_append(&nd->line, p, n) ? UV_ENOMEM : 0;
-    }
-    size_t k = (size_t)(nl - p);
+    size_t k = nl ? (size_t)(nl - p) : n;
     int r;
-    if (nd->line.len) {
-      if (nd->line.len + k > nd->max_line) goto too_long;
+    if (nd->skip) {
+      watch_jscan_feed(nd->skip, p, k);
+      nd->skip_len += k;
+      if (!nl) return 0;
+      snprintf(nd->err, sizeof nd->err, "watch event %zu is %zu bytes, longer than the limit of %zu bytes",
+               nd->events + 1, nd->skip_len, nd->max_line);
+      r = nd__report(nd, nd->skip_meta);
+      nd__skip_free(nd);
+      if (r) return r;
+    } else if (!nl) {
+      /* Only the new bytes are scanned next time: no rescans of the carried-over part. */
+      if (nd->line.len + n > nd->max_line) {
+        if ((r = nd__too_long(nd))) return r;
+        continue;
+      }
+      return buf_append(&nd->line, p, n) ? UV_ENOMEM : 0;
+    } else if (nd->line.len) {
+      if (nd->line.len + k > nd->max_line) {
+        if ((r = nd__too_long(nd))) return r;
+        continue;
+      }
       if (buf_append(&nd->line, p, k)) return UV_ENOMEM;
       r = nd__line(nd, nd->line.data, nd->line.len);
       buf_reset(&nd->line);
+      if (r) return r;
     } else {
-      if (k > nd->max_line) goto too_long;
+      if (k > nd->max_line) {
+        if ((r = nd__too_long(nd))) return r;
+        continue;
+      }
       r = nd__line(nd, p, k); /* whole line in this piece: parse in place */
+      if (r) return r;
     }
-    if (r) return r;
     p += k + 1;
     n -= k + 1;
   }
   return 0;
-too_long:
-  snprintf(nd->err, sizeof nd->err, "watch event %zu is longer than the limit of %zu bytes", nd->events + 1,
-           nd->max_line);
-  return UV_E2BIG;
 }

@@ -118,6 +118,9 @@ static void handler(tconn_t *c, const char *method, const char *url, const char 
     tsrv_puts(c, "HTTP/1.1 200 OK\r\nContent-Length: 2097152\r\n\r\nxxxx");
   } else if (!strcmp(url, "/big-chunked")) {
     big_chunks(c);
+  } else if (!strcmp(url, "/big-chunked-end")) {
+    big_chunks(c);
+    tsrv_later(c, 1, "0\r\n\r\n", 5);
   } else if (!strcmp(url, "/status/422")) {
     tsrv_respond(c, 422, "Unprocessable Entity", "application/json",
                  "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"HelmRelease.rudder.dev "
@@ -479,6 +482,59 @@ static void test_helpers(void) {
   close_client(c);
 }
 
+/* ---- streamed bodies (kube_req_opts_t.on_body) ---- */
+
+typedef struct sink_s {
+  size_t bytes, pieces;
+  int stop_after; /* abandon the response after this many pieces */
+} sink_t;
+
+static int sink_cb(const char *p, size_t n, void *data) {
+  sink_t *s = (sink_t *)((rec_t *)data + 1);
+  s->bytes += n;
+  s->pieces++;
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != 'z') return UV_EINVAL;
+  return s->stop_after && s->pieces >= (size_t)s->stop_after ? UV_E2BIG : 0;
+}
+
+static void test_on_body(void) {
+  kube_client_t *c = new_client(server_url);
+  kube_client_limits_t l = {.max_body = 1u << 20};
+  kube_client_set_limits(c, &l);
+  /* A 2xx body goes to on_body piece by piece, past max_body, and res->body stays empty. */
+  struct { rec_t r; sink_t s; } x = {{0}, {0}};
+  kube_req_opts_t o = {.path = "/big-chunked-end", .on_body = sink_cb};
+  kube_request(c, &o, rec_cb, &x);
+  run_until(&x.r.calls);
+  CHECK_EQ_INT(x.r.err, 0);
+  CHECK_EQ_INT(x.r.status, 200);
+  CHECK_EQ_INT(x.s.bytes, 40u * 65536);
+  CHECK(x.s.pieces > 1);
+  CHECK_EQ_STR(x.r.body, "");
+  rec_free(&x.r);
+  /* Other responses are buffered as usual. */
+  memset(&x, 0, sizeof x);
+  o.path = "/status/422";
+  kube_request(c, &o, rec_cb, &x);
+  run_until(&x.r.calls);
+  CHECK_EQ_INT(x.r.status, 422);
+  CHECK_EQ_INT(x.s.pieces, 0);
+  CHECK(x.r.body && strstr(x.r.body, "spec.chart: Required value"));
+  rec_free(&x.r);
+  /* A reader that gives up fails the request with its code. */
+  memset(&x, 0, sizeof x);
+  x.s.stop_after = 2;
+  o.path = "/big-chunked";
+  kube_request(c, &o, rec_cb, &x);
+  run_until(&x.r.calls);
+  CHECK_EQ_INT(x.r.err, UV_E2BIG);
+  CHECK(x.r.errmsg && strstr(x.r.errmsg, "abandoned by its reader"));
+  CHECK_EQ_INT(x.s.pieces, 2);
+  rec_free(&x.r);
+  close_client(c);
+}
+
 /* ---- watches ---- */
 
 typedef struct wrec_s {
@@ -600,6 +656,7 @@ int main(void) {
   test_pool_limits();
   test_failures();
   test_helpers();
+  test_on_body();
   test_watch();
   tsrv_stop(&srv);
   uv_run(&loop, UV_RUN_DEFAULT);

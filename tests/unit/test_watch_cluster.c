@@ -150,7 +150,7 @@ int main(void) {
   snprintf(sel, sizeof sel, "rudder-test=%s", label);
   snprintf(name, sizeof name, "rudder-watch-%s", label);
   informer_opts_t io = {.path = "/api/v1/namespaces/default/configmaps", .label_selector = sel, .page_size = 2};
-  informer_handlers_t h = {on_add, on_update, on_delete, on_synced, NULL};
+  informer_handlers_t h = {on_add, on_update, on_delete, on_synced, NULL, NULL};
   informer_t *inf;
   CHECK_EQ_INT(informer_start(c, &io, &h, &inf), 0);
   run_until(&synced);

@@ -77,7 +77,7 @@ int main(void) {
   k_namespace(w, ns);
 
   informer_opts_t o = {.path = coll, .page_size = 50, .backoff_base_ms = 50, .backoff_max_ms = 1000};
-  informer_handlers_t h = {on_add, on_update, on_delete, on_synced, NULL};
+  informer_handlers_t h = {on_add, on_update, on_delete, on_synced, NULL, NULL};
   informer_t *inf;
   CHECK_EQ_INT(informer_start(c, &o, &h, &inf), 0);
   CHECK(RUN_UNTIL(synced, 20000));

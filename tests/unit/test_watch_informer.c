@@ -260,7 +260,7 @@ int main(void) {
   fail_lists = 1; /* the first list fails: the informer retries after a backoff */
   informer_opts_t o = {.path = "/apis/rudder.dev/v1alpha1/namespaces/ns/helmreleases", .label_selector = "app=web",
                        .page_size = 2, .backoff_base_ms = 20, .backoff_max_ms = 200};
-  informer_handlers_t h = {on_add, on_update, on_delete, on_synced, NULL};
+  informer_handlers_t h = {on_add, on_update, on_delete, on_synced, NULL, NULL};
   informer_t *inf;
   CHECK_EQ_INT(informer_start(c, &o, &h, &inf), 0);
   CHECK(!informer_has_synced(inf));

@@ -44,7 +44,7 @@ int main(void) {
 
   static const char *keep[] = {"data.k", NULL};
   informer_opts_t o = {.path = coll, .label_selector = "rudder-test=scale", .page_size = 500, .keep = keep};
-  informer_handlers_t h = {on_add, on_update, on_delete, on_synced, NULL};
+  informer_handlers_t h = {on_add, on_update, on_delete, on_synced, NULL, NULL};
   informer_t *inf;
   CHECK_EQ_INT(informer_start(c, &o, &h, &inf), 0);
   CHECK(RUN_UNTIL(synced, 20000));
