@@ -757,6 +757,8 @@ static void rc__start_action(rc_t *x, act_kind_t kind) {
   a->take_ownership = rc__opts(x, kind)->take_ownership;
   a->crds = rc__opts(x, kind)->crds;
   a->keep_history = r->keep_history;
+  a->disable_hooks = kind == ACT_UNINSTALL ? r->uninstall_disable_hooks : rc__opts(x, kind)->disable_hooks;
+  a->timeout_ms = (uint64_t)r->timeout_ms;
   a->propagation = r->deletion_propagation;
   a->recs = x->recs;
   a->nrecs = x->nrecs;
@@ -802,13 +804,6 @@ static void rc__render_after(uv_work_t *w, int status) {
   if (x->render_rc) {
     rc__fail(x, x->render_rc == RENDER_ENOMEM ? "InternalError" : "RenderFailed",
              x->render_rc == RENDER_ENOMEM ? RC_RETRY : RC_STALL);
-    return;
-  }
-  if (x->set.nhooks && !rc__opts(x, kind)->disable_hooks) {
-    buf_reset(&x->err);
-    buf_printf(&x->err, "%s: Helm hooks (helm.sh/hook) are not run by this rudder version yet; set spec.%s.disableHooks "
-               "to install without running them", x->set.hooks[0].doc.source, act_kind_name(kind));
-    rc__fail(x, "ArtifactFailed", RC_STALL);
     return;
   }
   rc__start_action(x, kind);
@@ -1157,6 +1152,48 @@ static void engine__rec_delete(informer_t *inf, const char *key, const cJSON *ob
   engine__record_event(data, obj, 1);
 }
 
+/* An object the informer could not read (too deep, too big, malformed): it alone fails, with a
+ * condition saying why; every other object goes on. */
+typedef struct engine__bad_s {
+  engine_t *e;
+  buf_t path;
+} engine__bad_t;
+
+static void engine__bad_written(const kube_response_t *res, void *data) {
+  engine__bad_t *b = data;
+  if (!kube_response_ok(res) && res->err != UV_ECANCELED)
+    LOG_W("cannot write the status of an unreadable object", "path", b->path.data, "error", res->errmsg ? res->errmsg : "");
+  buf_free(&b->path);
+  free(b);
+}
+
+static void engine__on_bad_object(informer_t *inf, const char *key, const char *message, void *data) {
+  engine_t *e = data;
+  LOG_W("object cannot be read; it is left alone", "kind", e->door->kind, "object", key ? key : "(unknown)", "error",
+        message);
+  const char *slash = key ? strchr(key, '/') : NULL;
+  if (!slash || e->stopping) return;
+  release_req_t req = {0};
+  req.ns = strndup(key, (size_t)(slash - key));
+  req.name = strdup(slash + 1);
+  char cut[1024];
+  char msg[1100];
+  snprintf(msg, sizeof msg, "the object cannot be read: %s", cond_message(message, cut, sizeof cut));
+  release_outcome_t o = {.req = &req, .ready = "False", .reason = "InvalidSpec", .message = msg, .stalled = "True"};
+  char *body = req.ns && req.name ? e->door->status_patch(&o) : NULL;
+  engine__bad_t *b = body ? calloc(1, sizeof *b) : NULL;
+  if (b) {
+    b->e = e;
+    kube_path(&b->path, e->door->group, e->door->version, e->door->resource, req.ns, req.name, "status");
+    if (!kube_merge_patch(e->env.c, b->path.data, body, engine__bad_written, b)) {
+      buf_free(&b->path);
+      free(b);
+    }
+  }
+  free(body);
+  req_free(&req);
+}
+
 static void engine__queue_closed(queue_t *q) {
   engine_t *e = container_of(q, engine_t, q);
   void (*cb)(void *) = e->stop_cb;
@@ -1196,7 +1233,7 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   kube_path(&path, door->group, door->version, door->resource, e->ns, NULL, NULL);
   informer_opts_t io = {.path = path.data, .keep = door->cache_keep};
   informer_handlers_t h = {.on_add = engine__on_add, .on_update = engine__on_update, .on_delete = engine__on_delete,
-                           .data = e};
+                           .on_bad_object = engine__on_bad_object, .data = e};
   rc = informer_start(c, &io, &h, &e->inf);
   buf_free(&path);
   if (!rc) {

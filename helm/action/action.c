@@ -57,6 +57,18 @@ typedef struct act__priv_s {
   act__docs_t *mapping;
   act__step_t after_map;
   act__step_t after_get;       /* the ownership GET's continuation */
+  /* hooks of the event being run (Helm's execHook) */
+  act__docs_t hdocs;           /* one per hook, in execution order */
+  release_hook_t **hooks;      /* the record's hooks, same order */
+  size_t nhooks, hi;
+  const char *hevent;
+  release_t *hrel;             /* the record whose hooks run (and keep last_run) */
+  act__step_t after_hooks;
+  int hphase;                  /* 0 delete before, 1 create, 2 wait, 3 succeeded deletes, 4 failed delete */
+  kube_watch_t *watch;
+  uv_timer_t *htimer;          /* the hook's deadline */
+  int htimer_pending, hdone, hfailed;
+  buf_t herr;
 } act__priv_t;
 
 static void act__finish(act_t *a, int rc);
@@ -451,7 +463,10 @@ static void act__owner_next(act_t *a) {
 /* ---- records ---- */
 
 static void act__apply_next(act_t *a);
+static void act__apply_start(act_t *a);
 static void act__supersede_next(act_t *a);
+static void act__post_hooks(act_t *a);
+static void act__hooks(act_t *a, release_t *rel, const char *event, act__step_t then);
 static void act__trim_next(act_t *a);
 
 static void act__pending_written(const kube_response_t *res, void *data) {
@@ -467,6 +482,11 @@ static void act__pending_written(const kube_response_t *res, void *data) {
   }
   if (act__check(a, res, "writing the release record")) return;
   a->p->next_written = 1;
+  static const char *const pre[] = {"pre-install", "pre-upgrade", "pre-rollback"};
+  act__hooks(a, a->next.rel, pre[a->kind], act__apply_start);
+}
+
+static void act__apply_start(act_t *a) {
   a->p->i = 0;
   act__apply_next(a);
 }
@@ -654,7 +674,17 @@ static int act__still_wanted(act_t *a, const act__doc_t *o) {
 
 static void act__prune_next(act_t *a) {
   act__delete_docs(a, &a->p->old, a->p->old_ns, act__still_wanted, "deleting an object that left the manifest",
-                   act__supersede_next);
+                   act__post_hooks);
+}
+
+static void act__supersede_start(act_t *a) {
+  a->p->i = 0;
+  act__supersede_next(a);
+}
+
+static void act__post_hooks(act_t *a) {
+  static const char *const post[] = {"post-install", "post-upgrade", "post-rollback"};
+  act__hooks(a, a->next.rel, post[a->kind], act__supersede_start);
 }
 
 /* ---- supersede, deployed, trim ---- */
@@ -742,6 +772,354 @@ static void act__trim_next(act_t *a) {
     return;
   }
   act__finish(a, 0);
+}
+
+/* ---- hooks (Helm's execHook) ---- */
+
+static int act__has_policy(const release_hook_t *h, const char *p) {
+  for (size_t i = 0; i < h->ndelete_policies; i++)
+    if (!strcmp(h->delete_policies[i], p)) return 1;
+  return 0;
+}
+
+static int act__hook_less(const release_hook_t *x, const release_hook_t *y) {
+  if (x->weight != y->weight) return x->weight < y->weight;
+  int rx = manifest_kind_rank(x->kind ? x->kind : "", MANIFEST_INSTALL_ORDER);
+  int ry = manifest_kind_rank(y->kind ? y->kind : "", MANIFEST_INSTALL_ORDER);
+  const char *nx = x->name ? x->name : "", *ny = y->name ? y->name : "";
+  if (rx < 0 && ry < 0) {
+    int k = strcmp(x->kind ? x->kind : "", y->kind ? y->kind : "");
+    return k ? k < 0 : strcmp(nx, ny) < 0;
+  }
+  if (rx < 0) return 0;
+  if (ry < 0) return 1;
+  return rx == ry ? strcmp(nx, ny) < 0 : rx < ry;
+}
+
+static void act__hook_step(act_t *a);
+static void act__hooks_done(act_t *a);
+
+static void act__hook_timer_closed(uv_handle_t *h) { free(h); }
+
+/* Ends the wait of the current hook: hfailed with herr when it failed. */
+static void act__hook_wait_end(act_t *a, int failed, const char *why) {
+  act__priv_t *p = a->p;
+  if (p->hdone) return;
+  p->hdone = 1;
+  p->hfailed = failed;
+  if (failed) {
+    buf_reset(&p->herr);
+    buf_puts(&p->herr, why);
+  }
+  if (p->htimer_pending) {
+    uv_timer_stop(p->htimer);
+    p->htimer_pending = 0;
+  }
+  if (p->watch) {
+    kube_watch_t *w = p->watch;
+    p->watch = NULL;
+    kube_watch_stop(w); /* its end callback moves on */
+    return;
+  }
+  act__hook_step(a);
+}
+
+static void act__hook_event(kube_watch_t *w, const char *type, cJSON *obj, void *data) {
+  act_t *a = data;
+  act__doc_t *d = &a->p->hdocs.v[a->p->hi];
+  if (a->p->hdone || (strcmp(type, "ADDED") && strcmp(type, "MODIFIED"))) return;
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(obj, "status");
+  char why[512];
+  if (!strcmp(d->kind, "Job")) {
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(st, "conditions")) {
+      const char *t = act__str(c, "type"), *s = act__str(c, "status");
+      if (!t || !s || strcmp(s, "True")) continue;
+      if (!strcmp(t, "Complete")) {
+        act__hook_wait_end(a, 0, NULL);
+        return;
+      }
+      if (!strcmp(t, "Failed")) {
+        snprintf(why, sizeof why, "job %s failed: %s", d->name, act__str(c, "reason") ? act__str(c, "reason") : "");
+        act__hook_wait_end(a, 1, why);
+        return;
+      }
+    }
+  } else { /* Pod */
+    const char *phase = act__str(st, "phase");
+    if (phase && !strcmp(phase, "Succeeded")) act__hook_wait_end(a, 0, NULL);
+    else if (phase && !strcmp(phase, "Failed")) {
+      snprintf(why, sizeof why, "pod %s failed", d->name);
+      act__hook_wait_end(a, 1, why);
+    }
+  }
+}
+
+static void act__hook_watch_end(kube_watch_t *w, const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  if (p->watch == w) p->watch = NULL;
+  if (p->cancelled) {
+    if (p->htimer_pending) {
+      uv_timer_stop(p->htimer);
+      p->htimer_pending = 0;
+    }
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  if (!p->hdone) { /* the stream ended early (server timeout, network): watch again */
+    act__doc_t *d = &p->hdocs.v[p->hi];
+    act__doc_path(a, d, a->ns);
+    buf_t q = BUF_INIT;
+    const char *n = act__doc_ns(d, a->ns);
+    kube_path(&q, d->group, d->version, d->resource, *n ? n : NULL, NULL, NULL);
+    buf_t sel = BUF_INIT;
+    buf_printf(&sel, "metadata.name=%s", d->name);
+    kube_query_add(&q, "fieldSelector", sel.data);
+    kube_query_add(&q, "watch", "1");
+    p->watch = kube_watch_start(a->env->c, q.data, act__hook_event, act__hook_watch_end, a);
+    buf_free(&q);
+    buf_free(&sel);
+    if (!p->watch) act__hook_wait_end(a, 1, "cannot watch the hook");
+    return;
+  }
+  act__hook_step(a);
+}
+
+static void act__hook_deadline(uv_timer_t *t) {
+  act_t *a = t->data;
+  a->p->htimer_pending = 0;
+  act__doc_t *d = &a->p->hdocs.v[a->p->hi];
+  char why[512];
+  snprintf(why, sizeof why, "timed out waiting for the condition: %s %s did not %s within %llus", d->kind, d->name,
+           strcmp(d->kind, "Job") ? "succeed" : "complete",
+           (unsigned long long)(a->timeout_ms ? a->timeout_ms : 300000) / 1000);
+  act__hook_wait_end(a, 1, why);
+}
+
+static void act__hook_wait(act_t *a) {
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->hdocs.v[p->hi];
+  p->hdone = 0;
+  p->hfailed = 0;
+  /* Only Jobs and Pods are waited for, as Helm's WatchUntilReady. */
+  if (strcmp(d->kind, "Job") && strcmp(d->kind, "Pod")) {
+    p->hdone = 1;
+    act__hook_step(a);
+    return;
+  }
+  if (!p->htimer && (p->htimer = malloc(sizeof *p->htimer))) {
+    uv_timer_init(a->env->loop, p->htimer);
+    p->htimer->data = a;
+  }
+  if (!p->htimer) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  p->htimer_pending = 1;
+  uv_timer_start(p->htimer, act__hook_deadline, a->timeout_ms ? a->timeout_ms : 300000, 0);
+  p->hdone = 0;
+  act__hook_watch_end(NULL, NULL, a); /* starts the watch */
+}
+
+static void act__hook_deleted(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  if (res->status == 404) a->p->req = NULL;
+  else if (act__check(a, res, "deleting a hook")) return;
+  act__hook_step(a);
+}
+
+static void act__hook_created(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  p->req = NULL;
+  if (p->cancelled || res->err == UV_ECANCELED) {
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  if (!kube_response_ok(res)) {
+    p->hdone = 1;
+    p->hfailed = 1;
+    buf_reset(&p->herr);
+    buf_puts(&p->herr, res->errmsg ? res->errmsg : uv_strerror(res->err));
+  }
+  act__hook_step(a);
+}
+
+/* One hook at a time: delete (before-hook-creation), create, wait; then the next. After the last, the
+ * hook-succeeded deletions in reverse order. */
+static void act__hook_step(act_t *a) {
+  act__priv_t *p = a->p;
+  if (p->cancelled) {
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  if (p->hi >= p->nhooks) { /* succeeded deletions, last hook first */
+    while (p->hphase < (int)p->nhooks) {
+      size_t k = p->nhooks - 1 - (size_t)p->hphase++;
+      release_hook_t *h = p->hooks[k];
+      if (strcmp(h->kind, "CustomResourceDefinition") && act__has_policy(h, "hook-succeeded")) {
+        act__doc_path(a, &p->hdocs.v[k], a->ns);
+        act__sent(a, kube_delete(a->env->c, p->path.data, "Background", act__hook_deleted, a));
+        return;
+      }
+    }
+    act__hooks_done(a);
+    return;
+  }
+  release_hook_t *h = p->hooks[p->hi];
+  act__doc_t *d = &p->hdocs.v[p->hi];
+  switch (p->hphase) {
+  case 0: /* before-hook-creation */
+    p->hphase = 1;
+    if (strcmp(h->kind, "CustomResourceDefinition") && act__has_policy(h, "before-hook-creation")) {
+      act__doc_path(a, d, a->ns);
+      act__sent(a, kube_delete(a->env->c, p->path.data, "Background", act__hook_deleted, a));
+      return;
+    }
+    /* fall through */
+  case 1: { /* create */
+    p->hphase = 2;
+    h->started_at = release_time_now();
+    h->completed_at = (release_time_t){0};
+    free(h->phase);
+    h->phase = strdup("Unknown");
+    const char *ns = act__doc_ns(d, a->ns);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
+    if (*ns && meta && !cJSON_GetObjectItemCaseSensitive(meta, "namespace")) cJSON_AddStringToObject(meta, "namespace", ns);
+    char *body = cJSON_PrintUnformatted(d->obj);
+    act__doc_path(a, d, a->ns);
+    if (!body) {
+      act__finish(a, UV_ENOMEM);
+      return;
+    }
+    p->hdone = 0;
+    p->hfailed = 0;
+    act__sent(a, kube_apply(a->env->c, p->path.data, body, a->env->field_manager, true, act__hook_created, a));
+    free(body);
+    return;
+  }
+  case 2: /* created: wait, unless creating failed */
+    p->hphase = 3;
+    if (!p->hfailed) {
+      act__hook_wait(a);
+      return;
+    }
+    /* fall through */
+  case 3: /* waited */
+    h->completed_at = release_time_now();
+    free(h->phase);
+    h->phase = strdup(p->hfailed ? "Failed" : "Succeeded");
+    if (p->hfailed) {
+      p->hphase = 4;
+      if (strcmp(h->kind, "CustomResourceDefinition") && act__has_policy(h, "hook-failed")) {
+        act__doc_path(a, d, a->ns);
+        act__sent(a, kube_delete(a->env->c, p->path.data, "Background", act__hook_deleted, a));
+        return;
+      }
+    } else {
+      p->hphase = 0;
+      p->hi++;
+      act__hook_step(a);
+      return;
+    }
+    /* fall through */
+  case 4:
+  default:
+    act__fail(a, "warning: Hook %s %s failed: %s", p->hevent, h->path ? h->path : "", p->herr.data ? p->herr.data : "");
+    return;
+  }
+}
+
+static void act__hooks_mapped(act_t *a) {
+  a->p->hi = 0;
+  a->p->hphase = 0;
+  act__hook_step(a);
+}
+
+static void act__hooks_done(act_t *a) {
+  act__priv_t *p = a->p;
+  act__docs_free(&p->hdocs);
+  free(p->hooks);
+  p->hooks = NULL;
+  p->nhooks = 0;
+  p->hphase = 0;
+  p->hi = 0;
+  p->after_hooks(a);
+}
+
+/* Runs the hooks of rel for event (Helm's execHook), then `then`. */
+static void act__hooks(act_t *a, release_t *rel, const char *event, act__step_t then) {
+  act__priv_t *p = a->p;
+  p->after_hooks = then;
+  p->hevent = event;
+  p->hrel = rel;
+  p->nhooks = 0;
+  if (a->disable_hooks || !rel || !rel->nhooks) {
+    then(a);
+    return;
+  }
+  p->hooks = calloc(rel->nhooks, sizeof *p->hooks);
+  if (!p->hooks) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  for (size_t i = 0; i < rel->nhooks; i++)
+    for (size_t e = 0; e < rel->hooks[i].nevents; e++)
+      if (!strcmp(rel->hooks[i].events[e], event)) {
+        p->hooks[p->nhooks++] = &rel->hooks[i];
+        break;
+      }
+  if (!p->nhooks) {
+    free(p->hooks);
+    p->hooks = NULL;
+    then(a);
+    return;
+  }
+  /* Helm sorts by weight, then kind, then name (not stable). */
+  for (size_t i = 1; i < p->nhooks; i++)
+    for (size_t j = i; j > 0 && act__hook_less(p->hooks[j], p->hooks[j - 1]); j--) {
+      release_hook_t *t = p->hooks[j];
+      p->hooks[j] = p->hooks[j - 1];
+      p->hooks[j - 1] = t;
+    }
+  for (size_t i = 0; i < p->nhooks; i++) {
+    release_hook_t *h = p->hooks[i];
+    /* The default delete policy, recorded as Helm records it. */
+    if (!h->ndelete_policies) {
+      char **v = calloc(1, sizeof *v);
+      if (!v || !(v[0] = strdup("before-hook-creation"))) {
+        free(v);
+        act__finish(a, UV_ENOMEM);
+        return;
+      }
+      free(h->delete_policies);
+      h->delete_policies = v;
+      h->ndelete_policies = 1;
+    }
+    act__doc_t *d = act__docs_push(&p->hdocs);
+    yaml_opts_t yo = {0, 0, YAML_OPT_BIGINT_RAW};
+    yaml_error_t ye;
+    cJSON *obj = NULL;
+    if (!d || yaml_to_json(h->manifest ? h->manifest : "", h->manifest ? strlen(h->manifest) : 0, &yo, &obj, &ye) ||
+        !cJSON_IsObject(obj)) {
+      cJSON_Delete(obj);
+      act__fail(a, "unable to build kubernetes object for %s hook %s", event, h->path ? h->path : "");
+      return;
+    }
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    d->obj = obj;
+    d->source = act__dup(h->path);
+    d->api_version = act__dup(act__str(obj, "apiVersion"));
+    d->kind = act__dup(h->kind);
+    d->name = act__dup(h->name);
+    d->ns = act__dup(act__str(meta, "namespace"));
+    if (!d->source || !d->api_version || !d->kind || !d->name || !d->ns) {
+      act__finish(a, UV_ENOMEM);
+      return;
+    }
+  }
+  act__map(a, &p->hdocs, act__hooks_mapped);
 }
 
 /* ---- install / upgrade / rollback ---- */
@@ -950,8 +1328,17 @@ static void act__records_delete_next(act_t *a) {
   act__finish(a, 0);
 }
 
+static void act__post_delete(act_t *a) {
+  a->p->i = 0;
+  act__hooks(a, a->p->latest ? a->p->latest->rel : NULL, "post-delete", act__records_delete_next);
+}
+
+static void act__uninstall_objects(act_t *a) {
+  act__delete_docs(a, &a->p->old, a->p->old_ns, NULL, "uninstall", act__post_delete);
+}
+
 static void act__uninstall_mapped(act_t *a) {
-  act__delete_docs(a, &a->p->old, a->p->old_ns, NULL, "uninstall", act__records_delete_next);
+  act__hooks(a, a->p->latest ? a->p->latest->rel : NULL, "pre-delete", act__uninstall_objects);
 }
 
 static void act__uninstall(act_t *a) {
@@ -1070,6 +1457,18 @@ void act_cancel(act_t *a) {
     kube_request_cancel(r); /* its callback sees cancelled and finishes */
     return;
   }
+  if (p->watch) {
+    kube_watch_t *w = p->watch;
+    p->watch = NULL;
+    kube_watch_stop(w); /* its end callback finishes */
+    return;
+  }
+  if (p->htimer_pending) {
+    uv_timer_stop(p->htimer);
+    p->htimer_pending = 0;
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
   if (p->timer_pending) {
     uv_timer_stop(p->timer);
     p->timer_pending = 0;
@@ -1086,6 +1485,10 @@ void act_free(act_t *a) {
     act__docs_free(&p->want);
     act__docs_free(&p->old);
     act__docs_free(&p->crds);
+    act__docs_free(&p->hdocs);
+    free(p->hooks);
+    buf_free(&p->herr);
+    if (p->htimer) uv_close((uv_handle_t *)p->htimer, act__hook_timer_closed);
     buf_free(&p->path);
     if (p->timer) uv_close((uv_handle_t *)p->timer, act__timer_closed);
     free(p);

@@ -9,6 +9,7 @@
  * the release, then the DELETE), and per record written. */
 #pragma once
 #include <stdbool.h>
+#include <stdint.h>
 #include <uv.h>
 #include <cjson/cJSON.h>
 #include "base/buf.h"
@@ -47,6 +48,8 @@ struct act_s {
   act_crds_t crds;
   bool keep_history;                            /* uninstall: keep the records, marked uninstalled */
   const char *propagation;                      /* uninstall and prune: NULL for Background */
+  bool disable_hooks;                           /* Helm's --no-hooks: hooks are stored, not run */
+  uint64_t timeout_ms;                          /* a hook's wait (Jobs to complete, Pods to succeed); 0: 5 min */
   record_t *recs;                               /* the observed records, oldest first */
   size_t nrecs;
   /* install, upgrade: */
