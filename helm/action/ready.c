@@ -749,7 +749,10 @@ int ready_compute(const cJSON *obj, ready_mode_t mode, int64_t now, ready_result
   rd_t d = {obj, r, msg, now, 0};
   memset(r, 0, sizeof *r);
   buf_reset(msg);
-  if (!cJSON_IsObject(obj) || !cJSON_IsString(RD_F(obj, "kind")) || !*RD_F(obj, "kind")->valuestring) {
+  const char *g;
+  /* client-go refuses to decode an object without a kind, or with an apiVersion it cannot parse. */
+  if (!cJSON_IsObject(obj) || !cJSON_IsString(RD_F(obj, "kind")) || !*RD_F(obj, "kind")->valuestring ||
+      rd__group(rd__meta_str(obj, "apiVersion", NULL), &g) == (size_t)-1) {
     rd__err(&d, "Object 'Kind' is missing");
     rd__unknown(&d);
     return 0;

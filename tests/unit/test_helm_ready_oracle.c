@@ -146,6 +146,19 @@ static const char *const corpus[] = {
     CR(",\"generation\":3", "\"conditions\":{}"),
     CR(",\"generation\":3", "\"conditions\":[{\"type\":\"Ready\",\"status\":true}]"),
     "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Foo\",\"metadata\":{\"name\":\"x\"}}",
+    /* odd shapes: numbers Go does not read as integers, nulls, wrong types, no kind */
+    DEP(",\"replicas\":1e20", DEP_OK),
+    DEP(",\"replicas\":123456789012", DEP_OK),
+    CR(",\"generation\":-4", "\"observedGeneration\":-4"),
+    CR(",\"generation\":null", ""),
+    CR(",\"deletionTimestamp\":null", ""),
+    "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Foo\",\"metadata\":\"x\"}",
+    "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Foo\",\"metadata\":null,\"status\":null}",
+    "{\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"x\"}}",
+    "{\"apiVersion\":\"a/b/v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"},\"status\":{\"phase\":\"Weird\"}}",
+    "{\"apiVersion\":5,\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"},\"status\":{\"phase\":\"Weird\"}}",
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"},\"status\":{\"phase\":\"Running\",\"containerStatuses\":null}}",
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":5},\"status\":{\"phase\":\"Failed\"}}",
     /* kinds that are always ready */
     "{\"apiVersion\":\"v1\"," MD("ConfigMap", "") ",\"data\":{\"a\":\"b\"}}",
     "{\"apiVersion\":\"v1\"," MD("Secret", "") "}",
@@ -193,9 +206,15 @@ static cJSON *gen_int(void) {
   }
 }
 
-/* Sets an integer field with probability 2/3. */
+/* The value most integer fields of one object share, so that generated workloads also reach their
+ * later rules (all counts equal: available, complete) and not only the first mismatch. */
+static int shared_count;
+
+/* Sets an integer field with probability 2/3: the shared count or any value. */
 static void maybe_int(cJSON *o, const char *k) {
-  if (rnd(3)) cJSON_AddItemToObject(o, k, gen_int());
+  if (!rnd(3)) return;
+  if (rnd(5) < 3) cJSON_AddNumberToObject(o, k, shared_count);
+  else cJSON_AddItemToObject(o, k, gen_int());
 }
 
 static void maybe_str(cJSON *o, const char *k, const char *const *vals, int n) {
@@ -281,6 +300,7 @@ static cJSON *gen_object(void) {
                {"batch/v1", "CronJob"},     {"extensions/v1beta1", "Deployment"},
                {"extensions/v1beta1", "DaemonSet"}, {"v1", "Namespace"}};
   int k = (int)rnd(sizeof kinds / sizeof *kinds);
+  shared_count = (int)rnd(4);
   const char *kind = kinds[k].kind;
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "apiVersion", kinds[k].api);
@@ -468,7 +488,7 @@ static void run_mode(const char *oracle, char **texts, int n, ready_mode_t mode)
 }
 
 int main(void) {
-  enum { GENERATED = 4000 };
+  enum { GENERATED = 6000 };
   int ncorpus = (int)(sizeof corpus / sizeof *corpus);
   int n = ncorpus + GENERATED;
   char **texts = calloc((size_t)n, sizeof *texts);
@@ -484,6 +504,12 @@ int main(void) {
     texts[i] = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
   }
+
+  /* RUDDER_READY_CORPUS=file keeps the objects (JSON lines) for running the oracle by hand. */
+  const char *keep = getenv("RUDDER_READY_CORPUS");
+  FILE *kf = keep && *keep ? fopen(keep, "w") : NULL;
+  for (int i = 0; kf && i < n; i++) fprintf(kf, "%s\n", texts[i]);
+  if (kf) fclose(kf);
 
   /* The spelled-out verdicts hold without the oracle. */
   for (size_t i = 0; i < sizeof spelled / sizeof *spelled; i++) {
