@@ -575,6 +575,33 @@ static int rd__key_ok(const char *k) {
   return rd__label_ok(k, strlen(k), 0);
 }
 
+/* Whether a selector object decodes into metav1.LabelSelector (matchLabels strings, matchExpressions
+ * of key, operator and values strings). */
+static int rd__selector_shape_ok(const cJSON *sel) {
+  const cJSON *ml = cJSON_GetObjectItemCaseSensitive(sel, "matchLabels");
+  const cJSON *me = cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions");
+  const cJSON *e;
+  if (ml && !cJSON_IsNull(ml) && !cJSON_IsObject(ml)) return 0;
+  if (me && !cJSON_IsNull(me) && !cJSON_IsArray(me)) return 0;
+  cJSON_ArrayForEach(e, (cJSON_IsObject(ml) ? ml : NULL)) {
+    if (!cJSON_IsString(e) && !cJSON_IsNull(e)) return 0;
+  }
+  cJSON_ArrayForEach(e, (cJSON_IsArray(me) ? me : NULL)) {
+    if (cJSON_IsNull(e)) continue;
+    if (!cJSON_IsObject(e)) return 0;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "key");
+    const cJSON *op = cJSON_GetObjectItemCaseSensitive(e, "operator");
+    const cJSON *vals = cJSON_GetObjectItemCaseSensitive(e, "values"), *x;
+    if ((k && !cJSON_IsNull(k) && !cJSON_IsString(k)) || (op && !cJSON_IsNull(op) && !cJSON_IsString(op)) ||
+        (vals && !cJSON_IsNull(vals) && !cJSON_IsArray(vals)))
+      return 0;
+    cJSON_ArrayForEach(x, (cJSON_IsArray(vals) ? vals : NULL)) {
+      if (!cJSON_IsString(x) && !cJSON_IsNull(x)) return 0;
+    }
+  }
+  return 1;
+}
+
 /* spec.selector as the readers turn it into a labels.Selector: 0, or -1 with d->r->error set. */
 static int rd__selector(rd_t *d) {
   const cJSON *sel;
@@ -589,27 +616,13 @@ static int rd__selector(rd_t *d) {
             rd__type_name(sel));
     return -1;
   }
+  if (!rd__selector_shape_ok(sel)) {
+    rd__err(d, "json: cannot unmarshal spec.selector into metav1.LabelSelector");
+    return -1;
+  }
   const cJSON *ml = cJSON_GetObjectItemCaseSensitive(sel, "matchLabels");
   const cJSON *me = cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions");
   const cJSON *e;
-  if (ml && !cJSON_IsNull(ml) && !cJSON_IsObject(ml)) goto bad_json;
-  if (me && !cJSON_IsNull(me) && !cJSON_IsArray(me)) goto bad_json;
-  cJSON_ArrayForEach(e, (cJSON_IsObject(ml) ? ml : NULL)) {
-    if (!cJSON_IsString(e) && !cJSON_IsNull(e)) goto bad_json;
-  }
-  cJSON_ArrayForEach(e, (cJSON_IsArray(me) ? me : NULL)) {
-    if (cJSON_IsNull(e)) continue;
-    if (!cJSON_IsObject(e)) goto bad_json;
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "key");
-    const cJSON *op = cJSON_GetObjectItemCaseSensitive(e, "operator");
-    const cJSON *vals = cJSON_GetObjectItemCaseSensitive(e, "values"), *x;
-    if ((k && !cJSON_IsNull(k) && !cJSON_IsString(k)) || (op && !cJSON_IsNull(op) && !cJSON_IsString(op)) ||
-        (vals && !cJSON_IsNull(vals) && !cJSON_IsArray(vals)))
-      goto bad_json;
-    cJSON_ArrayForEach(x, (cJSON_IsArray(vals) ? vals : NULL)) {
-      if (!cJSON_IsString(x) && !cJSON_IsNull(x)) goto bad_json;
-    }
-  }
   /* Requirements, matchLabels first (their keys in sorted order, which only changes which error is
    * reported first), each validated as labels.NewRequirement does. */
   cJSON_ArrayForEach(e, (cJSON_IsObject(ml) ? ml : NULL)) {
@@ -650,9 +663,6 @@ static int rd__selector(rd_t *d) {
     }
   }
   return 0;
-bad_json:
-  rd__err(d, "json: cannot unmarshal spec.selector into metav1.LabelSelector");
-  return -1;
 }
 
 /* ---- Helm's own readers -------------------------------------------------------------------- */
@@ -702,21 +712,49 @@ static int rd__typed_obj(const cJSON *v) {
 }
 #define RD_F(o, k) cJSON_GetObjectItemCaseSensitive(o, k)
 
+/* A map of strings (labels, annotations) or a list of strings (finalizers). */
+static int rd__typed_strings(const cJSON *v, int list) {
+  const cJSON *x;
+  if (!v || cJSON_IsNull(v)) return 1;
+  if (list ? !cJSON_IsArray(v) : !cJSON_IsObject(v)) return 0;
+  cJSON_ArrayForEach(x, v) {
+    if (!rd__typed_str(x)) return 0;
+  }
+  return 1;
+}
+
+static int rd__typed_meta(const cJSON *md) {
+  if (!rd__typed_obj(md)) return 0;
+  if (!cJSON_IsObject(md)) return 1;
+  return rd__typed_str(RD_F(md, "name")) && rd__typed_str(RD_F(md, "namespace")) &&
+         rd__typed_str(RD_F(md, "uid")) && rd__typed_str(RD_F(md, "resourceVersion")) &&
+         rd__typed_int(RD_F(md, "generation")) && rd__typed_time(RD_F(md, "deletionTimestamp")) &&
+         rd__typed_time(RD_F(md, "creationTimestamp")) && rd__typed_strings(RD_F(md, "labels"), 0) &&
+         rd__typed_strings(RD_F(md, "annotations"), 0) && rd__typed_strings(RD_F(md, "finalizers"), 1);
+}
+
 static int rd__deployment_typed(const cJSON *o) {
   const cJSON *md = RD_F(o, "metadata"), *spec = RD_F(o, "spec"), *st = RD_F(o, "status"), *x;
-  if (!rd__typed_obj(md) || !rd__typed_obj(spec) || !rd__typed_obj(st)) return 0;
-  if (cJSON_IsObject(md)) {
-    if (!rd__typed_str(RD_F(md, "name")) || !rd__typed_str(RD_F(md, "namespace")) ||
-        !rd__typed_int(RD_F(md, "generation")) || !rd__typed_time(RD_F(md, "deletionTimestamp")) ||
-        !rd__typed_time(RD_F(md, "creationTimestamp")))
-      return 0;
-  }
+  if (!rd__typed_meta(md) || !rd__typed_obj(spec) || !rd__typed_obj(st)) return 0;
   if (cJSON_IsObject(spec)) {
-    const cJSON *p = RD_F(spec, "paused");
+    const cJSON *p = RD_F(spec, "paused"), *sel = RD_F(spec, "selector"), *tpl = RD_F(spec, "template");
     if (p && !cJSON_IsNull(p) && !cJSON_IsBool(p)) return 0;
     if (!rd__typed_int(RD_F(spec, "replicas")) || !rd__typed_int(RD_F(spec, "progressDeadlineSeconds")) ||
-        !rd__typed_obj(RD_F(spec, "selector")))
+        !rd__typed_int(RD_F(spec, "minReadySeconds")) || !rd__typed_int(RD_F(spec, "revisionHistoryLimit")) ||
+        !rd__typed_obj(sel) || (cJSON_IsObject(sel) && !rd__selector_shape_ok(sel)) || !rd__typed_obj(tpl) ||
+        !rd__typed_obj(RD_F(spec, "strategy")))
       return 0;
+    if (cJSON_IsObject(tpl)) {
+      const cJSON *ps = RD_F(tpl, "spec");
+      if (!rd__typed_meta(RD_F(tpl, "metadata")) || !rd__typed_obj(ps)) return 0;
+      const cJSON *cs = cJSON_IsObject(ps) ? RD_F(ps, "containers") : NULL;
+      if (cs && !cJSON_IsNull(cs) && !cJSON_IsArray(cs)) return 0;
+      cJSON_ArrayForEach(x, (cJSON_IsArray(cs) ? cs : NULL)) {
+        if (!rd__typed_obj(x) || (cJSON_IsObject(x) && !rd__typed_str(RD_F(x, "name"))) ||
+            (cJSON_IsObject(x) && !rd__typed_str(RD_F(x, "image"))))
+          return 0;
+      }
+    }
   }
   if (cJSON_IsObject(st)) {
     static const char *const ints[] = {"observedGeneration", "replicas", "updatedReplicas", "readyReplicas",

@@ -49,6 +49,11 @@ static const char *const corpus[] = {
     DEP("", DEP_OK "," CONDS(PROG("True", "NewReplicaSetAvailable"))),
     DEP(",\"paused\":true", "\"observedGeneration\":1"),
     DEP(",\"paused\":false", "\"observedGeneration\":1"),
+    DEP(",\"paused\":true,\"replicas\":4000000000", "\"observedGeneration\":1"),
+    DEP(",\"paused\":true,\"template\":{\"spec\":{\"containers\":\"x\"}}", "\"observedGeneration\":1"),
+    DEP(",\"paused\":true,\"template\":{\"metadata\":{\"labels\":{\"app\":\"x\"}},\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"b\"}]}}", "\"observedGeneration\":2"),
+    "{\"apiVersion\":\"apps/v1\"," MD("Deployment", ",\"labels\":{\"a\":5}") ",\"spec\":{\"paused\":true,\"selector\":{}}}",
+    "{\"apiVersion\":\"apps/v1\"," MD("Deployment", "") ",\"spec\":{\"paused\":true,\"selector\":{\"matchLabels\":{\"a\":5}}}}",
     DEP(",\"replicas\":0", "\"observedGeneration\":2," CONDS(AVAIL "," PROG("True", "NewReplicaSetAvailable"))),
     DEP(",\"replicas\":0", "\"observedGeneration\":2"),
     DEP("", "\"observedGeneration\":1," CONDS(AVAIL)),
@@ -333,6 +338,15 @@ static cJSON *gen_object(void) {
       if (!rnd(10)) cJSON_AddStringToObject(spec, "paused", "true");
       else cJSON_AddBoolToObject(spec, "paused", rnd(3) != 0);
     }
+    if (!rnd(8)) {
+      cJSON *tpl = cJSON_AddObjectToObject(spec, "template");
+      cJSON *c = cJSON_CreateObject();
+      cJSON_AddStringToObject(c, "name", "app");
+      if (rnd(4)) cJSON_AddStringToObject(c, "image", "nginx");
+      else cJSON_AddNumberToObject(c, "image", 1);
+      cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_AddObjectToObject(tpl, "spec"), "containers"), c);
+    }
+    if (!rnd(12)) cJSON_AddNumberToObject(cJSON_AddObjectToObject(md, "labels"), "app", 5);
     maybe_int(st, "replicas");
     maybe_int(st, "updatedReplicas");
     maybe_int(st, "readyReplicas");
@@ -519,6 +533,26 @@ int main(void) {
     CHECK_EQ_INT(ready_compute(o, spelled[i].mode, 0, &r, &msg), 0);
     CHECK_EQ_STR(ready_status_name(r.status), ready_status_name(spelled[i].status));
     CHECK_EQ_STR(msg.data ? msg.data : "", spelled[i].message);
+    buf_free(&msg);
+    cJSON_Delete(o);
+  }
+  /* An unschedulable Pod: InProgress for 15 s after its creation (and says when to look again),
+   * then Failed. */
+  {
+    const char *pod = POD(",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"",
+                          "\"phase\":\"Pending\"," CONDS("{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\"}"));
+    cJSON *o = cJSON_Parse(pod);
+    ready_result_t r;
+    buf_t msg = BUF_INIT;
+    int64_t created = 1767225600; /* 2026-01-01T00:00:00Z */
+    CHECK_EQ_INT(ready_compute(o, READY_WAIT, created + 5, &r, &msg), 0);
+    CHECK_EQ_STR(ready_status_name(r.status), "InProgress");
+    CHECK_EQ_STR(msg.data, "Pod has not been scheduled");
+    CHECK_EQ_INT(r.recheck_at, created + 15);
+    CHECK_EQ_INT(ready_compute(o, READY_WAIT, created + 15, &r, &msg), 0);
+    CHECK_EQ_STR(ready_status_name(r.status), "Failed");
+    CHECK_EQ_STR(msg.data, "Pod could not be scheduled");
+    CHECK_EQ_INT(r.recheck_at, 0);
     buf_free(&msg);
     cJSON_Delete(o);
   }
