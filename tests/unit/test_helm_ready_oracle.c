@@ -303,7 +303,10 @@ static cJSON *gen_object(void) {
                {"example.com/v1", "Foo"},   {"example.com/v1", "Foo"},
                {"v1", "ConfigMap"},         {"v1", "Secret"},
                {"batch/v1", "CronJob"},     {"extensions/v1beta1", "Deployment"},
-               {"extensions/v1beta1", "DaemonSet"}, {"v1", "Namespace"}};
+               {"extensions/v1beta1", "DaemonSet"}, {"v1", "Namespace"},
+               {"apps/v1beta2", "Deployment"}, {"extensions/v1beta1", "ReplicaSet"},
+               {"autoscaling/v2", "HorizontalPodAutoscaler"}, {"networking.k8s.io/v1", "Ingress"},
+               {"v1", "Job"},               {"example.com/v1", "Pod"}};
   int k = (int)rnd(sizeof kinds / sizeof *kinds);
   shared_count = (int)rnd(4);
   const char *kind = kinds[k].kind;
@@ -502,9 +505,12 @@ static void run_mode(const char *oracle, char **texts, int n, ready_mode_t mode)
 }
 
 int main(void) {
-  enum { GENERATED = 6000 };
+  /* RUDDER_READY_SEED and RUDDER_READY_COUNT explore beyond the fixed run (6,000 from one seed). */
+  const char *seed = getenv("RUDDER_READY_SEED"), *count = getenv("RUDDER_READY_COUNT");
+  if (seed && *seed) rng = strtoull(seed, NULL, 0) | 1;
+  int generated = count && *count ? atoi(count) : 6000;
   int ncorpus = (int)(sizeof corpus / sizeof *corpus);
-  int n = ncorpus + GENERATED;
+  int n = ncorpus + generated;
   char **texts = calloc((size_t)n, sizeof *texts);
   for (int i = 0; i < ncorpus; i++) {
     cJSON *o = cJSON_Parse(corpus[i]);
