@@ -103,11 +103,8 @@ static int rd__nested_int64(rd_t *d, const char *what, int64_t *val, int n, cons
 
 /* unstructured's getNestedString (GetKind, GetName): "" unless a string is there. */
 static const char *rd__meta_str(const cJSON *o, const char *a, const char *b) {
-  const cJSON *v = b ? NULL : cJSON_GetObjectItemCaseSensitive(o, a);
-  if (b) {
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, a);
-    v = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, b) : NULL;
-  }
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+  if (b) v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, b) : NULL;
   return cJSON_IsString(v) ? v->valuestring : "";
 }
 
@@ -860,5 +857,11 @@ int ready_kind_needs_watch(const char *group, const char *kind, ready_mode_t mod
 int ready_describe(const char *kind, const char *ns, const char *name, ready_status_t s, const char *message,
                    buf_t *out) {
   return buf_printf(out, "resource %s/%s/%s not ready. status: %s, message: %s", kind, ns, name,
+                    ready_status_name(s), message);
+}
+
+int ready_describe_undeleted(const char *kind, const char *ns, const char *name, ready_status_t s,
+                             const char *message, buf_t *out) {
+  return buf_printf(out, "resource %s/%s/%s still exists. status: %s, message: %s", kind, ns, name,
                     ready_status_name(s), message);
 }

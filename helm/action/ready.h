@@ -4,7 +4,7 @@
  * out). See helm/action/README.md for the rules and how they are tested against the Go code.
  *
  * Everything here is pure: no I/O, no globals, no clock (the caller passes the time), so it can run
- * on any thread. Cost: one pass over the object's status; no allocation except the message. */
+ * on any thread. Cost: a few passes over the object's conditions; no allocation but the message. */
 #pragma once
 #include <stdint.h>
 #include <cjson/cJSON.h>
@@ -56,7 +56,13 @@ const char *ready_status_name(ready_status_t s);
  * need it. The apply's response must still be judged with ready_compute (it may be terminating). */
 int ready_kind_needs_watch(const char *group, const char *kind, ready_mode_t mode);
 
-/* Helm's words for an object that is not ready when the wait ends:
+/* Helm's words for an object that is not ready when the wait ends (appended to *out):
  * "resource <Kind>/<namespace>/<name> not ready. status: <Status>, message: <message>". */
 int ready_describe(const char *kind, const char *ns, const char *name, ready_status_t s, const char *message,
                    buf_t *out);
+
+/* Helm's words for an object still there when the wait for deletion ends (uninstall --wait; an
+ * object counts as gone once NotFound or Unknown): "resource <Kind>/<namespace>/<name> still exists.
+ * status: <Status>, message: <message>". */
+int ready_describe_undeleted(const char *kind, const char *ns, const char *name, ready_status_t s,
+                             const char *message, buf_t *out);

@@ -570,6 +570,9 @@ int main(void) {
   buf_t d = BUF_INIT;
   CHECK_EQ_INT(ready_describe("Deployment", "ns", "web", READY_IN_PROGRESS, "Updated: 1/3", &d), 0);
   CHECK_EQ_STR(d.data, "resource Deployment/ns/web not ready. status: InProgress, message: Updated: 1/3");
+  buf_reset(&d);
+  CHECK_EQ_INT(ready_describe_undeleted("Pod", "ns", "web", READY_TERMINATING, "Resource scheduled for deletion", &d), 0);
+  CHECK_EQ_STR(d.data, "resource Pod/ns/web still exists. status: Terminating, message: Resource scheduled for deletion");
   buf_free(&d);
 
   const char *oracle = kstatus_oracle_path();
