@@ -755,7 +755,8 @@ static int rd__deployment_typed(const cJSON *o) {
   }
   if (cJSON_IsObject(st)) {
     static const char *const ints[] = {"observedGeneration", "replicas", "updatedReplicas", "readyReplicas",
-                                       "availableReplicas", "unavailableReplicas"};
+                                       "availableReplicas", "unavailableReplicas", "terminatingReplicas",
+                                       "collisionCount"};
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
       if (!rd__typed_int(RD_F(st, ints[i]))) return 0;
     const cJSON *cs = RD_F(st, "conditions");

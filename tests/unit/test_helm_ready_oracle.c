@@ -354,7 +354,10 @@ static cJSON *gen_object(void) {
     maybe_int(st, "updatedReplicas");
     maybe_int(st, "readyReplicas");
     maybe_int(st, "availableReplicas");
-    gen_conditions(st, (const char *const[]){"Available", "Progressing"}, 2);
+    if (!rnd(4)) maybe_int(st, "unavailableReplicas");
+    if (!rnd(4)) maybe_int(st, "terminatingReplicas");
+    if (!rnd(6)) maybe_int(spec, "minReadySeconds");
+    gen_conditions(st, (const char *const[]){"Available", "Progressing", "ReplicaFailure"}, 3);
   } else if (!strcmp(kind, "StatefulSet")) {
     gen_selector(spec);
     maybe_int(spec, "replicas");
@@ -369,6 +372,8 @@ static cJSON *gen_object(void) {
     maybe_int(st, "updatedReplicas");
     MAYBE_STR(st, "currentRevision", "web-1", "web-2");
     MAYBE_STR(st, "updateRevision", "web-1", "web-2");
+    if (!rnd(3)) maybe_int(st, "availableReplicas");
+    if (!rnd(6)) MAYBE_STR(spec, "podManagementPolicy", "OrderedReady", "Parallel");
     gen_conditions(st, NULL, 0);
   } else if (!strcmp(kind, "DaemonSet")) {
     maybe_int(st, "desiredNumberScheduled");
@@ -376,6 +381,8 @@ static cJSON *gen_object(void) {
     maybe_int(st, "updatedNumberScheduled");
     maybe_int(st, "numberAvailable");
     maybe_int(st, "numberReady");
+    if (!rnd(4)) maybe_int(st, "numberUnavailable");
+    if (!rnd(4)) maybe_int(st, "numberMisscheduled");
     gen_conditions(st, NULL, 0);
   } else if (!strcmp(kind, "ReplicaSet")) {
     gen_selector(spec);
@@ -384,6 +391,7 @@ static cJSON *gen_object(void) {
     maybe_int(st, "readyReplicas");
     maybe_int(st, "availableReplicas");
     maybe_int(st, "fullyLabeledReplicas");
+    if (!rnd(4)) maybe_int(st, "terminatingReplicas");
     gen_conditions(st, (const char *const[]){"ReplicaFailure"}, 1);
   } else if (!strcmp(kind, "Pod")) {
     MAYBE_STR(st, "phase", "Pending", "Running", "Running", "Succeeded", "Failed", "", "Weird");
@@ -409,9 +417,14 @@ static cJSON *gen_object(void) {
     maybe_int(st, "active");
     maybe_int(st, "failed");
     MAYBE_STR(st, "startTime", "2020-01-01T00:00:00Z", "");
+    if (!rnd(4)) maybe_int(st, "ready");
+    if (!rnd(4)) maybe_int(st, "terminating");
+    if (!rnd(5)) cJSON_AddBoolToObject(spec, "suspend", rnd(2));
+    if (!rnd(5)) MAYBE_STR(st, "completionTime", "2020-01-01T00:01:00Z");
     gen_conditions(st, (const char *const[]){"Complete", "Failed", "Suspended"}, 3);
   } else if (!strcmp(kind, "PersistentVolumeClaim")) {
     MAYBE_STR(st, "phase", "Bound", "Pending", "Lost");
+    gen_conditions(st, (const char *const[]){"Resizing", "FileSystemResizePending"}, 2);
   } else if (!strcmp(kind, "Service")) {
     MAYBE_STR(spec, "type", "ClusterIP", "LoadBalancer", "LoadBalancer", "NodePort");
     MAYBE_STR(spec, "clusterIP", "10.0.0.1", "", "None");
