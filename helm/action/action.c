@@ -8,6 +8,7 @@
  *   release's ownership metadata -> records deleted (or marked uninstalled) .
  * unlock: the pending record marked failed. */
 #include "helm/action/action.h"
+#include "helm/action/ready.h"
 #include "base/log.h"
 #include "base/yaml.h"
 #include "helm/chart/chart.h"
@@ -17,13 +18,16 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ACT_CRD_WAIT_TRIES 40   /* kinds of new CRDs: mapped again every 250 ms, for up to 10 s */
 #define ACT_CRD_WAIT_MS 250
+#define ACT_MAX_RECORD_BYTES (1024 * 1024) /* a Secret's data limit */
 
 typedef struct act__doc_s {
   char *source, *api_version, *kind, *name, *ns; /* ns as written in the document ("" when none) */
   cJSON *obj;                                    /* to apply (ownership metadata added); NULL for old docs */
+  cJSON *live;                                   /* its state as last seen (apply response, watch), when waited for */
   int keep;                                      /* helm.sh/resource-policy: keep */
   char *group, *version, *resource;
   int namespaced, mapped;
@@ -69,6 +73,12 @@ typedef struct act__priv_s {
   uv_timer_t *htimer;          /* the hook's deadline */
   int htimer_pending, hdone, hfailed;
   buf_t herr;
+  /* the wait for readiness */
+  size_t wi;
+  int waiting;                 /* the wait's watch is for want.v[wi] (not a hook) */
+  uv_timer_t *wtimer;          /* the whole wait's deadline, and re-checks */
+  int wtimer_pending, wtimed_out;
+  act__step_t after_wait;
 } act__priv_t;
 
 static void act__finish(act_t *a, int rc);
@@ -93,6 +103,7 @@ static void act__docs_free(act__docs_t *d) {
     free(h->source); free(h->api_version); free(h->kind); free(h->name); free(h->ns);
     free(h->group); free(h->version); free(h->resource);
     cJSON_Delete(h->obj);
+    cJSON_Delete(h->live);
   }
   free(d->v);
   memset(d, 0, sizeof *d);
@@ -518,6 +529,19 @@ static void act__write_pending(act_t *a) {
     act__finish(a, UV_ENOMEM);
     return;
   }
+  /* A Secret holds at most 1 MiB of data: a bigger record would be refused after the objects were
+   * applied, or leave a record nobody can read back. Checked before anything is written. */
+  size_t stored = record_stored_size(body);
+  if (stored > ACT_MAX_RECORD_BYTES) {
+    free(body);
+    a->have_next = false;
+    record_free(&a->next);
+    a->reason = "RecordTooLarge";
+    act__fail(a, "the release record %s.v%lld is %zu bytes compressed, more than the %d bytes a Secret can hold "
+              "(the chart and its rendered manifests are too big to be stored as Helm stores releases)",
+              a->release_name, a->version, stored, ACT_MAX_RECORD_BYTES);
+    return;
+  }
   if (p->resume) {
     kube_path(&p->path, "", "v1", "secrets", a->storage_ns, a->next.secret_name, NULL);
     act__sent(a, kube_update(a->env->c, p->path.data, body, act__pending_written, a));
@@ -541,6 +565,10 @@ static void act__applied(const kube_response_t *res, void *data) {
     return;
   }
   if (act__check(a, res, "applying")) return;
+  if (a->wait && ready_kind_needs_watch(d->group, d->kind, READY_WAIT)) {
+    cJSON_Delete(d->live);
+    d->live = cJSON_ParseWithLength(res->body, res->body_len);
+  }
   a->applied++;
   a->p->i++;
   act__apply_next(a);
@@ -682,10 +710,15 @@ static void act__supersede_start(act_t *a) {
   act__supersede_next(a);
 }
 
-static void act__post_hooks(act_t *a) {
+static void act__post_hooks_run(act_t *a) {
   static const char *const post[] = {"post-install", "post-upgrade", "post-rollback"};
   act__hooks(a, a->next.rel, post[a->kind], act__supersede_start);
 }
+
+static void act__wait(act_t *a, act__step_t then);
+
+/* Helm waits for the objects before it runs the post hooks. */
+static void act__post_hooks(act_t *a) { act__wait(a, act__post_hooks_run); }
 
 /* ---- supersede, deployed, trim ---- */
 
@@ -772,6 +805,185 @@ static void act__trim_next(act_t *a) {
     return;
   }
   act__finish(a, 0);
+}
+
+/* ---- wait for readiness (Helm 4's watcher strategy: kstatus on every applied object) ---- */
+
+static void act__wait_next(act_t *a);
+
+static void act__wtimer_closed(uv_handle_t *h) { free(h); }
+
+/* The judgement of d as last seen: 1 ready (Current, or left out), 0 not yet, -1 failed (why in msg). */
+static int act__judge(act_t *a, act__doc_t *d, buf_t *msg, int64_t *recheck) {
+  ready_result_t r;
+  buf_t m = BUF_INIT;
+  *recheck = 0;
+  if (ready_compute(d->live, READY_WAIT, (int64_t)time(NULL), &r, &m)) {
+    buf_free(&m);
+    return 0;
+  }
+  int v = r.status == READY_CURRENT ? 1 : r.status == READY_FAILED ? -1 : 0;
+  *recheck = r.recheck_at;
+  if (v != 1 && msg) {
+    buf_reset(msg);
+    ready_describe(d->kind, act__doc_ns(d, a->ns), d->name, r.status, m.data ? m.data : "", msg);
+  }
+  buf_free(&m);
+  return v;
+}
+
+static void act__wait_end(act_t *a, int failed) {
+  act__priv_t *p = a->p;
+  if (p->wtimer_pending) {
+    uv_timer_stop(p->wtimer);
+    p->wtimer_pending = 0;
+  }
+  if (failed) {
+    act__fail(a, "wait for readiness: %s", p->herr.data ? p->herr.data : "");
+    return;
+  }
+  p->after_wait(a);
+}
+
+/* Judges the object being waited for; moves on when it is ready. */
+static void act__wait_check(act_t *a) {
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->want.v[p->wi];
+  int64_t recheck;
+  int v = act__judge(a, d, &p->herr, &recheck);
+  if (v == 0 && !p->wtimed_out) return; /* the next event (or the re-check) decides */
+  if (p->watch) {
+    kube_watch_t *w = p->watch;
+    p->watch = NULL;
+    kube_watch_stop(w); /* its end callback moves on */
+    return;
+  }
+  if (v == 1 && !p->wtimed_out) {
+    p->wi++;
+    act__wait_next(a);
+    return;
+  }
+  act__wait_end(a, 1);
+}
+
+static void act__wait_event(kube_watch_t *w, const char *type, cJSON *obj, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->want.v[p->wi];
+  if (strcmp(type, "ADDED") && strcmp(type, "MODIFIED")) return;
+  cJSON_Delete(d->live);
+  d->live = kube_watch_take_object(w);
+  if (!d->live) return;
+  (void)obj;
+  act__wait_check(a);
+}
+
+static void act__wait_watch(act_t *a);
+
+static void act__wait_watch_end(kube_watch_t *w, const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  if (p->watch == w) p->watch = NULL;
+  if (p->cancelled) {
+    if (p->wtimer_pending) {
+      uv_timer_stop(p->wtimer);
+      p->wtimer_pending = 0;
+    }
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  act__doc_t *d = &p->want.v[p->wi];
+  int64_t recheck;
+  int v = act__judge(a, d, &p->herr, &recheck);
+  if (v == 1 && !p->wtimed_out) {
+    p->wi++;
+    act__wait_next(a);
+  } else if (v == -1 || p->wtimed_out) {
+    act__wait_end(a, 1);
+  } else {
+    act__wait_watch(a); /* the stream ended early: watch again */
+  }
+}
+
+static void act__wait_watch(act_t *a) {
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->want.v[p->wi];
+  buf_t q = BUF_INIT, sel = BUF_INIT;
+  const char *n = act__doc_ns(d, a->ns);
+  kube_path(&q, d->group, d->version, d->resource, *n ? n : NULL, NULL, NULL);
+  buf_printf(&sel, "metadata.name=%s", d->name);
+  kube_query_add(&q, "fieldSelector", sel.data);
+  kube_query_add(&q, "watch", "1");
+  p->watch = kube_watch_start(a->env->c, q.data, act__wait_event, act__wait_watch_end, a);
+  buf_free(&q);
+  buf_free(&sel);
+  if (!p->watch) {
+    buf_reset(&p->herr);
+    buf_puts(&p->herr, "cannot start a watch");
+    act__wait_end(a, 1);
+  }
+}
+
+static void act__wait_deadline(uv_timer_t *t) {
+  act_t *a = t->data;
+  act__priv_t *p = a->p;
+  p->wtimer_pending = 0;
+  p->wtimed_out = 1;
+  act__doc_t *d = &p->want.v[p->wi];
+  int64_t recheck;
+  act__judge(a, d, &p->herr, &recheck);
+  if (!p->herr.len) buf_printf(&p->herr, "resource %s/%s/%s not ready", d->kind, act__doc_ns(d, a->ns), d->name);
+  if (p->watch) {
+    kube_watch_t *w = p->watch;
+    p->watch = NULL;
+    kube_watch_stop(w);
+    return;
+  }
+  act__wait_end(a, 1);
+}
+
+static void act__wait_next(act_t *a) {
+  act__priv_t *p = a->p;
+  if (p->cancelled) {
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  for (; p->wi < p->want.n; p->wi++) {
+    act__doc_t *d = &p->want.v[p->wi];
+    if (!d->live) continue;
+    int64_t recheck;
+    int v = act__judge(a, d, &p->herr, &recheck);
+    if (v == 1) continue;
+    if (v == -1) {
+      act__wait_end(a, 1);
+      return;
+    }
+    act__wait_watch(a);
+    return;
+  }
+  act__wait_end(a, 0);
+}
+
+static void act__wait(act_t *a, act__step_t then) {
+  act__priv_t *p = a->p;
+  p->after_wait = then;
+  if (!a->wait) {
+    then(a);
+    return;
+  }
+  if (!p->wtimer && (p->wtimer = malloc(sizeof *p->wtimer))) {
+    uv_timer_init(a->env->loop, p->wtimer);
+    p->wtimer->data = a;
+  }
+  if (!p->wtimer) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  p->wi = 0;
+  p->wtimed_out = 0;
+  p->wtimer_pending = 1;
+  uv_timer_start(p->wtimer, act__wait_deadline, a->timeout_ms ? a->timeout_ms : 300000, 0);
+  act__wait_next(a);
 }
 
 /* ---- hooks (Helm's execHook) ---- */
@@ -1469,6 +1681,12 @@ void act_cancel(act_t *a) {
     act__finish(a, UV_ECANCELED);
     return;
   }
+  if (p->wtimer_pending) {
+    uv_timer_stop(p->wtimer);
+    p->wtimer_pending = 0;
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
   if (p->timer_pending) {
     uv_timer_stop(p->timer);
     p->timer_pending = 0;
@@ -1489,6 +1707,7 @@ void act_free(act_t *a) {
     free(p->hooks);
     buf_free(&p->herr);
     if (p->htimer) uv_close((uv_handle_t *)p->htimer, act__hook_timer_closed);
+    if (p->wtimer) uv_close((uv_handle_t *)p->wtimer, act__wtimer_closed);
     buf_free(&p->path);
     if (p->timer) uv_close((uv_handle_t *)p->timer, act__timer_closed);
     free(p);

@@ -49,7 +49,8 @@ struct act_s {
   bool keep_history;                            /* uninstall: keep the records, marked uninstalled */
   const char *propagation;                      /* uninstall and prune: NULL for Background */
   bool disable_hooks;                           /* Helm's --no-hooks: hooks are stored, not run */
-  uint64_t timeout_ms;                          /* a hook's wait (Jobs to complete, Pods to succeed); 0: 5 min */
+  bool wait;                                    /* install/upgrade/rollback: wait until every object is ready */
+  uint64_t timeout_ms;                          /* each hook's wait, and the wait for readiness; 0: 5 min */
   record_t *recs;                               /* the observed records, oldest first */
   size_t nrecs;
   /* install, upgrade: */

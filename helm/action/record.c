@@ -161,3 +161,12 @@ static int record__cmp(const void *a, const void *b) {
 void record_sort(record_t *v, size_t n) {
   if (n > 1) qsort(v, n, sizeof *v, record__cmp);
 }
+
+size_t record_stored_size(const char *secret_json) {
+  const char *k = strstr(secret_json, "\"release\":\"");
+  if (!k) return 0;
+  k += 11;
+  const char *e = strchr(k, '"');
+  size_t n = e ? (size_t)(e - k) : 0;
+  return n / 4 * 3;
+}

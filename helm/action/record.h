@@ -45,6 +45,9 @@ int record_set_status(record_t *r, const char *status, const char *description);
 /* The Secret (JSON text, malloc'd) storing r in namespace ns for a create or an update, annotated with
  * owner_uid when not NULL; NULL when out of memory. */
 char *record_secret_json(const record_t *r, const char *ns, int creating, const char *owner_uid);
+/* The bytes the API server stores for the record in a Secret body made by record_secret_json (its
+ * data.release once decoded), or 0 when the body holds none. */
+size_t record_stored_size(const char *secret_json);
 /* Frees the record. */
 void record_free(record_t *r);
 /* Sorts records by version, oldest first. */

@@ -114,6 +114,23 @@ static int hr__load_inline(const cJSON *inl, release_req_t *r, buf_t *err) {
       return -22;
     }
   }
+  const cJSON *crds = cJSON_GetObjectItemCaseSensitive(inl, "crds");
+  if (crds && !cJSON_IsNull(crds) && !cJSON_IsObject(crds)) {
+    buf_puts(err, "spec.chart.inline.crds: must map file names to CRD manifests");
+    return -22;
+  }
+  for (const cJSON *t = cJSON_IsObject(crds) ? crds->child : NULL; t; t = t->next, n++) {
+    if (!cJSON_IsString(t)) {
+      buf_printf(err, "spec.chart.inline.crds[%s]: must be a string", t->string);
+      return -22;
+    }
+    if (!hr__name_ok(t->string)) {
+      buf_puts(err, "spec.chart.inline.crds: a file name must be a plain printable name without '/' (got ");
+      release_go_string_append(err, t->string, strlen(t->string));
+      buf_puts(err, ")");
+      return -22;
+    }
+  }
   chart_file_t *files = calloc(n + 2, sizeof *files);
   cJSON *meta = cJSON_CreateObject();
   int rc = -12;
@@ -143,14 +160,18 @@ static int hr__load_inline(const cJSON *inl, release_req_t *r, buf_t *err) {
     k++;
   }
   size_t first = k;
-  for (const cJSON *t = tpls->child; t; t = t->next) {
-    size_t len = strlen(t->valuestring);
+  for (const cJSON *t = tpls->child, *c = cJSON_IsObject(crds) ? crds->child : NULL; t || c;) {
+    const cJSON *f = t ? t : c;
+    const char *dir = t ? "templates" : "crds";
+    if (t) t = t->next;
+    else c = c->next;
+    size_t len = strlen(f->valuestring);
     buf_t name = BUF_INIT;
-    buf_printf(&name, "templates/%s", t->string);
+    buf_printf(&name, "%s/%s", dir, f->string);
     files[k].name = buf_steal(&name);
     files[k].data = malloc(len + 1);
     if (!files[k].name || !files[k].data) goto done;
-    memcpy(files[k].data, t->valuestring, len + 1);
+    memcpy(files[k].data, f->valuestring, len + 1);
     files[k].len = len;
     k++;
   }
@@ -300,6 +321,10 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
   if ((rc = hr__bool(up, "force", "spec.upgrade", &r->force, err)) ||
       (rc = hr__bool(up, "cleanupOnFail", "spec.upgrade", &r->cleanup_on_fail, err)))
     return rc;
+  if (r->force || r->cleanup_on_fail) {
+    buf_printf(err, "spec.upgrade.%s: not supported by this rudder version", r->force ? "force" : "cleanupOnFail");
+    return -95;
+  }
   if (r->install.strategy == REQ_REMEDIATE_ROLLBACK) {
     buf_puts(err, "spec.install.remediation.strategy: a failed install can only be remediated by uninstall");
     return -22;
