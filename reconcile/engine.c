@@ -120,8 +120,25 @@ static void memo_free_all(memo_table_t *t) {
 
 typedef struct rc_s rc_t;
 
+/* A `lookup` a render on the thread pool asks for: the worker waits on cond while the loop thread
+ * performs the request (DESIGN.md: the worker blocks, the loop never does). Freed by whichever of
+ * the two lets go last. */
+typedef struct lookup_s {
+  struct lookup_s *next;
+  struct engine_s *e;
+  char *api_version, *kind, *ns, *name;
+  uv_cond_t cond;
+  int done, refs, rc;
+  char *json;
+  char err[512];
+  buf_t path;
+} lookup_t;
+
 struct engine_s {
   uv_loop_t *loop;
+  uv_async_t lookups;  /* wakes the loop for lookups asked by renders */
+  uv_mutex_t lk_mu;
+  lookup_t *lk_head;
   const door_t *door;
   act_env_t env;
   discovery_t *d;
@@ -736,6 +753,128 @@ static void rc__decide(rc_t *x) {
   }
 }
 
+/* ---- lookup: renders on the thread pool ask, the loop thread fetches ---- */
+
+#define ENGINE_LOOKUP_TIMEOUT_NS (60ULL * 1000 * 1000 * 1000)
+
+static void lookup__release(lookup_t *l) {
+  /* under e->lk_mu */
+  if (--l->refs) return;
+  uv_cond_destroy(&l->cond);
+  free(l->api_version);
+  free(l->kind);
+  free(l->ns);
+  free(l->name);
+  free(l->json);
+  buf_free(&l->path);
+  free(l);
+}
+
+static void lookup__complete(lookup_t *l, int rc, const char *body, size_t len, const char *err) {
+  engine_t *e = l->e;
+  char *json = body ? strndup(body, len) : NULL;
+  uv_mutex_lock(&e->lk_mu);
+  l->rc = body && !json ? -12 : rc;
+  l->json = json;
+  if (err) snprintf(l->err, sizeof l->err, "%s", err);
+  l->done = 1;
+  uv_cond_signal(&l->cond);
+  lookup__release(l);
+  uv_mutex_unlock(&e->lk_mu);
+}
+
+static void lookup__got(const kube_response_t *res, void *data) {
+  lookup_t *l = data;
+  if (res->status == 404) {
+    lookup__complete(l, 0, NULL, 0, NULL);
+    return;
+  }
+  if (!kube_response_ok(res)) {
+    char m[512];
+    snprintf(m, sizeof m, "%s", res->errmsg ? res->errmsg : uv_strerror(res->err));
+    lookup__complete(l, -1, NULL, 0, m);
+    return;
+  }
+  lookup__complete(l, 0, res->body, res->body_len, NULL);
+}
+
+static void lookup__mapped(int err, const char *errmsg, const discovery_mapping_t *m, void *data) {
+  lookup_t *l = data;
+  engine_t *e = l->e;
+  char msg[512];
+  if (err) {
+    if (err == UV_ENOENT)
+      snprintf(msg, sizeof msg, "no matches for kind \"%s\" in version \"%s\"", l->kind, l->api_version);
+    else
+      snprintf(msg, sizeof msg, "resolving kind %s %s: %s", l->api_version, l->kind, errmsg ? errmsg : uv_strerror(err));
+    lookup__complete(l, -1, NULL, 0, msg);
+    return;
+  }
+  /* Helm's lookup: a namespace only for namespaced kinds; an empty name lists. */
+  const char *ns = m->namespaced && *l->ns ? l->ns : NULL;
+  kube_path(&l->path, m->group, m->version, m->resource, ns, *l->name ? l->name : NULL, NULL);
+  if (e->stopping || !kube_get(e->env.c, l->path.data, lookup__got, l))
+    lookup__complete(l, -1, NULL, 0, "the controller is shutting down");
+}
+
+static void engine__lookups_cb(uv_async_t *h) {
+  engine_t *e = h->data;
+  uv_mutex_lock(&e->lk_mu);
+  lookup_t *l = e->lk_head;
+  e->lk_head = NULL;
+  uv_mutex_unlock(&e->lk_mu);
+  while (l) {
+    lookup_t *next = l->next;
+    if (e->stopping || discovery_resolve(e->d, l->api_version, l->kind, lookup__mapped, l))
+      lookup__complete(l, -1, NULL, 0, "the controller is shutting down");
+    l = next;
+  }
+}
+
+/* Called on a worker thread by the template engine's `lookup`. */
+static int engine__lookup(void *ctx, const char *api_version, const char *kind, const char *ns, const char *name,
+                          char **json, char *err, size_t errlen) {
+  engine_t *e = ctx;
+  *json = NULL;
+  lookup_t *l = calloc(1, sizeof *l);
+  if (!l) return -12;
+  l->e = e;
+  l->refs = 2;
+  l->api_version = strdup(api_version);
+  l->kind = strdup(kind);
+  l->ns = strdup(ns);
+  l->name = strdup(name);
+  if (!l->api_version || !l->kind || !l->ns || !l->name || uv_cond_init(&l->cond)) {
+    free(l->api_version);
+    free(l->kind);
+    free(l->ns);
+    free(l->name);
+    free(l);
+    return -12;
+  }
+  uv_mutex_lock(&e->lk_mu);
+  l->next = e->lk_head;
+  e->lk_head = l;
+  uv_mutex_unlock(&e->lk_mu);
+  uv_async_send(&e->lookups);
+  uv_mutex_lock(&e->lk_mu);
+  int timed_out = 0;
+  while (!l->done && !timed_out) timed_out = uv_cond_timedwait(&l->cond, &e->lk_mu, ENGINE_LOOKUP_TIMEOUT_NS) != 0;
+  int rc;
+  if (!l->done) {
+    snprintf(err, errlen, "lookup %s %s %s/%s: no answer within 60s", api_version, kind, ns, name);
+    rc = -1;
+  } else {
+    rc = l->rc;
+    if (rc && rc != -12) snprintf(err, errlen, "%s", l->err);
+    *json = l->json;
+    l->json = NULL;
+  }
+  lookup__release(l);
+  uv_mutex_unlock(&e->lk_mu);
+  return rc;
+}
+
 /* ---- render (libuv's thread pool) and actions ---- */
 
 static void rc__action_done(act_t *a, void *data);
@@ -788,7 +927,8 @@ static void rc__render_work(uv_work_t *w) {
   rc_t *x = container_of(w, rc_t, work);
   render_opts_t ro = {.release_name = x->req.release_name, .namespace = x->req.target_ns,
                       .revision = (int)(x->nrecs ? rc__latest(x)->version + 1 : 1),
-                      .is_upgrade = rc__last_deployed(x) != NULL, .kube_version = x->e->kube_version};
+                      .is_upgrade = rc__last_deployed(x) != NULL, .kube_version = x->e->kube_version,
+                      .lookup = engine__lookup, .lookup_ctx = x->e};
   cJSON *vals = x->render_values;
   x->render_values = NULL;
   x->render_rc = render_release(x->req.chart, vals, &ro, &x->set, &x->crds, &x->err);
@@ -1208,6 +1348,8 @@ static void engine__queue_closed(queue_t *q) {
   if (cb) cb(data);
 }
 
+static void engine__lookups_closed(uv_handle_t *h);
+
 int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t *door, const engine_opts_t *o,
                  engine_t **out) {
   engine_t *e = calloc(1, sizeof *e);
@@ -1230,6 +1372,9 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
     free(e);
     return rc;
   }
+  uv_mutex_init(&e->lk_mu);
+  uv_async_init(loop, &e->lookups, engine__lookups_cb);
+  e->lookups.data = e;
   buf_t path = BUF_INIT;
   kube_path(&path, door->group, door->version, door->resource, e->ns, NULL, NULL);
   informer_opts_t io = {.path = path.data, .keep = door->cache_keep};
@@ -1250,14 +1395,25 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   }
   if (rc) {
     e->stopping = 1;
-    queue_close(&e->q, engine__queue_closed);
+    uv_close((uv_handle_t *)&e->lookups, engine__lookups_closed);
     return rc;
   }
   *out = e;
   return 0;
 }
 
-static void engine__drained(queue_t *q, void *data) { queue_close(q, engine__queue_closed); }
+static void engine__lookups_closed(uv_handle_t *h) {
+  engine_t *e = h->data;
+  uv_mutex_destroy(&e->lk_mu);
+  queue_close(&e->q, engine__queue_closed);
+}
+
+/* Every render has finished once the queue is drained: no lookup can be asked any more. */
+static void engine__drained(queue_t *q, void *data) {
+  engine_t *e = data;
+  engine__lookups_cb(&e->lookups); /* answers any still queued */
+  uv_close((uv_handle_t *)&e->lookups, engine__lookups_closed);
+}
 
 static void engine__records_stopped(void *data) {
   engine_t *e = data;

@@ -1140,6 +1140,10 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
   tpl_arena_t *a = tpl_arena_new(0);
   tpl_funcs_t *funcs = tpl_funcs_new();
   render__state_t *st = calloc(1, sizeof *st);
+  if (st) {
+    st->helm.lookup = o->lookup;
+    st->helm.lookup_ctx = o->lookup_ctx;
+  }
   tpl_set_t *set = NULL;
   render__build_t b = {0};
   render__src_t *srcs = NULL;

@@ -36,6 +36,10 @@ typedef struct render_opts_s {
    * returned with text NULL and len 0. Nonzero: out of memory. */
   int (*on_file)(void *ctx, const char *name, char **text, size_t len);
   void *on_file_ctx;
+  /* `lookup` against a cluster (tpl_helm_state_t.lookup); NULL: an empty map, as `helm template`. */
+  int (*lookup)(void *ctx, const char *api_version, const char *kind, const char *ns, const char *name, char **json,
+                char *err, size_t errlen);
+  void *lookup_ctx;
 } render_opts_t;
 
 typedef struct render_file_s {

@@ -10,6 +10,13 @@ typedef struct tpl_helm_state_s {
     int count;
   } inc[256];
   size_t ninc;
+  /* `lookup`: NULL gives an empty map (as `helm template` does). Otherwise called with the four
+   * arguments (NUL-terminated); sets *json to the object or list as JSON text (malloc'd), or NULL
+   * when not found; returns 0, -12 when out of memory, or another nonzero code with err set (the
+   * template fails with it). It may block: renders that look things up run on a worker thread. */
+  int (*lookup)(void *ctx, const char *api_version, const char *kind, const char *ns, const char *name, char **json,
+                char *err, size_t errlen);
+  void *lookup_ctx;
 } tpl_helm_state_t;
 
 /* Adds include, required and fail to a function table. 0 or a negative error. */

@@ -6,6 +6,7 @@
 
 #include "base/yaml.h"
 #include "helm/template/sprig_internal.h"
+#include "helm/template/helm_funcs.h"
 
 int sprig__json_decode(tpl_arena_t *a, const char *s, size_t n, tpl_value_t *out, buf_t *err);
 
@@ -208,9 +209,14 @@ SPRIG_FN(f_mustfromjson) {
 
 /* ---- YAML ---- */
 
-static int from_cjson(tpl_arena_t *a, const cJSON *j, tpl_value_t *out) {
+/* ints: integral numbers become int64, as the Kubernetes client's unstructured decoding gives them
+ * (lookup); otherwise every number is a float64, as sigs.k8s.io/yaml gives them. */
+static int from_cjson_x(tpl_arena_t *a, const cJSON *j, tpl_value_t *out, bool ints) {
   if (cJSON_IsNull(j)) *out = tpl_value_nil();
   else if (cJSON_IsBool(j)) *out = tpl_value_bool(cJSON_IsTrue(j));
+  else if (cJSON_IsNumber(j) && ints && j->valuedouble == (double)(int64_t)j->valuedouble &&
+           j->valuedouble > -9.2e18 && j->valuedouble < 9.2e18)
+    *out = tpl_value_int((int64_t)j->valuedouble);
   else if (cJSON_IsNumber(j)) *out = tpl_value_float(j->valuedouble);
   else if (cJSON_IsRaw(j)) {
     double f;
@@ -224,7 +230,7 @@ static int from_cjson(tpl_arena_t *a, const cJSON *j, tpl_value_t *out) {
     if (out->kind == TPL_INVALID) return TPL_ENOMEM;
     for (const cJSON *k = j->child; k; k = k->next) {
       tpl_value_t v;
-      int rc = from_cjson(a, k, &v);
+      int rc = from_cjson_x(a, k, &v, ints);
       if (rc) return rc;
       if (tpl_list_push(a, out->u.list, v)) return TPL_ENOMEM;
     }
@@ -233,7 +239,7 @@ static int from_cjson(tpl_arena_t *a, const cJSON *j, tpl_value_t *out) {
     if (out->kind == TPL_INVALID) return TPL_ENOMEM;
     for (const cJSON *k = j->child; k; k = k->next) {
       tpl_value_t v;
-      int rc = from_cjson(a, k, &v);
+      int rc = from_cjson_x(a, k, &v, ints);
       if (rc) return rc;
       if (tpl_map_set(a, out->u.map, k->string, strlen(k->string), v)) return TPL_ENOMEM;
     }
@@ -242,6 +248,8 @@ static int from_cjson(tpl_arena_t *a, const cJSON *j, tpl_value_t *out) {
   }
   return 0;
 }
+
+static int from_cjson(tpl_arena_t *a, const cJSON *j, tpl_value_t *out) { return from_cjson_x(a, j, out, false); }
 
 /* sigs.k8s.io/yaml.Unmarshal into interface{}: 0, -1 (Go's error text in err) or TPL_ENOMEM. */
 static int yaml_decode(tpl_arena_t *a, const char *s, size_t n, tpl_value_t *out, buf_t *err) {
@@ -313,9 +321,31 @@ static int from_yaml(tpl_call_t *c, const tpl_value_t *text, bool want_list, tpl
 SPRIG_FN(f_fromyaml) { return from_yaml(c, &args[0], false, out); }
 SPRIG_FN(f_fromyamlarray) { return from_yaml(c, &args[0], true, out); }
 
+/* Helm's lookup: without a cluster (rudder template) an empty map, as `helm template` gives; in the
+ * controller the host's callback fetches the object (or the list, when name is empty) from the API
+ * server. Not found is an empty map; any other failure fails the template. */
 SPRIG_FN(f_lookup) {
-  *out = tpl_value_map_new(tpl_call_arena(c), TPL_ELEM_ANY);
-  return out->kind == TPL_INVALID ? TPL_ENOMEM : 0;
+  tpl_helm_state_t *st = tpl_call_exec_udata(c);
+  if (!st || !st->lookup) {
+    *out = tpl_value_map_new(tpl_call_arena(c), TPL_ELEM_ANY);
+    return out->kind == TPL_INVALID ? TPL_ENOMEM : 0;
+  }
+  char *a[4];
+  for (int i = 0; i < 4; i++) a[i] = strndup(args[i].u.s.p, args[i].u.s.n);
+  char *json = NULL, err[512] = "";
+  int rc = a[0] && a[1] && a[2] && a[3] ? st->lookup(st->lookup_ctx, a[0], a[1], a[2], a[3], &json, err, sizeof err) : -12;
+  for (int i = 0; i < 4; i++) free(a[i]);
+  if (rc == -12) return TPL_ENOMEM;
+  if (rc) return tpl_call_errorf(c, "%s", err);
+  cJSON *j = json ? cJSON_Parse(json) : NULL;
+  free(json);
+  if (!j) {
+    *out = tpl_value_map_new(tpl_call_arena(c), TPL_ELEM_ANY);
+    return out->kind == TPL_INVALID ? TPL_ENOMEM : 0;
+  }
+  rc = from_cjson_x(tpl_call_arena(c), j, out, true);
+  cJSON_Delete(j);
+  return rc;
 }
 
 SPRIG_FN(f_gethostbyname) {
