@@ -13,6 +13,7 @@ typedef struct release_outcome_s {
   const char *reason, *message;
   const char *released;     /* Released condition: "True", "False", or NULL to leave it */
   const char *remediated;   /* Remediated condition, or NULL */
+  const char *tested;       /* TestSuccess condition, or NULL to leave it */
   const char *stalled;      /* Stalled condition, or NULL to remove it */
   const char *stalled_reason; /* its reason when not the Ready one (e.g. RetriesExceeded) */
   long long applied_revision, attempted_revision;

@@ -187,6 +187,8 @@ struct rc_s {
   int cancelled;
   int outcome;
   uint64_t after_ms;
+  act_kind_t tested_kind; /* the action whose release the tests run against */
+  long long remediate_to; /* the revision a remediating rollback goes back to */
   /* outcome for status */
   release_outcome_t out;
   const char *ready, *reason;
@@ -197,6 +199,7 @@ static void rc__finish(rc_t *x, int outcome);
 static void rc__list_records(rc_t *x);
 static void rc__decide(rc_t *x);
 static void rc__run(rc_t *x, act_kind_t kind);
+static void rc__start_action(rc_t *x, act_kind_t kind);
 
 static const char *rc__key(const rc_t *x) { return x->key; }
 
@@ -219,6 +222,36 @@ static record_t *rc__last_deployed(rc_t *x) {
   for (size_t i = x->nrecs; i-- > 0;)
     if (!strcmp(x->recs[i].status, "deployed")) return &x->recs[i];
   return NULL;
+}
+
+/* The revision a remediation rolls back to: the newest one older than `before` that was deployed. */
+static record_t *rc__rollback_target(rc_t *x, long long before) {
+  for (size_t i = x->nrecs; i-- > 0;)
+    if (x->recs[i].version < before && (!strcmp(x->recs[i].status, "deployed") || !strcmp(x->recs[i].status, "superseded")))
+      return &x->recs[i];
+  return NULL;
+}
+
+/* The record the last action wrote joins the observed ones (the next action works on it). */
+static void rc__adopt_next(rc_t *x) {
+  if (!x->act.have_next) return;
+  record_t rec = x->act.next;
+  x->act.have_next = false;
+  memset(&x->act.next, 0, sizeof x->act.next);
+  for (size_t i = 0; i < x->nrecs; i++)
+    if (x->recs[i].version == rec.version) {
+      record_free(&x->recs[i]);
+      x->recs[i] = rec;
+      return;
+    }
+  record_t *nv = realloc(x->recs, (x->nrecs + 1) * sizeof *nv);
+  if (!nv) {
+    record_free(&rec);
+    return;
+  }
+  x->recs = nv;
+  x->recs[x->nrecs++] = rec;
+  record_sort(x->recs, x->nrecs);
 }
 
 static void rc__free(rc_t *x) {
@@ -582,6 +615,15 @@ static void rc__in_sync(rc_t *x) {
     m->state = MEMO_OK;
     memcpy(m->digest, x->req.digest, 65);
   }
+  /* Untested: tests are enabled and have not passed at this generation. */
+  const cJSON *tc = cond_find(x->req.conditions, "TestSuccess");
+  const cJSON *tg = tc ? cJSON_GetObjectItemCaseSensitive(tc, "observedGeneration") : NULL;
+  if (x->req.test_enable && !(tc && cJSON_IsNumber(tg) && (long long)tg->valuedouble == x->req.generation)) {
+    if (m) m->state = MEMO_NONE;
+    x->tested_kind = latest->version > 1 ? ACT_UPGRADE : ACT_INSTALL;
+    rc__start_action(x, ACT_TEST);
+    return;
+  }
   /* Report success if the status does not say so yet at this generation. */
   const cJSON *ready = cond_find(x->req.conditions, "Ready");
   const cJSON *rs = ready ? cJSON_GetObjectItemCaseSensitive(ready, "status") : NULL;
@@ -908,8 +950,7 @@ static void rc__start_action(rc_t *x, act_kind_t kind) {
   a->crd_docs = &x->crds;
   if (kind == ACT_ROLLBACK) {
     if (x->remediating) {
-      record_t *d = rc__last_deployed(x);
-      a->rollback_to = d ? d->version : 0;
+      a->rollback_to = x->remediate_to;
     } else {
       a->rollback_to = r->rollback_to;
     }
@@ -977,6 +1018,34 @@ static void rc__action_done(act_t *a, void *data) {
   }
   x->out.attempted_revision = a->version;
   x->out.attempted_digest = r->digest;
+  if (a->kind == ACT_TEST) {
+    x->out.tested = a->rc ? "False" : "True";
+    x->out.applied_revision = a->version;
+    x->out.applied_digest = r->digest;
+    if (a->rc && !r->test_ignore_failures) {
+      buf_reset(&x->err);
+      buf_puts(&x->err, a->err.data ? a->err.data : "");
+      rc__event(x, "Warning", "TestFailed", x->err.data);
+      rc__remediate_or_stall(x, x->tested_kind);
+      return;
+    }
+    memo_t *m = rc__memo_note(x, a->version, r->digest);
+    if (m) {
+      m->state = MEMO_OK;
+      memcpy(m->digest, r->digest, 65);
+    }
+    x->outcome = RC_DONE;
+    x->ready = "True";
+    x->reason = a->rc ? "TestFailed" : "TestSucceeded";
+    buf_reset(&x->msg);
+    if (a->rc) buf_printf(&x->msg, "tests of release %s/%s.v%lld failed (ignored): %s", r->storage_ns, r->release_name,
+                          a->version, a->err.data ? a->err.data : "");
+    else buf_printf(&x->msg, "Helm test succeeded for release %s/%s.v%lld", r->storage_ns, r->release_name, a->version);
+    x->out.released = "True";
+    rc__event(x, a->rc ? "Warning" : "Normal", x->reason, x->msg.data);
+    rc__write_status(x);
+    return;
+  }
   if (a->kind == ACT_UNLOCK) {
     if (a->rc) {
       buf_reset(&x->err);
@@ -1038,6 +1107,14 @@ static void rc__action_done(act_t *a, void *data) {
   /* Success. */
   r->install_failures = r->upgrade_failures = 0;
   r->failed_digest[0] = 0;
+  if (r->test_enable && (a->kind == ACT_INSTALL || a->kind == ACT_UPGRADE)) {
+    /* The tests run against what was just deployed; their outcome is the reconcile's. */
+    rc__memo_note(x, a->version, r->digest);
+    x->tested_kind = a->kind;
+    rc__adopt_next(x);
+    rc__start_action(x, ACT_TEST);
+    return;
+  }
   memo_t *m = rc__memo_note(x, a->version, r->digest);
   if (m) {
     m->state = MEMO_OK;
@@ -1083,25 +1160,12 @@ static void rc__remediate_or_stall(rc_t *x, act_kind_t failed) {
   x->out.released = "False";
   rc__event(x, "Warning", reason, x->msg.data);
   if (remediate) {
-    act_kind_t k = o->strategy == REQ_REMEDIATE_UNINSTALL || !rc__last_deployed(x) ? ACT_UNINSTALL : ACT_ROLLBACK;
+    long long failed_version = x->act.version;
     /* The records as they are now (the failed one included) for the remediation. */
-    record_t failed_rec = {0};
-    if (x->act.have_next) {
-      failed_rec = x->act.next;
-      x->act.have_next = false;
-      memset(&x->act.next, 0, sizeof x->act.next);
-      record_t *nv = realloc(x->recs, (x->nrecs + 1) * sizeof *nv);
-      if (nv) {
-        x->recs = nv;
-        if (!x->nrecs || x->recs[x->nrecs - 1].version != failed_rec.version) x->recs[x->nrecs++] = failed_rec;
-        else {
-          record_free(&x->recs[x->nrecs - 1]);
-          x->recs[x->nrecs - 1] = failed_rec;
-        }
-      } else {
-        record_free(&failed_rec);
-      }
-    }
+    rc__adopt_next(x);
+    record_t *target = rc__rollback_target(x, failed_version);
+    act_kind_t k = o->strategy == REQ_REMEDIATE_UNINSTALL || !target ? ACT_UNINSTALL : ACT_ROLLBACK;
+    x->remediate_to = target ? target->version : 0;
     if (retry || o->remediate_last) {
       x->remediating = 1;
       rc__start_action(x, k);

@@ -79,19 +79,20 @@ typedef struct act__priv_s {
   uv_timer_t *wtimer;          /* the whole wait's deadline, and re-checks */
   int wtimer_pending, wtimed_out;
   act__step_t after_wait;
+  int test_failed;             /* test: a test hook failed (the record is written first) */
 } act__priv_t;
 
 static void act__finish(act_t *a, int rc);
 static void act__fail(act_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 const char *act_kind_name(act_kind_t k) {
-  static const char *const names[] = {"install", "upgrade", "rollback", "uninstall", "unlock"};
+  static const char *const names[] = {"install", "upgrade", "rollback", "uninstall", "unlock", "test"};
   return names[k];
 }
 
 static const char *act__fail_reason(act_kind_t k) {
   static const char *const r[] = {"InstallFailed", "UpgradeFailed", "RollbackFailed", "UninstallFailed",
-                                  "UpgradeFailed"};
+                                  "UpgradeFailed", "TestFailed"};
   return r[k];
 }
 
@@ -259,7 +260,7 @@ static void act__finish(act_t *a, int rc) {
   if (rc && rc != UV_ECANCELED && a->have_next && strncmp(a->next.status, "pending-", 8) == 0 && a->next.secret_name &&
       !kube_client_is_closing(a->env->c)) {
     buf_t d = BUF_INIT;
-    static const char *const what[] = {"Release", "Upgrade", "Rollback", "Uninstall", "Upgrade"};
+    static const char *const what[] = {"Release", "Upgrade", "Rollback", "Uninstall", "Upgrade", "Test"};
     buf_printf(&d, "%s \"%s\" failed: %s", what[a->kind], a->release_name,
                rc == UV_ECANCELED ? "the operation was cancelled" : a->err.data ? a->err.data : "");
     record_set_status(&a->next, "failed", d.data);
@@ -1238,6 +1239,13 @@ static void act__hook_step(act_t *a) {
     /* fall through */
   case 4:
   default:
+    if (a->kind == ACT_TEST) { /* helm test records the results before it reports the failure */
+      buf_reset(&a->err);
+      buf_printf(&a->err, "test hook %s failed: %s", h->path ? h->path : "", p->herr.data ? p->herr.data : "");
+      p->test_failed = 1;
+      act__hooks_done(a);
+      return;
+    }
     act__fail(a, "warning: Hook %s %s failed: %s", p->hevent, h->path ? h->path : "", p->herr.data ? p->herr.data : "");
     return;
   }
@@ -1595,6 +1603,50 @@ static void act__unlock(act_t *a) {
   free(body);
 }
 
+/* ---- test ---- */
+
+static void act__test_written(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  if (act__check(a, res, "recording the test results")) return;
+  if (a->p->test_failed) {
+    a->reason = "TestFailed";
+    act__finish(a, -22);
+    return;
+  }
+  act__finish(a, 0);
+}
+
+static void act__test_record(act_t *a) {
+  record_t *r = a->p->prev;
+  char *body = record_secret_json(r, a->storage_ns, 0, r->owner_uid);
+  buf_reset(&a->p->path);
+  kube_path(&a->p->path, "", "v1", "secrets", a->storage_ns, r->secret_name, NULL);
+  if (!body) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  act__sent(a, kube_update(a->env->c, a->p->path.data, body, act__test_written, a));
+  free(body);
+}
+
+static void act__test(act_t *a) {
+  record_t *r = a->p->prev;
+  if (!r || !r->rel) {
+    act__fail(a, "no deployed revision of release \"%s\" to test", a->release_name);
+    return;
+  }
+  a->version = r->version;
+  int any = 0;
+  for (size_t i = 0; i < r->rel->nhooks; i++)
+    for (size_t e = 0; e < r->rel->hooks[i].nevents; e++) any |= !strcmp(r->rel->hooks[i].events[e], "test");
+  if (!any) {
+    act__finish(a, 0);
+    return;
+  }
+  a->disable_hooks = false;
+  act__hooks(a, r->rel, "test", act__test_record);
+}
+
 /* ---- entry ---- */
 
 static void act__start_cb(uv_timer_t *t);
@@ -1623,7 +1675,8 @@ int act_start(act_t *a, act_done_cb cb, void *data) {
   /* The revision written: one more than the newest, or the newest when it is our own pending
    * record left by an interrupted run (taken over instead of adding a record). */
   if (p->latest && !strncmp(p->latest->status, "pending-", 8) && a->owner_uid && p->latest->owner_uid &&
-      !strcmp(p->latest->owner_uid, a->owner_uid) && a->kind != ACT_UNLOCK && a->kind != ACT_UNINSTALL) {
+      !strcmp(p->latest->owner_uid, a->owner_uid) && a->kind != ACT_UNLOCK && a->kind != ACT_UNINSTALL &&
+      a->kind != ACT_TEST) {
     p->resume = 1;
     a->version = p->latest->version;
   } else {
@@ -1656,6 +1709,7 @@ static void act__start_cb(uv_timer_t *t) {
   case ACT_ROLLBACK: act__deploy(a); break;
   case ACT_UNINSTALL: act__uninstall(a); break;
   case ACT_UNLOCK: act__unlock(a); break;
+  case ACT_TEST: act__test(a); break;
   }
 }
 

@@ -1,5 +1,6 @@
 /* Helm's actions as non-blocking sub-machines on the loop: install, upgrade, rollback, uninstall,
- * and unlock (a record left pending by an interrupted operation marked failed). Each issues at
+ * unlock (a record left pending by an interrupted operation marked failed) and test (the test hooks
+ * of the deployed revision, results recorded as `helm test` records them). Each issues at
  * most one request at a time; its callback moves it on. The caller (the release engine) observes
  * the release records first and hands them in; the action writes the records Helm's own action
  * would write, applies with server-side apply, and reports one outcome.
@@ -21,7 +22,7 @@ struct chart_s;
 struct manifest_set_s;
 struct render_output_s;
 
-typedef enum { ACT_INSTALL, ACT_UPGRADE, ACT_ROLLBACK, ACT_UNINSTALL, ACT_UNLOCK } act_kind_t;
+typedef enum { ACT_INSTALL, ACT_UPGRADE, ACT_ROLLBACK, ACT_UNINSTALL, ACT_UNLOCK, ACT_TEST } act_kind_t;
 /* CRDs from crds/: created when absent, also replaced when present, or left alone. */
 typedef enum { ACT_CRDS_CREATE, ACT_CRDS_CREATE_REPLACE, ACT_CRDS_SKIP } act_crds_t;
 

@@ -358,10 +358,6 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
   if ((rc = hr__bool(test, "enable", "spec.test", &r->test_enable, err)) ||
       (rc = hr__bool(test, "ignoreFailures", "spec.test", &r->test_ignore_failures, err)))
     return rc;
-  if (r->test_enable) {
-    buf_puts(err, "spec.test.enable: running chart tests is not supported by this rudder version");
-    return -95;
-  }
 
   const cJSON *values = cJSON_GetObjectItemCaseSensitive(spec, "values");
   if (values && !cJSON_IsObject(values) && !cJSON_IsNull(values)) {
@@ -438,6 +434,9 @@ static char *hr_status_patch(const release_outcome_t *o) {
   if (o->released) conds = cond_set(conds, r->conditions, "Released", o->released, o->reason, o->message, r->generation, now);
   if (o->remediated)
     conds = cond_set(conds, r->conditions, "Remediated", o->remediated, o->reason, o->message, r->generation, now);
+  if (o->tested)
+    conds = cond_set(conds, r->conditions, "TestSuccess", o->tested, !strcmp(o->tested, "True") ? "TestSucceeded" : "TestFailed",
+                     o->message, r->generation, now);
   if (o->stalled)
     conds = cond_set(conds, r->conditions, "Stalled", o->stalled, o->stalled_reason ? o->stalled_reason : o->reason,
                      o->message, r->generation, now);
