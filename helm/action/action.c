@@ -299,6 +299,33 @@ static void act__sent(act_t *a, kube_req_t *req) {
   }
 }
 
+/* ---- timers and object watches ---- */
+
+static void act__timer_closed(uv_handle_t *h) { free(h); }
+
+/* The timer in *slot, made on first use (its own allocation, freed in its close callback). */
+static uv_timer_t *act__timer(act_t *a, uv_timer_t **slot) {
+  if (!*slot && (*slot = malloc(sizeof **slot))) {
+    uv_timer_init(a->env->loop, *slot);
+    (*slot)->data = a;
+  }
+  return *slot;
+}
+
+/* Watches the one object d names (a field selector on its name), from its current state. */
+static kube_watch_t *act__watch_object(act_t *a, const act__doc_t *d, kube_watch_event_cb ev, kube_watch_end_cb end) {
+  buf_t q = BUF_INIT, sel = BUF_INIT;
+  const char *n = act__doc_ns(d, a->ns);
+  kube_path(&q, d->group, d->version, d->resource, *n ? n : NULL, NULL, NULL);
+  buf_printf(&sel, "metadata.name=%s", d->name);
+  kube_query_add(&q, "fieldSelector", sel.data);
+  kube_query_add(&q, "watch", "1");
+  kube_watch_t *w = q.data && sel.data ? kube_watch_start(a->env->c, q.data, ev, end, a) : NULL;
+  buf_free(&q);
+  buf_free(&sel);
+  return w;
+}
+
 /* ---- kind mapping ---- */
 
 static void act__map_next(act_t *a);
@@ -328,11 +355,7 @@ static void act__mapped(int err, const char *errmsg, const discovery_mapping_t *
       /* A kind whose CRD was just applied: served once the CRD is established. */
       if (err == UV_ENOENT && p->crds_applied && p->map_tries < ACT_CRD_WAIT_TRIES) {
         p->map_tries++;
-        if (!p->timer && (p->timer = malloc(sizeof *p->timer))) {
-          uv_timer_init(a->env->loop, p->timer);
-          p->timer->data = a;
-        }
-        if (p->timer) {
+        if (act__timer(a, &p->timer)) {
           p->timer_pending = 1;
           uv_timer_start(p->timer, act__map_timer, ACT_CRD_WAIT_MS, 0);
           return;
@@ -812,8 +835,6 @@ static void act__trim_next(act_t *a) {
 
 static void act__wait_next(act_t *a);
 
-static void act__wtimer_closed(uv_handle_t *h) { free(h); }
-
 /* The judgement of d as last seen: 1 ready (Current, or left out), 0 not yet, -1 failed (why in msg). */
 static int act__judge(act_t *a, act__doc_t *d, buf_t *msg, int64_t *recheck) {
   ready_result_t r;
@@ -908,16 +929,7 @@ static void act__wait_watch_end(kube_watch_t *w, const kube_response_t *res, voi
 
 static void act__wait_watch(act_t *a) {
   act__priv_t *p = a->p;
-  act__doc_t *d = &p->want.v[p->wi];
-  buf_t q = BUF_INIT, sel = BUF_INIT;
-  const char *n = act__doc_ns(d, a->ns);
-  kube_path(&q, d->group, d->version, d->resource, *n ? n : NULL, NULL, NULL);
-  buf_printf(&sel, "metadata.name=%s", d->name);
-  kube_query_add(&q, "fieldSelector", sel.data);
-  kube_query_add(&q, "watch", "1");
-  p->watch = kube_watch_start(a->env->c, q.data, act__wait_event, act__wait_watch_end, a);
-  buf_free(&q);
-  buf_free(&sel);
+  p->watch = act__watch_object(a, &p->want.v[p->wi], act__wait_event, act__wait_watch_end);
   if (!p->watch) {
     buf_reset(&p->herr);
     buf_puts(&p->herr, "cannot start a watch");
@@ -972,11 +984,7 @@ static void act__wait(act_t *a, act__step_t then) {
     then(a);
     return;
   }
-  if (!p->wtimer && (p->wtimer = malloc(sizeof *p->wtimer))) {
-    uv_timer_init(a->env->loop, p->wtimer);
-    p->wtimer->data = a;
-  }
-  if (!p->wtimer) {
+  if (!act__timer(a, &p->wtimer)) {
     act__finish(a, UV_ENOMEM);
     return;
   }
@@ -1011,8 +1019,6 @@ static int act__hook_less(const release_hook_t *x, const release_hook_t *y) {
 
 static void act__hook_step(act_t *a);
 static void act__hooks_done(act_t *a);
-
-static void act__hook_timer_closed(uv_handle_t *h) { free(h); }
 
 /* Ends the wait of the current hook: hfailed with herr when it failed. */
 static void act__hook_wait_end(act_t *a, int failed, const char *why) {
@@ -1081,18 +1087,7 @@ static void act__hook_watch_end(kube_watch_t *w, const kube_response_t *res, voi
     return;
   }
   if (!p->hdone) { /* the stream ended early (server timeout, network): watch again */
-    act__doc_t *d = &p->hdocs.v[p->hi];
-    act__doc_path(a, d, a->ns);
-    buf_t q = BUF_INIT;
-    const char *n = act__doc_ns(d, a->ns);
-    kube_path(&q, d->group, d->version, d->resource, *n ? n : NULL, NULL, NULL);
-    buf_t sel = BUF_INIT;
-    buf_printf(&sel, "metadata.name=%s", d->name);
-    kube_query_add(&q, "fieldSelector", sel.data);
-    kube_query_add(&q, "watch", "1");
-    p->watch = kube_watch_start(a->env->c, q.data, act__hook_event, act__hook_watch_end, a);
-    buf_free(&q);
-    buf_free(&sel);
+    p->watch = act__watch_object(a, &p->hdocs.v[p->hi], act__hook_event, act__hook_watch_end);
     if (!p->watch) act__hook_wait_end(a, 1, "cannot watch the hook");
     return;
   }
@@ -1121,11 +1116,7 @@ static void act__hook_wait(act_t *a) {
     act__hook_step(a);
     return;
   }
-  if (!p->htimer && (p->htimer = malloc(sizeof *p->htimer))) {
-    uv_timer_init(a->env->loop, p->htimer);
-    p->htimer->data = a;
-  }
-  if (!p->htimer) {
+  if (!act__timer(a, &p->htimer)) {
     act__finish(a, UV_ENOMEM);
     return;
   }
@@ -1683,14 +1674,11 @@ int act_start(act_t *a, act_done_cb cb, void *data) {
     a->version = p->latest ? p->latest->version + 1 : 1;
   }
   /* Never inside act_start: the first step runs from the loop. */
-  p->timer = malloc(sizeof *p->timer);
-  if (!p->timer) {
+  if (!act__timer(a, &p->timer)) {
     free(full);
     a->p = NULL;
     return UV_ENOMEM;
   }
-  uv_timer_init(a->env->loop, p->timer);
-  p->timer->data = a;
   p->timer_pending = 1;
   uv_timer_start(p->timer, act__start_cb, 0, 0);
   return 0;
@@ -1749,7 +1737,6 @@ void act_cancel(act_t *a) {
   /* A discovery look-up in flight finishes in its callback. */
 }
 
-static void act__timer_closed(uv_handle_t *h) { free(h); }
 
 void act_free(act_t *a) {
   act__priv_t *p = a->p;
@@ -1760,8 +1747,8 @@ void act_free(act_t *a) {
     act__docs_free(&p->hdocs);
     free(p->hooks);
     buf_free(&p->herr);
-    if (p->htimer) uv_close((uv_handle_t *)p->htimer, act__hook_timer_closed);
-    if (p->wtimer) uv_close((uv_handle_t *)p->wtimer, act__wtimer_closed);
+    if (p->htimer) uv_close((uv_handle_t *)p->htimer, act__timer_closed);
+    if (p->wtimer) uv_close((uv_handle_t *)p->wtimer, act__timer_closed);
     buf_free(&p->path);
     if (p->timer) uv_close((uv_handle_t *)p->timer, act__timer_closed);
     free(p);
