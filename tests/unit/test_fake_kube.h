@@ -860,6 +860,19 @@ static inline int fk_count_from(const fk_t *f, size_t from, const char *method, 
 
 static inline int fk_count(const fk_t *f, const char *method, const char *path) { return fk_count_from(f, 0, method, path); }
 
+/* Requests since from (method and path as fk_count) whose body contains substr. */
+static inline int fk_body_seen_from(const fk_t *f, size_t from, const char *method, const char *path, const char *substr) {
+  int n = 0;
+  size_t pl = strlen(path);
+  for (size_t i = from; i < f->nlog; i++) {
+    const fk_req_t *q = &f->log[i];
+    if (*method && strcmp(q->method, method)) continue;
+    if (pl && path[pl - 1] == '*' ? strncmp(q->path, path, pl - 1) : pl && strcmp(q->path, path)) continue;
+    n += q->body && strstr(q->body, substr) != NULL;
+  }
+  return n;
+}
+
 /* A position in the request log. */
 static inline size_t fk_mark(const fk_t *f) { return f->nlog; }
 

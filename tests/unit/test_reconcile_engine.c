@@ -403,6 +403,154 @@ static void test_upgrade(void) {
   finish();
 }
 
+/* ---- a failure of each step ---- */
+
+enum { OUT_RETRY = 1, OUT_STALL };
+
+typedef struct step_fail_s {
+  const char *name;
+  int upgrade;              /* 0: fails during the install (absent); 1: during the upgrade to v2 (out of sync) */
+  const char *method, *path;
+  int status;               /* injected */
+  const char *reason;       /* Ready's reason in the status written for the failure */
+  int outcome;              /* OUT_RETRY: retried with backoff and converges; OUT_STALL: stalled, not retried */
+  const char *recs;         /* the records once it failed (stall) or converged (retry) */
+  int failures;             /* installFailures / upgradeFailures reported */
+} step_fail_t;
+
+static const step_fail_t step_fails[] = {
+    {"finalizer 500", 0, "PATCH", HR_PATH, 500, "FinalizerFailed", OUT_RETRY, "1:deployed", 0},
+    {"list 500", 0, "GET", SECRETS_PATH, 500, "StorageFailed", OUT_RETRY, "1:deployed", 0},
+    {"create 409", 0, "POST", SECRETS_PATH, 409, "InstallFailed", OUT_RETRY, "1:deployed", 0},
+    {"apply 422", 0, "PATCH", CM("web-a"), 422, "InstallFailed", OUT_STALL, "1:failed", 1},
+    {"list 500", 1, "GET", SECRETS_PATH, 500, "StorageFailed", OUT_RETRY, "1:superseded 2:deployed", 0},
+    {"create 409", 1, "POST", SECRETS_PATH, 409, "UpgradeFailed", OUT_RETRY, "1:superseded 2:deployed", 0},
+    {"apply 422", 1, "PATCH", CM("web-a"), 422, "UpgradeFailed", OUT_STALL, "1:deployed 2:failed", 1},
+    {"prune 500", 1, "DELETE", CM("web-b"), 500, "UpgradeFailed", OUT_STALL, "1:deployed 2:failed", 1},
+    {"supersede 500", 1, "PUT", REC(1), 500, "UpgradeFailed", OUT_STALL, "1:deployed 2:failed", 1},
+};
+
+static void run_step_fail(const step_fail_t *t);
+
+/* Known engine bugs (see the report): kept apart so that they can be listed and run alone. */
+static const step_fail_t step_fails_bugs[] = {
+    /* A 500 on creating the pending record: nothing was stored or applied, yet it counts as a failed
+     * install/upgrade and, with the default retries (0), stalls until the spec changes. Flux (the
+     * model) counts only attempts that changed the storage and retries the rest with backoff. */
+    {"create 500", 0, "POST", SECRETS_PATH, 500, "InstallFailed", OUT_RETRY, "1:deployed", 0},
+    {"create 500", 1, "POST", SECRETS_PATH, 500, "UpgradeFailed", OUT_RETRY, "1:superseded 2:deployed", 0},
+    /* A failure writing the deployed record leaves the record pending-* (the in-memory status was
+     * already "deployed", so act__finish does not mark it failed): the release stays locked, and
+     * after an upgrade no record is deployed at all (v1 was superseded). */
+    {"mark deployed 500", 0, "PUT", REC(1), 500, "InstallFailed", OUT_STALL, "1:failed", 1},
+    {"mark deployed 500", 1, "PUT", REC(2), 500, "UpgradeFailed", OUT_STALL, "1:superseded 2:failed", 1},
+};
+
+static void test_bug_record_write_failures(void) {
+  for (size_t i = 0; i < sizeof step_fails_bugs / sizeof *step_fails_bugs; i++) run_step_fail(&step_fails_bugs[i]);
+}
+
+/* A failed status write is lost: the outcome was DONE and memoised, so the resync is a memo hit and
+ * the status never says Ready (until the spec changes or the process restarts). */
+static void test_bug_status_write_lost(void) {
+  setup();
+  fk_rule_t *rule = fk_inject_error(&fk, "PATCH", HR_STATUS_PATH, 1, 500, "InternalError", "injected by the test");
+  hr_create("1", 0, NULL);
+  engine_up();
+  CHECK(WAIT(rule->hits == 1, 5000));
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  /* expected: the status write is retried (backoff) and the status says what happened */
+  int ok = WAIT(ready_is("True", "InstallSucceeded"), 5000);
+  CHECK(ok);
+  if (!ok) fprintf(stderr, "status after a failed status write: Ready=\"%s\" (%d status writes)\n", cond_str("Ready", "status"),
+                   fk_count(&fk, "PATCH", HR_STATUS_PATH));
+  finish();
+}
+
+static void run_step_fail(const step_fail_t *t) {
+  fprintf(stderr, "-- %s during %s\n", t->name, t->upgrade ? "upgrade" : "install");
+  int before = t_failed;
+  if (t->upgrade) installed();
+  else setup();
+  size_t m = fk_mark(&fk);
+  fk_rule_t *rule = fk_inject_error(&fk, t->method, t->path, t->outcome == OUT_RETRY ? 1 : -1, t->status,
+                                    t->status == 409 ? "AlreadyExists" : t->status == 422 ? "Invalid" : "InternalError",
+                                    "injected by the test");
+  if (t->upgrade) hr_set_spec("2", 0, NULL);
+  else {
+    hr_create("1", 1, NULL);
+    engine_up();
+  }
+  const char *ok_reason = t->upgrade ? "UpgradeSucceeded" : "InstallSucceeded";
+  if (t->outcome == OUT_RETRY) {
+    CHECK(converge(ok_reason));
+    CHECK_EQ_INT(rule->hits, 1);
+    /* the failure was reported before the retry, and the step was tried again */
+    CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, t->reason) >= 1);
+    CHECK(fk_count_from(&fk, m, t->method, t->path) >= 2);
+  } else {
+    CHECK(WAIT(!strcmp(cond_str("Stalled", "status"), "True"), 8000));
+    CHECK(ready_is("False", t->reason));
+    CHECK_EQ_STR(cond_str("Stalled", "reason"), "RetriesExceeded");
+    CHECK(strstr(cond_str("Ready", "message"), "injected by the test") != NULL);
+    CHECK_EQ_INT(hr_num("status", t->upgrade ? "upgradeFailures" : "installFailures"), t->failures);
+    unsigned long acts = stats().actions;
+    size_t m2 = fk_mark(&fk);
+    run_for(600);
+    CHECK_EQ_INT(fk_count_nonwatch_from(&fk, m2), 0); /* not retried (a reconcile queued by our own writes is a memo hit) */
+    CHECK_EQ_INT(stats().actions, acts);
+    CHECK_EQ_INT(rule->hits, 1);
+  }
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, t->recs);
+  if (t->outcome == OUT_STALL) {
+    long long v = t->upgrade ? 2 : 1;
+    char want[64];
+    snprintf(want, sizeof want, "%s \"web\" failed: ", t->upgrade ? "Upgrade" : "Release");
+    CHECK(!strncmp(rec_desc(&r, v), want, strlen(want)));
+    CHECK(strstr(rec_desc(&r, v), "injected by the test") != NULL);
+  }
+  recs_free(&r);
+  if (t->outcome == OUT_STALL) {
+    /* new inputs: the counts start again and the release converges */
+    fk_clear_rules(&fk);
+    hr_set_spec("3", 0, NULL);
+    CHECK(converge(NULL));
+    CHECK_EQ_INT(hr_num("status", "installFailures"), 0);
+    CHECK_EQ_INT(hr_num("status", "upgradeFailures"), 0);
+    CHECK_EQ_STR(cm_value("web-a"), "3");
+    CHECK(hr_cond("Stalled") == NULL);
+  }
+  if (t_failed != before) fk_dump(&fk, m);
+  finish();
+}
+
+static void test_step_failures(void) {
+  for (size_t i = 0; i < sizeof step_fails / sizeof *step_fails; i++) run_step_fail(&step_fails[i]);
+}
+
+/* The per-key backoff: a list that keeps failing is tried again at growing intervals. */
+static void test_backoff(void) {
+  setup();
+  fk_rule_t *rule = fk_inject_error(&fk, "GET", SECRETS_PATH, -1, 500, "InternalError", "etcd unavailable");
+  hr_create("1", 0, NULL);
+  engine_up();
+  CHECK(WAIT(rule->hits >= 8, 8000));
+  uint64_t t[8];
+  int k = 0;
+  for (size_t i = 0; i < fk.nlog && k < 8; i++)
+    if (!strcmp(fk.log[i].method, "GET") && !strcmp(fk.log[i].path, SECRETS_PATH)) t[k++] = fk.log[i].at_ms;
+  CHECK_EQ_INT(k, 8);
+  /* 5 ms doubling: the last gap is several times the first */
+  if (k == 8) CHECK(t[7] - t[6] >= 4 * (t[2] - t[1] ? t[2] - t[1] : 1) || t[7] - t[6] >= 300);
+  CHECK(ready_is("False", "StorageFailed"));
+  CHECK(strstr(cond_str("Ready", "message"), "etcd unavailable") != NULL);
+  fk_clear_rules(&fk);
+  CHECK(converge("InstallSucceeded"));
+  finish();
+}
+
 /* ---- the tests ---- */
 
 typedef struct tcase_s {
@@ -415,6 +563,10 @@ static const tcase_t cases[] = {
     {"install", test_install, 0},
     {"in_sync", test_in_sync, 0},
     {"upgrade", test_upgrade, 0},
+    {"step_failures", test_step_failures, 0},
+    {"backoff", test_backoff, 0},
+    {"bug_record_write_failures", test_bug_record_write_failures, 1},
+    {"bug_status_write_lost", test_bug_status_write_lost, 1},
 };
 
 int main(void) {
