@@ -901,9 +901,10 @@ static inline cJSON *fk_get(fk_t *f, const char *gv, const char *resource, const
 static inline int fk_put(fk_t *f, const char *gv, const char *resource, const char *ns, const char *json) {
   cJSON *obj = cJSON_Parse(json);
   if (!obj) return 400;
-  const char *name = fk__str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
+  char *name = fk__dup(fk__str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name")); /* obj is consumed */
   fk_result_t r = name && fk__find(f, gv, resource, ns, name) ? fk__update(f, gv, resource, ns, name, NULL, obj)
                                                              : fk__create(f, gv, resource, ns, obj);
+  free(name);
   free(r.body);
   return r.status;
 }

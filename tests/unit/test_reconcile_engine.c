@@ -191,7 +191,7 @@ static const char *recs_summary(void) {
 
 /* Writes record `version` with `status` as another writer would: a copy of revision `from`, with
  * owner annotation owner (NULL: none) and last-deployed time now - age_s. */
-static __attribute__((unused)) void rec_write(long long version, const char *status, long long from, const char *owner, long long age_s,
+static void rec_write(long long version, const char *status, long long from, const char *owner, long long age_s,
                       const char *value) {
   char name[96];
   snprintf(name, sizeof name, "sh.helm.release.v1.web.v%lld", from);
@@ -551,6 +551,247 @@ static void test_backoff(void) {
   finish();
 }
 
+/* ---- locked ---- */
+
+static int no_record_writes_from(size_t m) {
+  return fk_count_from(&fk, m, "POST", SECRETS_PATH) + fk_count_from(&fk, m, "PUT", SECRETS_PATH "/*") +
+         fk_count_from(&fk, m, "DELETE", SECRETS_PATH "/*") == 0;
+}
+
+/* A helm CLI (no owner annotation) is upgrading right now: the engine waits and says so. */
+static void test_locked_other_young(void) {
+  installed();
+  size_t m = fk_mark(&fk);
+  rec_write(2, "pending-upgrade", 1, NULL, 0, "cli");
+  CHECK(WAIT(ready_is("Unknown", "ReleaseLocked"), 5000));
+  CHECK(strstr(cond_str("Ready", "message"), "another operation (pending-upgrade) is in progress") != NULL);
+  CHECK(settle(200, 3000));
+  CHECK(no_record_writes_from(m));
+  CHECK_EQ_STR(recs_summary(), "1:deployed 2:pending-upgrade");
+  CHECK_EQ_INT(stats().actions, 1);
+  /* requeued after 10 s: observed again (the lock still held) */
+  size_t m2 = fk_mark(&fk);
+  CHECK(WAIT(fk_count_from(&fk, m2, "GET", SECRETS_PATH) >= 1, 12000));
+  CHECK(settle(200, 3000));
+  CHECK(no_record_writes_from(m2));
+  /* the CLI finishes: deployed v2 from other inputs; the engine upgrades to its own spec */
+  rec_write(1, "superseded", 1, hr_uid(), 0, NULL);
+  rec_write(2, "deployed", 2, NULL, 0, "cli");
+  /* seen at the next lock retry (10 s): record events are not acted on while the memo is empty */
+  CHECK(WAIT(ready_is("True", "UpgradeSucceeded"), 12000));
+  CHECK(converge("UpgradeSucceeded"));
+  CHECK_EQ_STR(recs_summary(), "1:superseded 2:superseded 3:deployed");
+  CHECK_EQ_STR(cm_value("web-a"), "1");
+  finish();
+}
+
+/* A pending record of another writer older than the timeout: marked failed, then upgraded. */
+static void test_locked_other_old(void) {
+  installed();
+  rec_write(2, "pending-upgrade", 1, NULL, 3600, "cli");
+  CHECK(converge("UpgradeSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:failed 3:deployed");
+  CHECK_EQ_STR(rec_desc(&r, 2), "Release \"web\" failed: the upgrade operation was interrupted and did not finish");
+  recs_free(&r);
+  CHECK_EQ_STR(cm_value("web-a"), "1");
+  CHECK_EQ_INT(hr_num("status", "lastAppliedRevision"), 3);
+  finish();
+}
+
+/* Our own interrupted upgrade (owner annotation = our uid): taken over, its record rewritten. */
+static void test_locked_own(void) {
+  installed();
+  size_t m = fk_mark(&fk);
+  rec_write(2, "pending-upgrade", 1, hr_uid(), 0, "half");
+  CHECK(converge("UpgradeSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:deployed");
+  CHECK_EQ_STR(rec_desc(&r, 2), "Upgrade complete");
+  const record_t *v2 = recs_get(&r, 2);
+  if (v2) CHECK_EQ_STR(fk__str(v2->rel->config, "v"), "1");
+  recs_free(&r);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "POST", SECRETS_PATH), 0); /* rewritten, not a new revision */
+  CHECK(fk_count_from(&fk, m, "PUT", REC(2)) >= 1);
+  finish();
+}
+
+/* ---- rollback wanted ---- */
+
+static void test_rollback(void) {
+  installed();
+  hr_set_spec("2", 0, NULL);
+  CHECK(converge("UpgradeSucceeded"));
+  hr_set_spec("2", 0, ",\"rollback\":{\"toRevision\":1}");
+  CHECK(converge("RollbackSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:superseded 3:deployed");
+  CHECK_EQ_STR(rec_desc(&r, 3), "Rollback to 1");
+  const record_t *v3 = recs_get(&r, 3);
+  if (v3) {
+    CHECK_EQ_INT(v3->rel->info->rollback_revision, 1);
+    CHECK_EQ_STR(fk__str(v3->rel->config, "v"), "1");
+  }
+  recs_free(&r);
+  CHECK_EQ_STR(cm_value("web-a"), "1");
+  CHECK_EQ_STR(cm_value("web-b"), "1"); /* back with revision 1's manifest */
+  CHECK_EQ_INT(hr_num("status", "lastAppliedRevision"), 3);
+  /* a resync while the rollback is in place does nothing */
+  engine_down();
+  size_t m = fk_mark(&fk);
+  engine_up();
+  CHECK(WAIT(stats().reconciles >= 1, 3000));
+  CHECK(settle(200, 3000));
+  CHECK_EQ_INT(stats().actions, 0);
+  CHECK(no_record_writes_from(m));
+  /* the spec again */
+  hr_set_spec("2", 0, NULL);
+  CHECK(converge("UpgradeSucceeded"));
+  CHECK_EQ_STR(recs_summary(), "1:superseded 2:superseded 3:superseded 4:deployed");
+  CHECK_EQ_STR(cm_value("web-a"), "2");
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-b") == NULL);
+  finish();
+}
+
+static void test_rollback_missing_revision(void) {
+  installed();
+  size_t m = fk_mark(&fk);
+  hr_set_spec("1", 1, ",\"rollback\":{\"toRevision\":7}");
+  CHECK(WAIT(!strcmp(cond_str("Stalled", "status"), "True"), 5000));
+  CHECK(ready_is("False", "RollbackFailed"));
+  CHECK(strstr(cond_str("Ready", "message"), "revision 7") != NULL);
+  CHECK(settle(200, 3000));
+  CHECK(no_record_writes_from(m));
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  finish();
+}
+
+/* ---- uninstalled (history kept by a helm uninstall --keep-history) ---- */
+
+static void test_uninstalled(void) {
+  installed();
+  rec_write(1, "uninstalled", 1, hr_uid(), 0, NULL);
+  CHECK(converge("InstallSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:uninstalled 2:deployed");
+  CHECK_EQ_STR(rec_desc(&r, 2), "Install complete");
+  recs_free(&r);
+  CHECK_EQ_INT(hr_num("status", "lastAppliedRevision"), 2);
+  finish();
+}
+
+/* ---- deletion ---- */
+
+static void test_delete(void) {
+  installed();
+  CHECK_EQ_INT(fk_delete(&fk, HR_GV, "helmreleases", NS, "web"), 200);
+  CHECK(WAIT(hr() == NULL, 5000));
+  CHECK(settle(200, 3000));
+  CHECK_EQ_STR(recs_summary(), "");
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-a") == NULL);
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-b") == NULL);
+  finish();
+}
+
+static void test_delete_keep_history(void) {
+  setup();
+  hr_create("1", 0, ",\"uninstall\":{\"keepHistory\":true}");
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+  CHECK_EQ_INT(fk_delete(&fk, HR_GV, "helmreleases", NS, "web"), 200);
+  CHECK(WAIT(hr() == NULL, 5000));
+  CHECK(settle(200, 3000));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:uninstalled");
+  CHECK_EQ_STR(rec_desc(&r, 1), "Uninstallation complete");
+  recs_free(&r);
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-a") == NULL);
+  finish();
+}
+
+/* An uninstall that fails (a DELETE refused) keeps the finalizer and is retried. */
+static void test_delete_failure(void) {
+  installed();
+  fk_rule_t *rule = fk_inject_error(&fk, "DELETE", CM("web-a"), 2, 500, "InternalError", "injected by the test");
+  size_t m = fk_mark(&fk);
+  CHECK_EQ_INT(fk_delete(&fk, HR_GV, "helmreleases", NS, "web"), 200);
+  CHECK(WAIT(hr() == NULL, 8000));
+  CHECK_EQ_INT(rule->hits, 2);
+  CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, "UninstallFailed") >= 1);
+  CHECK(settle(200, 3000));
+  CHECK_EQ_STR(recs_summary(), "");
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-a") == NULL);
+  finish();
+}
+
+/* ---- remediation ---- */
+
+static void test_remediate_install_by_uninstall(void) {
+  setup();
+  fk_rule_t *rule = fk_inject_error(&fk, "PATCH", CM("web-b"), 1, 422, "Invalid", "injected by the test");
+  size_t m = fk_mark(&fk);
+  hr_create("1", 1, ",\"install\":{\"remediation\":{\"retries\":1}}");
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+  CHECK_EQ_INT(rule->hits, 1);
+  /* failed, remediated by uninstall (records and the applied web-a deleted), installed again */
+  CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, "\"type\":\"Remediated\",\"status\":\"True\"") >= 1);
+  CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, "\"installFailures\":1") >= 1);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "DELETE", REC(1)), 1);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "DELETE", CM("web-a")), 1);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "POST", SECRETS_PATH), 2);
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  CHECK_EQ_INT(hr_num("status", "installFailures"), 0);
+  CHECK_EQ_STR(cm_value("web-a"), "1");
+  CHECK_EQ_STR(cm_value("web-b"), "1");
+  finish();
+}
+
+static void test_remediate_upgrade_by_rollback(void) {
+  installed();
+  fk_rule_t *rule = fk_inject_error(&fk, "PATCH", CM("web-a"), -1, 422, "Invalid", "injected by the test");
+  snprintf(rule->body_has, sizeof rule->body_has, "\"v\":\"2\"");
+  size_t m = fk_mark(&fk);
+  hr_set_spec("2", 1, ",\"upgrade\":{\"remediation\":{\"retries\":1}}");
+  CHECK(WAIT(!strcmp(cond_str("Stalled", "status"), "True"), 8000));
+  CHECK(ready_is("False", "UpgradeFailed"));
+  CHECK_EQ_STR(cond_str("Stalled", "reason"), "RetriesExceeded");
+  CHECK(strstr(cond_str("Ready", "message"), "retries exhausted") != NULL);
+  CHECK_EQ_INT(hr_num("status", "upgradeFailures"), 2);
+  CHECK_EQ_INT(rule->hits, 2);
+  /* v2 failed, rolled back (v3 = revision 1), retried once (v4 failed), then stalled */
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:failed 3:deployed 4:failed");
+  CHECK_EQ_STR(rec_desc(&r, 3), "Rollback to 1");
+  recs_free(&r);
+  CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, "\"type\":\"Remediated\",\"status\":\"True\"") >= 1);
+  CHECK_EQ_STR(cm_value("web-a"), "1");
+  CHECK(settle(300, 3000));
+  /* not retried, also not by a new engine (the status remembers the failures) */
+  engine_down();
+  size_t m2 = fk_mark(&fk);
+  engine_up();
+  CHECK(WAIT(stats().reconciles >= 1, 3000));
+  CHECK(settle(300, 3000));
+  CHECK_EQ_INT(stats().actions, 0);
+  CHECK(no_record_writes_from(m2));
+  /* new inputs reset the counts */
+  fk_clear_rules(&fk);
+  hr_set_spec("3", 1, ",\"upgrade\":{\"remediation\":{\"retries\":1}}");
+  CHECK(converge("UpgradeSucceeded"));
+  CHECK_EQ_INT(hr_num("status", "upgradeFailures"), 0);
+  CHECK(hr_cond("Stalled") == NULL);
+  CHECK_EQ_STR(recs_summary(), "1:superseded 2:failed 3:superseded 4:failed 5:deployed");
+  CHECK_EQ_STR(cm_value("web-a"), "3");
+  finish();
+}
+
 /* ---- the tests ---- */
 
 typedef struct tcase_s {
@@ -565,6 +806,17 @@ static const tcase_t cases[] = {
     {"upgrade", test_upgrade, 0},
     {"step_failures", test_step_failures, 0},
     {"backoff", test_backoff, 0},
+    {"locked_other_young", test_locked_other_young, 0},
+    {"locked_other_old", test_locked_other_old, 0},
+    {"locked_own", test_locked_own, 0},
+    {"rollback", test_rollback, 0},
+    {"rollback_missing_revision", test_rollback_missing_revision, 0},
+    {"uninstalled", test_uninstalled, 0},
+    {"delete", test_delete, 0},
+    {"delete_keep_history", test_delete_keep_history, 0},
+    {"delete_failure", test_delete_failure, 0},
+    {"remediate_install_by_uninstall", test_remediate_install_by_uninstall, 0},
+    {"remediate_upgrade_by_rollback", test_remediate_upgrade_by_rollback, 0},
     {"bug_record_write_failures", test_bug_record_write_failures, 1},
     {"bug_status_write_lost", test_bug_status_write_lost, 1},
 };
