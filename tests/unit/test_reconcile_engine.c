@@ -792,6 +792,127 @@ static void test_remediate_upgrade_by_rollback(void) {
   finish();
 }
 
+/* ---- cancellation: the server holds one request of a step while the spec changes, the object is
+ * deleted, or the engine stops ---- */
+
+typedef struct step_s {
+  const char *name;
+  int upgrade;
+  const char *method, *path;
+  unsigned bugs; /* modes (1 << CANCEL_*) that fail because of a known engine bug (see the report) */
+} step_t;
+
+enum { CANCEL_SPEC = 0, CANCEL_DELETE, CANCEL_STOP };
+#define BUG_STOP (1u << CANCEL_STOP)     /* bug: a reconcile starts after engine_stop */
+#define BUG_SPEC (1u << CANCEL_SPEC)     /* bug: resumed with new inputs, the interrupted attempt's objects leak */
+#define BUG_DELETE (1u << CANCEL_DELETE) /* bug: uninstall of an interrupted upgrade leaks the previous revision's objects */
+
+static const step_t steps[] = {
+    {"finalizer", 0, "PATCH", HR_PATH, 0},
+    {"list", 0, "GET", SECRETS_PATH, BUG_STOP},
+    {"ownership get", 0, "GET", CM("web-a"), BUG_STOP},
+    {"record create", 0, "POST", SECRETS_PATH, BUG_STOP},
+    {"apply", 0, "PATCH", CM("web-a"), BUG_STOP},
+    {"mark deployed", 0, "PUT", REC(1), BUG_STOP | BUG_SPEC},
+    {"status", 0, "PATCH", HR_STATUS_PATH, 0},
+    {"list", 1, "GET", SECRETS_PATH, 0},
+    {"record create", 1, "POST", SECRETS_PATH, 0},
+    {"apply", 1, "PATCH", CM("web-a"), BUG_STOP | BUG_DELETE},
+    {"prune get", 1, "GET", CM("web-b"), BUG_STOP | BUG_DELETE},
+    {"prune delete", 1, "DELETE", CM("web-b"), BUG_STOP | BUG_DELETE},
+    {"supersede", 1, "PUT", REC(1), BUG_STOP},
+    {"mark deployed", 1, "PUT", REC(2), BUG_STOP},
+    {"status", 1, "PATCH", HR_STATUS_PATH, 0},
+    /* Discovery look-ups held by the server are not cancelled: every mode waits for the client's
+     * request timeout (60 s). */
+    {"server version", 0, "GET", "/version", BUG_STOP | BUG_SPEC | BUG_DELETE},
+    {"kind mapping", 0, "GET", "/api/v1", BUG_STOP | BUG_SPEC | BUG_DELETE},
+};
+
+static const char *const cancel_names[] = {"spec change", "deletion", "engine_stop"};
+
+/* No record is left pending and the newest is deployed. */
+static void check_records_settled(void) {
+  recs_t r;
+  recs_load(&r);
+  CHECK(r.n > 0);
+  for (size_t i = 0; i < r.n; i++) CHECK(strncmp(r.v[i].status, "pending-", 8) != 0);
+  if (r.n) CHECK_EQ_STR(r.v[r.n - 1].status, "deployed");
+  if (strstr(r.summary, "pending")) fprintf(stderr, "records: %s\n", r.summary);
+  recs_free(&r);
+}
+
+static void run_cancel(const step_t *st, int mode) {
+  fprintf(stderr, "-- %s while the %s%s request is held\n", cancel_names[mode], st->upgrade ? "upgrade's " : "install's ",
+          st->name);
+  int before = t_failed;
+  if (st->upgrade) installed();
+  else setup();
+  size_t m = fk_mark(&fk);
+  fk_rule_t *rule = fk_inject(&fk, st->method, st->path, FK_HANG, 1);
+  if (st->upgrade) hr_set_spec("2", 0, NULL);
+  else {
+    hr_create("1", 1, NULL);
+    engine_up();
+  }
+  int held = WAIT(rule->hits == 1, 5000);
+  CHECK(held);
+  unsigned long cancelled = stats().cancelled;
+  if (mode == CANCEL_SPEC) {
+    hr_set_spec("5", 0, NULL);
+    CHECK(converge(NULL));
+    CHECK_EQ_STR(cm_value("web-a"), "5");
+    CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-b") == NULL);
+    check_records_settled();
+    if (strcmp(st->name, "status")) CHECK(stats().cancelled > cancelled);
+  } else if (mode == CANCEL_DELETE) {
+    CHECK_EQ_INT(fk_delete(&fk, HR_GV, "helmreleases", NS, "web"), 200);
+    int gone = WAIT(hr() == NULL, 8000);
+    CHECK(gone);
+    if (!gone) fprintf(stderr, "still there: Ready=%s %s: %s\n", cond_str("Ready", "status"), cond_str("Ready", "reason"),
+                       cond_str("Ready", "message"));
+    CHECK(settle(200, 3000));
+    CHECK_EQ_STR(recs_summary(), "");
+    CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-a") == NULL);
+    CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-b") == NULL);
+  } else {
+    engine_down(); /* nothing reaches the server after engine_stop, the engine closes */
+    engine_up();
+    CHECK(converge(NULL));
+    CHECK_EQ_STR(cm_value("web-a"), st->upgrade ? "2" : "1");
+    check_records_settled();
+  }
+  if (t_failed != before) fk_dump(&fk, m);
+  finish();
+}
+
+static void test_cancel(void) {
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+    for (int mode = 0; mode < 3; mode++)
+      if (!(steps[i].bugs & (1u << mode))) run_cancel(&steps[i], mode);
+}
+
+static void run_cancel_bugs(unsigned mask) {
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+    for (int mode = 0; mode < 3; mode++)
+      if ((steps[i].bugs & mask & (1u << mode)) && (strcmp(steps[i].path, "/version") && strcmp(steps[i].path, "/api/v1")))
+        run_cancel(&steps[i], mode);
+}
+
+/* engine_stop while a reconcile runs whose key was queued again meanwhile (by the reconcile's own
+ * finalizer patch or record write): a new reconcile starts after engine_stop returned and runs a
+ * whole install/upgrade. */
+static void test_bug_stop_restarts(void) { run_cancel_bugs(BUG_STOP); }
+
+/* Objects of an interrupted operation or of the previous revision are left behind. */
+static void test_bug_interrupted_leak(void) { run_cancel_bugs(BUG_SPEC | BUG_DELETE); }
+
+static void test_bug_cancel_discovery(void) {
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+    if (!strcmp(steps[i].path, "/version") || !strcmp(steps[i].path, "/api/v1"))
+      for (int mode = 0; mode < 3; mode++) run_cancel(&steps[i], mode);
+}
+
 /* ---- the tests ---- */
 
 typedef struct tcase_s {
@@ -817,8 +938,12 @@ static const tcase_t cases[] = {
     {"delete_failure", test_delete_failure, 0},
     {"remediate_install_by_uninstall", test_remediate_install_by_uninstall, 0},
     {"remediate_upgrade_by_rollback", test_remediate_upgrade_by_rollback, 0},
+    {"cancel", test_cancel, 0},
     {"bug_record_write_failures", test_bug_record_write_failures, 1},
     {"bug_status_write_lost", test_bug_status_write_lost, 1},
+    {"bug_stop_restarts", test_bug_stop_restarts, 1},
+    {"bug_interrupted_leak", test_bug_interrupted_leak, 1},
+    {"bug_cancel_discovery", test_bug_cancel_discovery, 1},
 };
 
 int main(void) {
