@@ -873,6 +873,10 @@ static inline int fk_body_seen_from(const fk_t *f, size_t from, const char *meth
   return n;
 }
 
+static inline int fk_body_seen(const fk_t *f, const char *method, const char *path, const char *substr) {
+  return fk_body_seen_from(f, 0, method, path, substr);
+}
+
 /* A position in the request log. */
 static inline size_t fk_mark(const fk_t *f) { return f->nlog; }
 

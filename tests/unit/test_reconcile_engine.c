@@ -913,6 +913,120 @@ static void test_bug_cancel_discovery(void) {
       for (int mode = 0; mode < 3; mode++) run_cancel(&steps[i], mode);
 }
 
+/* ---- the memo ---- */
+
+static const cJSON *hr_history(int i) {
+  return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(hr(), "status"), "history"), i);
+}
+
+/* Installed with spec.interval 10s (the shortest allowed). */
+static void installed_10s(void) {
+  setup();
+  hr_create("1", 0, NULL);
+  CHECK_EQ_INT(fk_merge(&fk, HR_GV, "helmreleases", NS, "web", NULL, "{\"spec\":{\"interval\":\"10s\"}}"), 200);
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+}
+
+/* A resync of a Ready release costs no request at all. */
+static void test_memo_resync(void) {
+  installed_10s();
+  size_t m = fk_mark(&fk);
+  engine_stats_t s0 = stats();
+  CHECK(WAIT(stats().memo_hits > s0.memo_hits, 12000));
+  run_for(50);
+  CHECK(stats().reconciles > s0.reconciles);
+  CHECK_EQ_INT(stats().actions, s0.actions);
+  CHECK_EQ_INT(stats().renders, s0.renders);
+  CHECK_EQ_INT(fk_count_nonwatch_from(&fk, m), 0);
+  if (fk_count_nonwatch_from(&fk, m)) fk_dump(&fk, m);
+  finish();
+}
+
+/* A new revision written by someone else (a helm upgrade by hand) is seen through the records watch
+ * and corrected: an upgrade back to the spec. */
+static void test_memo_changed_behind(void) {
+  installed_10s();
+  size_t m = fk_mark(&fk);
+  rec_write(1, "superseded", 1, hr_uid(), 0, NULL);
+  rec_write(2, "deployed", 1, NULL, 0, "by-hand");
+  CHECK(WAIT(hr_num("status", "lastAppliedRevision") == 3, 5000));
+  CHECK(converge("UpgradeSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:superseded 3:deployed");
+  const record_t *v3 = recs_get(&r, 3);
+  if (v3) CHECK_EQ_STR(fk__str(v3->rel->config, "v"), "1");
+  recs_free(&r);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "GET", SECRETS_PATH), 1);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "POST", SECRETS_PATH), 1);
+  const cJSON *h0 = hr_history(0), *h1 = hr_history(1);
+  CHECK_EQ_INT(hr_num("status", "lastAppliedRevision"), 3);
+  CHECK(h0 && cJSON_GetObjectItemCaseSensitive(h0, "version")->valuedouble == 3);
+  CHECK(h1 && cJSON_GetObjectItemCaseSensitive(h1, "version")->valuedouble == 2);
+  /* and the memo holds again: the next resync is free */
+  size_t m2 = fk_mark(&fk);
+  unsigned long hits = stats().memo_hits;
+  CHECK(WAIT(stats().memo_hits > hits, 12000));
+  run_for(50);
+  CHECK_EQ_INT(fk_count_nonwatch_from(&fk, m2), 0);
+  finish();
+}
+
+/* The applied record deleted by hand (helm uninstall): installed again. */
+static void test_memo_record_deleted(void) {
+  installed();
+  CHECK_EQ_INT(fk_delete(&fk, "/api/v1", "secrets", NS, "sh.helm.release.v1.web.v1"), 200);
+  CHECK(WAIT(!strcmp(recs_summary(), "1:deployed"), 5000));
+  CHECK(converge("InstallSucceeded"));
+  CHECK_EQ_INT(fk_count(&fk, "POST", SECRETS_PATH), 2);
+  finish();
+}
+
+/* A record of another release, or an older revision of ours changing, does not wake the release. */
+static void test_memo_unrelated_records(void) {
+  installed();
+  size_t m = fk_mark(&fk);
+  fk_put(&fk, "/api/v1", "secrets", NS,
+         "{\"metadata\":{\"name\":\"sh.helm.release.v1.other.v1\",\"labels\":{\"owner\":\"helm\",\"name\":\"other\","
+         "\"status\":\"deployed\",\"version\":\"1\"}},\"type\":\"helm.sh/release.v1\",\"data\":{}}");
+  run_for(300);
+  CHECK_EQ_INT(fk_count_nonwatch_from(&fk, m), 0);
+  finish();
+}
+
+/* ---- transport faults ---- */
+
+static void test_transport_faults(void) {
+  setup();
+  fk_rule_t *drop = fk_inject(&fk, "GET", SECRETS_PATH, FK_DROP, 1);
+  fk_rule_t *slow = fk_inject(&fk, "PATCH", CM("web-a"), FK_DELAY, 1);
+  slow->delay_ms = 300;
+  fk_rule_t *slow_status = fk_inject(&fk, "PATCH", HR_STATUS_PATH, FK_DELAY, 1);
+  slow_status->delay_ms = 200;
+  hr_create("1", 1, NULL);
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+  CHECK_EQ_INT(drop->hits, 1);
+  CHECK_EQ_INT(slow->hits, 1);
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  CHECK(fk_count(&fk, "GET", SECRETS_PATH) >= 2); /* sent again (by the client or the engine's retry) */
+  finish();
+}
+
+/* A failure marking another writer's stale pending record failed is retried. */
+static void test_unlock_failure(void) {
+  installed();
+  fk_rule_t *rule = fk_inject_error(&fk, "PUT", REC(2), 1, 500, "InternalError", "injected by the test");
+  size_t m = fk_mark(&fk);
+  rec_write(2, "pending-upgrade", 1, NULL, 3600, "cli");
+  CHECK(converge("UpgradeSucceeded"));
+  CHECK_EQ_INT(rule->hits, 1);
+  CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, "StorageFailed") >= 1);
+  CHECK_EQ_STR(recs_summary(), "1:superseded 2:failed 3:deployed");
+  finish();
+}
+
 /* ---- the tests ---- */
 
 typedef struct tcase_s {
@@ -939,6 +1053,12 @@ static const tcase_t cases[] = {
     {"remediate_install_by_uninstall", test_remediate_install_by_uninstall, 0},
     {"remediate_upgrade_by_rollback", test_remediate_upgrade_by_rollback, 0},
     {"cancel", test_cancel, 0},
+    {"memo_resync", test_memo_resync, 0},
+    {"memo_changed_behind", test_memo_changed_behind, 0},
+    {"memo_record_deleted", test_memo_record_deleted, 0},
+    {"memo_unrelated_records", test_memo_unrelated_records, 0},
+    {"transport_faults", test_transport_faults, 0},
+    {"unlock_failure", test_unlock_failure, 0},
     {"bug_record_write_failures", test_bug_record_write_failures, 1},
     {"bug_status_write_lost", test_bug_status_write_lost, 1},
     {"bug_stop_restarts", test_bug_stop_restarts, 1},
