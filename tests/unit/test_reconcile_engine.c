@@ -1027,6 +1027,71 @@ static void test_unlock_failure(void) {
   finish();
 }
 
+/* ---- the other states with a failing step ---- */
+
+/* In sync, observed by a new engine whose records list fails once: retried, and still nothing written. */
+static void test_in_sync_list_failure(void) {
+  installed();
+  engine_down();
+  fk_rule_t *rule = fk_inject_error(&fk, "GET", SECRETS_PATH, 1, 500, "InternalError", "injected by the test");
+  size_t m = fk_mark(&fk);
+  engine_up();
+  CHECK(WAIT(rule->hits == 1 && fk_count_from(&fk, m, "GET", SECRETS_PATH) >= 2, 5000));
+  CHECK(WAIT(ready_is("True", NULL), 5000));
+  CHECK(settle(200, 3000));
+  CHECK_EQ_INT(stats().actions, 0);
+  CHECK(no_record_writes_from(m));
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  finish();
+}
+
+/* A declarative rollback whose apply is refused: RollbackFailed, stalled (a rollback is not remediated). */
+static void test_rollback_apply_failure(void) {
+  installed();
+  hr_set_spec("2", 0, NULL);
+  CHECK(converge("UpgradeSucceeded"));
+  fk_inject_error(&fk, "PATCH", CM("web-b"), -1, 422, "Invalid", "injected by the test");
+  hr_set_spec("2", 0, ",\"rollback\":{\"toRevision\":1}");
+  CHECK(WAIT(!strcmp(cond_str("Stalled", "status"), "True"), 5000));
+  CHECK(ready_is("False", "RollbackFailed"));
+  CHECK(strstr(cond_str("Ready", "message"), "injected by the test") != NULL);
+  CHECK(settle(300, 3000));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:deployed 3:failed");
+  CHECK(!strncmp(rec_desc(&r, 3), "Rollback \"web\" failed: ", 23));
+  recs_free(&r);
+  size_t m = fk_mark(&fk);
+  run_for(500);
+  CHECK_EQ_INT(fk_count_nonwatch_from(&fk, m), 0);
+  finish();
+}
+
+/* Uninstalled (kept history) and the install's record create conflicts once: retried, installed. */
+static void test_uninstalled_create_conflict(void) {
+  installed();
+  fk_rule_t *rule = fk_inject_error(&fk, "POST", SECRETS_PATH, 1, 409, "AlreadyExists", "injected by the test");
+  rec_write(1, "uninstalled", 1, hr_uid(), 0, NULL);
+  CHECK(converge("InstallSucceeded"));
+  CHECK_EQ_INT(rule->hits, 1);
+  CHECK_EQ_STR(recs_summary(), "1:uninstalled 2:deployed");
+  CHECK_EQ_INT(hr_num("status", "installFailures"), 0);
+  finish();
+}
+
+/* Our own interrupted upgrade, taken over, whose apply is refused: the pending record becomes failed. */
+static void test_locked_own_apply_failure(void) {
+  installed();
+  fk_inject_error(&fk, "PATCH", CM("web-a"), -1, 422, "Invalid", "injected by the test");
+  rec_write(2, "pending-upgrade", 1, hr_uid(), 0, "half");
+  CHECK(WAIT(!strcmp(cond_str("Stalled", "status"), "True"), 5000));
+  CHECK(ready_is("False", "UpgradeFailed"));
+  CHECK(settle(300, 3000));
+  CHECK_EQ_STR(recs_summary(), "1:deployed 2:failed");
+  CHECK_EQ_INT(fk_count(&fk, "POST", SECRETS_PATH), 1); /* the install's only */
+  finish();
+}
+
 /* ---- the tests ---- */
 
 typedef struct tcase_s {
@@ -1052,6 +1117,10 @@ static const tcase_t cases[] = {
     {"delete_failure", test_delete_failure, 0},
     {"remediate_install_by_uninstall", test_remediate_install_by_uninstall, 0},
     {"remediate_upgrade_by_rollback", test_remediate_upgrade_by_rollback, 0},
+    {"in_sync_list_failure", test_in_sync_list_failure, 0},
+    {"rollback_apply_failure", test_rollback_apply_failure, 0},
+    {"uninstalled_create_conflict", test_uninstalled_create_conflict, 0},
+    {"locked_own_apply_failure", test_locked_own_apply_failure, 0},
     {"cancel", test_cancel, 0},
     {"memo_resync", test_memo_resync, 0},
     {"memo_changed_behind", test_memo_changed_behind, 0},
