@@ -1,0 +1,1164 @@
+/* The release engine (reconcile/engine.c with doors/helmrelease.c and helm/action) against the
+ * in-process fake API server (test_fake_kube.h): every named state of the observation with the
+ * outcomes of each step's failure, remediation, cancellation at every step (spec change, deletion,
+ * engine_stop while the server holds the request), and the memo (a resync costs no request; a
+ * record changed behind the engine's back is noticed and corrected).
+ *
+ * Each test runs on a loop of its own that must close cleanly. Client retries are off so that each
+ * injected failure reaches the engine as it is. RUDDER_ENGINE_TEST=name runs only that test,
+ * RUDDER_ENGINE_TEST=list lists them; RUDDER_ENGINE_TEST_LOG=debug shows the engine's log. The tests
+ * named bug_* fail because of engine bugs (described above each) and are meant to fail until fixed. */
+#include "base/log.h"
+#include "helm/action/record.h"
+#include "reconcile/doors/doors.h"
+#include "reconcile/engine.h"
+#include "t.h"
+#include "test_fake_kube.h"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define HR_GV "/apis/rudder.dev/v1alpha1"
+#define NS "ns"
+#define HR_PATH HR_GV "/namespaces/" NS "/helmreleases/web"
+#define HR_STATUS_PATH HR_PATH "/status"
+#define SECRETS_PATH "/api/v1/namespaces/" NS "/secrets"
+#define REC(v) SECRETS_PATH "/sh.helm.release.v1.web.v" #v
+#define CM(n) "/api/v1/namespaces/" NS "/configmaps/" n
+#define FINALIZER "rudder.dev/finalizer"
+
+static uv_loop_t loop;
+static fk_t fk;
+static kube_client_t *kc;
+static discovery_t *disc;
+static engine_t *eng;
+
+/* ---- running the loop ---- */
+
+static int t_deadline;
+static void t_deadline_cb(uv_timer_t *t) { t_deadline = 1; }
+
+/* Runs the loop until cond holds or ms have passed; the value of cond. */
+#define WAIT(cond, ms)                                                   \
+  ({                                                                     \
+    uv_timer_t _t;                                                       \
+    uv_timer_init(&loop, &_t);                                           \
+    t_deadline = 0;                                                      \
+    uv_timer_start(&_t, t_deadline_cb, (ms), 0);                         \
+    while (!(cond) && !t_deadline) uv_run(&loop, UV_RUN_ONCE);           \
+    uv_close((uv_handle_t *)&_t, NULL);                                  \
+    uv_run(&loop, UV_RUN_NOWAIT);                                        \
+    (cond) ? 1 : 0;                                                      \
+  })
+
+static void run_for(uint64_t ms) {
+  int never = 0;
+  (void)WAIT(never, ms);
+}
+
+/* ---- the object ---- */
+
+static const char *tpl_a = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-a\ndata:\n  v: {{ .Values.v | quote }}\n";
+static const char *tpl_b = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-b\ndata:\n  v: {{ .Values.v | quote }}\n";
+
+/* The spec's JSON: values.v = v, configmap web-b too when with_b, extra fields (",\"install\":...") appended. */
+static char *spec_json(const char *v, int with_b, const char *extra) {
+  cJSON *t = cJSON_CreateObject();
+  cJSON_AddStringToObject(t, "a.yaml", tpl_a);
+  if (with_b) cJSON_AddStringToObject(t, "b.yaml", tpl_b);
+  char *tt = cJSON_PrintUnformatted(t);
+  cJSON_Delete(t);
+  buf_t b = BUF_INIT;
+  buf_printf(&b, "{\"interval\":\"10m\",\"chart\":{\"inline\":{\"chartName\":\"web\",\"chartVersion\":\"1.0.0\","
+                 "\"templates\":%s}},\"values\":{\"v\":\"%s\"}%s}", tt, v, extra ? extra : "");
+  free(tt);
+  return buf_steal(&b);
+}
+
+static void hr_create(const char *v, int with_b, const char *extra) {
+  char *spec = spec_json(v, with_b, extra);
+  buf_t b = BUF_INIT;
+  buf_printf(&b, "{\"apiVersion\":\"rudder.dev/v1alpha1\",\"kind\":\"HelmRelease\",\"metadata\":{\"name\":\"web\","
+                 "\"namespace\":\"" NS "\"},\"spec\":%s}", spec);
+  CHECK_EQ_INT(fk_put(&fk, HR_GV, "helmreleases", NS, b.data), 201);
+  buf_free(&b);
+  free(spec);
+}
+
+/* Replaces the spec (a new generation). */
+static void hr_set_spec(const char *v, int with_b, const char *extra) {
+  char *spec = spec_json(v, with_b, extra);
+  buf_t b = BUF_INIT;
+  buf_printf(&b, "{\"spec\":null}");
+  CHECK_EQ_INT(fk_merge(&fk, HR_GV, "helmreleases", NS, "web", NULL, b.data), 200);
+  buf_reset(&b);
+  buf_printf(&b, "{\"spec\":%s}", spec);
+  CHECK_EQ_INT(fk_merge(&fk, HR_GV, "helmreleases", NS, "web", NULL, b.data), 200);
+  buf_free(&b);
+  free(spec);
+}
+
+static cJSON *hr(void) { return fk_get(&fk, HR_GV, "helmreleases", NS, "web"); }
+
+static long long hr_num(const char *a, const char *b) {
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(hr(), a);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, b);
+  return cJSON_IsNumber(v) ? (long long)v->valuedouble : -1;
+}
+
+static long long hr_gen(void) { return hr_num("metadata", "generation"); }
+
+static const char *hr_uid(void) { return fk__str(cJSON_GetObjectItemCaseSensitive(hr(), "metadata"), "uid"); }
+
+static const cJSON *hr_cond(const char *type) {
+  const cJSON *conds = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(hr(), "status"), "conditions");
+  const cJSON *c;
+  cJSON_ArrayForEach(c, conds) {
+    const char *t = fk__str(c, "type");
+    if (t && !strcmp(t, type)) return c;
+  }
+  return NULL;
+}
+
+static const char *cond_str(const char *type, const char *field) {
+  const char *s = fk__str(hr_cond(type), field);
+  return s ? s : "";
+}
+
+/* Ready has this status and reason at the current generation. */
+static int ready_is(const char *status, const char *reason) {
+  const cJSON *c = hr_cond("Ready");
+  const cJSON *og = cJSON_GetObjectItemCaseSensitive(c, "observedGeneration");
+  return c && !strcmp(cond_str("Ready", "status"), status) && (!reason || !strcmp(cond_str("Ready", "reason"), reason)) &&
+         cJSON_IsNumber(og) && (long long)og->valuedouble == hr_gen();
+}
+
+static int hr_has_finalizer(void) {
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(hr(), "metadata"), "finalizers");
+  const cJSON *x;
+  cJSON_ArrayForEach(x, f) if (cJSON_IsString(x) && !strcmp(x->valuestring, FINALIZER)) return 1;
+  return 0;
+}
+
+/* ---- the records ---- */
+
+typedef struct recs_s {
+  record_t v[32];
+  size_t n;
+  char summary[512]; /* "1:superseded 2:deployed" */
+} recs_t;
+
+static void recs_free(recs_t *r) {
+  for (size_t i = 0; i < r->n; i++) record_free(&r->v[i]);
+  r->n = 0;
+}
+
+/* Decodes the release's record Secrets in the store (with helm/release's decoder, via record_from_secret). */
+static void recs_load(recs_t *r) {
+  memset(r, 0, sizeof *r);
+  for (fk_obj_t *o = fk.objs; o; o = o->next) {
+    if (strcmp(o->resource, "secrets") || strcmp(o->ns, NS) || !fk__labels_match(o->obj, "owner=helm,name=web")) continue;
+    buf_t err = BUF_INIT;
+    if (r->n < 32 && record_from_secret(o->obj, &r->v[r->n], &err) == 0) r->n++;
+    else fprintf(stderr, "unreadable record %s: %s\n", o->name, err.data ? err.data : "");
+    buf_free(&err);
+  }
+  record_sort(r->v, r->n);
+  buf_t s = BUF_INIT;
+  for (size_t i = 0; i < r->n; i++) buf_printf(&s, "%s%lld:%s", i ? " " : "", r->v[i].version, r->v[i].status);
+  snprintf(r->summary, sizeof r->summary, "%s", s.data ? s.data : "");
+  buf_free(&s);
+}
+
+static const record_t *recs_get(const recs_t *r, long long v) {
+  for (size_t i = 0; i < r->n; i++)
+    if (r->v[i].version == v) return &r->v[i];
+  return NULL;
+}
+
+static const char *rec_desc(const recs_t *r, long long v) {
+  const record_t *x = recs_get(r, v);
+  return x && x->rel->info && x->rel->info->description ? x->rel->info->description : "";
+}
+
+/* The records summary as a static string (for CHECK_EQ_STR). */
+static const char *recs_summary(void) {
+  static char s[512];
+  recs_t r;
+  recs_load(&r);
+  snprintf(s, sizeof s, "%s", r.summary);
+  recs_free(&r);
+  return s;
+}
+
+/* Writes record `version` with `status` as another writer would: a copy of revision `from`, with
+ * owner annotation owner (NULL: none) and last-deployed time now - age_s. */
+static void rec_write(long long version, const char *status, long long from, const char *owner, long long age_s,
+                      const char *value) {
+  char name[96];
+  snprintf(name, sizeof name, "sh.helm.release.v1.web.v%lld", from);
+  cJSON *sec = fk_get(&fk, "/api/v1", "secrets", NS, name);
+  CHECK(sec != NULL);
+  if (!sec) return;
+  release_t *rel = NULL;
+  char err[256];
+  CHECK_EQ_INT(release_secret_decode(sec, 0, &rel, err, sizeof err), 0);
+  if (!rel) return;
+  rel->version = version;
+  free(rel->info->status);
+  rel->info->status = strdup(status);
+  rel->info->last_deployed = release_time_make((int64_t)time(NULL) - age_s, 0, 0);
+  if (value) {
+    cJSON_Delete(rel->config);
+    rel->config = cJSON_CreateObject();
+    cJSON_AddStringToObject(rel->config, "v", value);
+  }
+  release_secret_opts_t o = {.storage_namespace = NS, .created_at = (int64_t)time(NULL)};
+  cJSON *out = NULL;
+  CHECK_EQ_INT(release_secret_json(rel, &o, &out), 0);
+  if (owner) cJSON_AddStringToObject(cJSON_AddObjectToObject(fk__meta(out), "annotations"), RECORD_OWNER_ANNOTATION, owner);
+  char *text = cJSON_PrintUnformatted(out);
+  int st = fk_put(&fk, "/api/v1", "secrets", NS, text);
+  CHECK(st == 200 || st == 201);
+  free(text);
+  cJSON_Delete(out);
+  release_free(rel);
+}
+
+static const char *cm_value(const char *name) {
+  cJSON *cm = fk_get(&fk, "/api/v1", "configmaps", NS, name);
+  const char *v = fk__str(cJSON_GetObjectItemCaseSensitive(cm, "data"), "v");
+  return v ? v : "(none)";
+}
+
+/* ---- the engine ---- */
+
+static int stopped, disc_closed, client_closed;
+static uint64_t stop_wait_ms = 5000;   /* how long engine_stop may take */
+static uint64_t cancel_wait_ms = 8000; /* how long a cancelled reconcile may take to converge again */
+static void flag_cb(void *d) { (*(int *)d)++; }
+
+static void setup(void) {
+  CHECK_EQ_INT(uv_loop_init(&loop), 0);
+  CHECK_EQ_INT(fk_start(&fk, &loop), 0);
+  /* The kind's CRD, as installed (read when an object is deleted). */
+  fk_put(&fk, "/apis/apiextensions.k8s.io/v1", "customresourcedefinitions", NULL,
+         "{\"metadata\":{\"name\":\"helmreleases.rudder.dev\"},\"spec\":{\"group\":\"rudder.dev\"}}");
+}
+
+static void engine_up(void) {
+  kube_config_t cfg = {0};
+  char *err = NULL;
+  CHECK_EQ_INT(kube_config_set_server(&cfg, fk.url, &err), 0);
+  CHECK_EQ_INT(kube_client_new(&loop, &cfg, &kc, &err), 0);
+  free(err);
+  kube_config_free(&cfg);
+  kube_client_limits_t l = {.max_retries = -1, .qps = -1};
+  kube_client_set_limits(kc, &l);
+  CHECK_EQ_INT(discovery_new(kc, &disc), 0);
+  engine_opts_t o = {.namespace = NULL, .concurrency = 4};
+  CHECK_EQ_INT(engine_start(&loop, kc, disc, &door_helmrelease, &o, &eng), 0);
+}
+
+/* Stops the engine; after engine_stop returns, no request may reach the server. */
+static void engine_down(void) {
+  size_t mark = fk_mark(&fk);
+  stopped = disc_closed = client_closed = 0;
+  engine_stop(eng, flag_cb, &stopped);
+  int ok = WAIT(stopped, stop_wait_ms);
+  CHECK(ok);
+  if (!ok) fprintf(stderr, "engine_stop did not finish within %llu ms\n", (unsigned long long)stop_wait_ms);
+  discovery_close(disc, flag_cb, &disc_closed);
+  kube_client_close(kc, flag_cb, &client_closed);
+  CHECK(WAIT(disc_closed && client_closed, 5000));
+  run_for(20);
+  int after = fk_count_from(&fk, mark, "", "");
+  CHECK_EQ_INT(after, 0);
+  if (after) fk_dump(&fk, mark);
+  eng = NULL;
+  kc = NULL;
+  disc = NULL;
+}
+
+static void teardown(void) {
+  fk_stop(&fk);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  CHECK_EQ_INT(uv_loop_close(&loop), 0);
+}
+
+static engine_stats_t stats(void) { return engine_get_stats(eng); }
+
+/* Runs until the loop has been quiet (no request to the fake) for quiet_ms. */
+static int settle(uint64_t quiet_ms, uint64_t max_ms) {
+  uint64_t start = uv_now(&loop);
+  for (;;) {
+    size_t m = fk_mark(&fk);
+    run_for(quiet_ms);
+    if (fk_count_nonwatch_from(&fk, m) == 0) return 1;
+    uv_update_time(&loop);
+    if (uv_now(&loop) - start > max_ms) return 0;
+  }
+}
+
+/* Runs until the release is Ready=True at the current generation with reason (NULL any) and quiet. */
+static int converge(const char *reason) {
+  int ok = WAIT(ready_is("True", reason), 8000);
+  if (ok) ok = settle(150, 3000);
+  if (!ok) fprintf(stderr, "not converged: Ready=%s %s: %s; records %s\n", cond_str("Ready", "status"),
+                   cond_str("Ready", "reason"), cond_str("Ready", "message"), recs_summary());
+  return ok;
+}
+
+/* A fresh fake with web installed at v1 (value "1", web-a and web-b) and the engine running. */
+static void installed(void) {
+  setup();
+  hr_create("1", 1, NULL);
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+}
+
+static void finish(void) {
+  if (eng) engine_down();
+  teardown();
+}
+
+/* ---- absent ---- */
+
+static void test_install(void) {
+  setup();
+  hr_create("1", 1, NULL);
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+  CHECK(hr_has_finalizer());
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:deployed");
+  CHECK_EQ_STR(rec_desc(&r, 1), "Install complete");
+  if (r.n) {
+    CHECK_EQ_STR(r.v[0].owner_uid, hr_uid());
+    CHECK_EQ_STR(r.v[0].rel->apply_method, "ssa");
+    CHECK_EQ_STR(r.v[0].rel->namespace, NS);
+    CHECK_EQ_STR(r.v[0].rel->chart->metadata->version, "1.0.0");
+  }
+  recs_free(&r);
+  CHECK_EQ_STR(cm_value("web-a"), "1");
+  CHECK_EQ_STR(cm_value("web-b"), "1");
+  cJSON *cm = fk_get(&fk, "/api/v1", "configmaps", NS, "web-a");
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(cm, "metadata");
+  CHECK_EQ_STR(fk__str(cJSON_GetObjectItemCaseSensitive(meta, "labels"), "app.kubernetes.io/managed-by"), "Helm");
+  CHECK_EQ_STR(fk__str(cJSON_GetObjectItemCaseSensitive(meta, "annotations"), "meta.helm.sh/release-name"), "web");
+  CHECK_EQ_STR(cond_str("Released", "status"), "True");
+  CHECK_EQ_INT(hr_num("status", "lastAppliedRevision"), 1);
+  CHECK_EQ_INT(hr_num("status", "observedGeneration"), hr_gen());
+  CHECK_EQ_INT(hr_num("status", "installFailures"), 0);
+  CHECK(hr_cond("Stalled") == NULL);
+  /* The requests an install costs. */
+  CHECK_EQ_INT(fk_count(&fk, "PATCH", HR_PATH), 1);        /* finalizer */
+  CHECK_EQ_INT(fk_count(&fk, "GET", SECRETS_PATH), 1);     /* records list */
+  CHECK_EQ_INT(fk_count(&fk, "POST", SECRETS_PATH), 1);    /* pending-install */
+  CHECK_EQ_INT(fk_count(&fk, "PUT", REC(1)), 1);           /* deployed */
+  CHECK_EQ_INT(fk_count(&fk, "PATCH", CM("web-a")), 1);    /* applied */
+  CHECK_EQ_INT(fk_count(&fk, "GET", CM("web-a")), 1);      /* ownership of a new object */
+  CHECK_EQ_INT(fk_count(&fk, "PATCH", HR_STATUS_PATH), 1); /* status */
+  CHECK_EQ_INT(stats().actions, 1);
+  CHECK_EQ_INT(stats().renders, 1);
+  finish();
+}
+
+/* ---- in sync: a new engine (no memo) observes the records and does nothing ---- */
+
+static void test_in_sync(void) {
+  installed();
+  engine_down();
+  size_t m = fk_mark(&fk);
+  engine_up();
+  CHECK(WAIT(stats().reconciles >= 1, 3000));
+  CHECK(settle(200, 3000));
+  CHECK_EQ_INT(stats().actions, 0);
+  CHECK_EQ_INT(stats().renders, 0);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "GET", SECRETS_PATH), 1);
+  /* nothing written: no record, no object, no status (Ready is already True at this generation) */
+  CHECK_EQ_INT(fk_count_from(&fk, m, "POST", "") + fk_count_from(&fk, m, "PUT", "") +
+                   fk_count_from(&fk, m, "PATCH", "") + fk_count_from(&fk, m, "DELETE", ""), 0);
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  finish();
+}
+
+/* ---- out of sync: upgrade, prune ---- */
+
+static void test_upgrade(void) {
+  installed();
+  size_t m = fk_mark(&fk);
+  hr_set_spec("2", 0, NULL);
+  CHECK(converge("UpgradeSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:deployed");
+  CHECK_EQ_STR(rec_desc(&r, 2), "Upgrade complete");
+  recs_free(&r);
+  CHECK_EQ_STR(cm_value("web-a"), "2");
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-b") == NULL); /* pruned */
+  CHECK_EQ_INT(fk_count_from(&fk, m, "DELETE", CM("web-b")), 1);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "GET", CM("web-a")), 0); /* not new: no ownership check */
+  CHECK_EQ_INT(fk_count_from(&fk, m, "POST", SECRETS_PATH), 1);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "PUT", REC(1)), 1);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "PUT", REC(2)), 1);
+  CHECK_EQ_INT(hr_num("status", "lastAppliedRevision"), 2);
+  finish();
+}
+
+/* ---- a failure of each step ---- */
+
+enum { OUT_RETRY = 1, OUT_STALL };
+
+typedef struct step_fail_s {
+  const char *name;
+  int upgrade;              /* 0: fails during the install (absent); 1: during the upgrade to v2 (out of sync) */
+  const char *method, *path;
+  int status;               /* injected */
+  const char *reason;       /* Ready's reason in the status written for the failure */
+  int outcome;              /* OUT_RETRY: retried with backoff and converges; OUT_STALL: stalled, not retried */
+  const char *recs;         /* the records once it failed (stall) or converged (retry) */
+  int failures;             /* installFailures / upgradeFailures reported */
+} step_fail_t;
+
+static const step_fail_t step_fails[] = {
+    {"finalizer 500", 0, "PATCH", HR_PATH, 500, "FinalizerFailed", OUT_RETRY, "1:deployed", 0},
+    {"list 500", 0, "GET", SECRETS_PATH, 500, "StorageFailed", OUT_RETRY, "1:deployed", 0},
+    {"create 409", 0, "POST", SECRETS_PATH, 409, "InstallFailed", OUT_RETRY, "1:deployed", 0},
+    {"apply 422", 0, "PATCH", CM("web-a"), 422, "InstallFailed", OUT_STALL, "1:failed", 1},
+    {"list 500", 1, "GET", SECRETS_PATH, 500, "StorageFailed", OUT_RETRY, "1:superseded 2:deployed", 0},
+    {"create 409", 1, "POST", SECRETS_PATH, 409, "UpgradeFailed", OUT_RETRY, "1:superseded 2:deployed", 0},
+    {"apply 422", 1, "PATCH", CM("web-a"), 422, "UpgradeFailed", OUT_STALL, "1:deployed 2:failed", 1},
+    {"prune 500", 1, "DELETE", CM("web-b"), 500, "UpgradeFailed", OUT_STALL, "1:deployed 2:failed", 1},
+    {"supersede 500", 1, "PUT", REC(1), 500, "UpgradeFailed", OUT_STALL, "1:deployed 2:failed", 1},
+};
+
+static void run_step_fail(const step_fail_t *t);
+
+/* Known engine bugs (see the report): kept apart so that they can be listed and run alone. */
+static const step_fail_t step_fails_bugs[] = {
+    /* A 500 on creating the pending record: nothing was stored or applied, yet it counts as a failed
+     * install/upgrade and, with the default retries (0), stalls until the spec changes. Flux (the
+     * model) counts only attempts that changed the storage and retries the rest with backoff. */
+    {"create 500", 0, "POST", SECRETS_PATH, 500, "InstallFailed", OUT_RETRY, "1:deployed", 0},
+    {"create 500", 1, "POST", SECRETS_PATH, 500, "UpgradeFailed", OUT_RETRY, "1:superseded 2:deployed", 0},
+    /* A failure writing the deployed record leaves the record pending-* (the in-memory status was
+     * already "deployed", so act__finish does not mark it failed): the release stays locked, and
+     * after an upgrade no record is deployed at all (v1 was superseded). */
+    {"mark deployed 500", 0, "PUT", REC(1), 500, "InstallFailed", OUT_STALL, "1:failed", 1},
+    {"mark deployed 500", 1, "PUT", REC(2), 500, "UpgradeFailed", OUT_STALL, "1:superseded 2:failed", 1},
+};
+
+static void test_bug_record_write_failures(void) {
+  for (size_t i = 0; i < sizeof step_fails_bugs / sizeof *step_fails_bugs; i++) run_step_fail(&step_fails_bugs[i]);
+}
+
+/* A failed status write is lost: the outcome was DONE and memoised, so the resync is a memo hit and
+ * the status never says Ready (until the spec changes or the process restarts). */
+static void test_bug_status_write_lost(void) {
+  setup();
+  fk_rule_t *rule = fk_inject_error(&fk, "PATCH", HR_STATUS_PATH, 1, 500, "InternalError", "injected by the test");
+  hr_create("1", 0, NULL);
+  engine_up();
+  CHECK(WAIT(rule->hits == 1, 5000));
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  /* expected: the status write is retried (backoff) and the status says what happened */
+  int ok = WAIT(ready_is("True", "InstallSucceeded"), 5000);
+  CHECK(ok);
+  if (!ok) fprintf(stderr, "status after a failed status write: Ready=\"%s\" (%d status writes)\n", cond_str("Ready", "status"),
+                   fk_count(&fk, "PATCH", HR_STATUS_PATH));
+  finish();
+}
+
+static void run_step_fail(const step_fail_t *t) {
+  fprintf(stderr, "-- %s during %s\n", t->name, t->upgrade ? "upgrade" : "install");
+  int before = t_failed;
+  if (t->upgrade) installed();
+  else setup();
+  size_t m = fk_mark(&fk);
+  fk_rule_t *rule = fk_inject_error(&fk, t->method, t->path, t->outcome == OUT_RETRY ? 1 : -1, t->status,
+                                    t->status == 409 ? "AlreadyExists" : t->status == 422 ? "Invalid" : "InternalError",
+                                    "injected by the test");
+  if (t->upgrade) hr_set_spec("2", 0, NULL);
+  else {
+    hr_create("1", 1, NULL);
+    engine_up();
+  }
+  const char *ok_reason = t->upgrade ? "UpgradeSucceeded" : "InstallSucceeded";
+  if (t->outcome == OUT_RETRY) {
+    CHECK(converge(ok_reason));
+    CHECK_EQ_INT(rule->hits, 1);
+    /* the failure was reported before the retry, and the step was tried again */
+    CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, t->reason) >= 1);
+    CHECK(fk_count_from(&fk, m, t->method, t->path) >= 2);
+  } else {
+    CHECK(WAIT(!strcmp(cond_str("Stalled", "status"), "True"), 8000));
+    CHECK(ready_is("False", t->reason));
+    CHECK_EQ_STR(cond_str("Stalled", "reason"), "RetriesExceeded");
+    CHECK(strstr(cond_str("Ready", "message"), "injected by the test") != NULL);
+    CHECK_EQ_INT(hr_num("status", t->upgrade ? "upgradeFailures" : "installFailures"), t->failures);
+    unsigned long acts = stats().actions;
+    size_t m2 = fk_mark(&fk);
+    run_for(600);
+    CHECK_EQ_INT(fk_count_nonwatch_from(&fk, m2), 0); /* not retried (a reconcile queued by our own writes is a memo hit) */
+    CHECK_EQ_INT(stats().actions, acts);
+    CHECK_EQ_INT(rule->hits, 1);
+  }
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, t->recs);
+  if (t->outcome == OUT_STALL) {
+    long long v = t->upgrade ? 2 : 1;
+    char want[64];
+    snprintf(want, sizeof want, "%s \"web\" failed: ", t->upgrade ? "Upgrade" : "Release");
+    CHECK(!strncmp(rec_desc(&r, v), want, strlen(want)));
+    CHECK(strstr(rec_desc(&r, v), "injected by the test") != NULL);
+  }
+  recs_free(&r);
+  if (t->outcome == OUT_STALL) {
+    /* new inputs: the counts start again and the release converges */
+    fk_clear_rules(&fk);
+    hr_set_spec("3", 0, NULL);
+    CHECK(converge(NULL));
+    CHECK_EQ_INT(hr_num("status", "installFailures"), 0);
+    CHECK_EQ_INT(hr_num("status", "upgradeFailures"), 0);
+    CHECK_EQ_STR(cm_value("web-a"), "3");
+    CHECK(hr_cond("Stalled") == NULL);
+  }
+  if (t_failed != before) fk_dump(&fk, m);
+  finish();
+}
+
+static void test_step_failures(void) {
+  for (size_t i = 0; i < sizeof step_fails / sizeof *step_fails; i++) run_step_fail(&step_fails[i]);
+}
+
+/* The per-key backoff: a list that keeps failing is tried again at growing intervals. */
+static void test_backoff(void) {
+  setup();
+  fk_rule_t *rule = fk_inject_error(&fk, "GET", SECRETS_PATH, -1, 500, "InternalError", "etcd unavailable");
+  hr_create("1", 0, NULL);
+  engine_up();
+  CHECK(WAIT(rule->hits >= 8, 8000));
+  uint64_t t[8];
+  int k = 0;
+  for (size_t i = 0; i < fk.nlog && k < 8; i++)
+    if (!strcmp(fk.log[i].method, "GET") && !strcmp(fk.log[i].path, SECRETS_PATH)) t[k++] = fk.log[i].at_ms;
+  CHECK_EQ_INT(k, 8);
+  /* 5 ms doubling: the last gap is several times the first */
+  if (k == 8) CHECK(t[7] - t[6] >= 4 * (t[2] - t[1] ? t[2] - t[1] : 1) || t[7] - t[6] >= 300);
+  CHECK(ready_is("False", "StorageFailed"));
+  CHECK(strstr(cond_str("Ready", "message"), "etcd unavailable") != NULL);
+  fk_clear_rules(&fk);
+  CHECK(converge("InstallSucceeded"));
+  finish();
+}
+
+/* ---- locked ---- */
+
+static int no_record_writes_from(size_t m) {
+  return fk_count_from(&fk, m, "POST", SECRETS_PATH) + fk_count_from(&fk, m, "PUT", SECRETS_PATH "/*") +
+         fk_count_from(&fk, m, "DELETE", SECRETS_PATH "/*") == 0;
+}
+
+/* A helm CLI (no owner annotation) is upgrading right now: the engine waits and says so. */
+static void test_locked_other_young(void) {
+  installed();
+  size_t m = fk_mark(&fk);
+  rec_write(2, "pending-upgrade", 1, NULL, 0, "cli");
+  CHECK(WAIT(ready_is("Unknown", "ReleaseLocked"), 5000));
+  CHECK(strstr(cond_str("Ready", "message"), "another operation (pending-upgrade) is in progress") != NULL);
+  CHECK(settle(200, 3000));
+  CHECK(no_record_writes_from(m));
+  CHECK_EQ_STR(recs_summary(), "1:deployed 2:pending-upgrade");
+  CHECK_EQ_INT(stats().actions, 1);
+  /* requeued after 10 s: observed again (the lock still held) */
+  size_t m2 = fk_mark(&fk);
+  CHECK(WAIT(fk_count_from(&fk, m2, "GET", SECRETS_PATH) >= 1, 12000));
+  CHECK(settle(200, 3000));
+  CHECK(no_record_writes_from(m2));
+  /* the CLI finishes: deployed v2 from other inputs; the engine upgrades to its own spec */
+  rec_write(1, "superseded", 1, hr_uid(), 0, NULL);
+  rec_write(2, "deployed", 2, NULL, 0, "cli");
+  /* seen at the next lock retry (10 s): record events are not acted on while the memo is empty */
+  CHECK(WAIT(ready_is("True", "UpgradeSucceeded"), 12000));
+  CHECK(converge("UpgradeSucceeded"));
+  CHECK_EQ_STR(recs_summary(), "1:superseded 2:superseded 3:deployed");
+  CHECK_EQ_STR(cm_value("web-a"), "1");
+  finish();
+}
+
+/* A pending record of another writer older than the timeout: marked failed, then upgraded. */
+static void test_locked_other_old(void) {
+  installed();
+  rec_write(2, "pending-upgrade", 1, NULL, 3600, "cli");
+  CHECK(converge("UpgradeSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:failed 3:deployed");
+  CHECK_EQ_STR(rec_desc(&r, 2), "Release \"web\" failed: the upgrade operation was interrupted and did not finish");
+  recs_free(&r);
+  CHECK_EQ_STR(cm_value("web-a"), "1");
+  CHECK_EQ_INT(hr_num("status", "lastAppliedRevision"), 3);
+  finish();
+}
+
+/* Our own interrupted upgrade (owner annotation = our uid): taken over, its record rewritten. */
+static void test_locked_own(void) {
+  installed();
+  size_t m = fk_mark(&fk);
+  rec_write(2, "pending-upgrade", 1, hr_uid(), 0, "half");
+  CHECK(converge("UpgradeSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:deployed");
+  CHECK_EQ_STR(rec_desc(&r, 2), "Upgrade complete");
+  const record_t *v2 = recs_get(&r, 2);
+  if (v2) CHECK_EQ_STR(fk__str(v2->rel->config, "v"), "1");
+  recs_free(&r);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "POST", SECRETS_PATH), 0); /* rewritten, not a new revision */
+  CHECK(fk_count_from(&fk, m, "PUT", REC(2)) >= 1);
+  finish();
+}
+
+/* ---- rollback wanted ---- */
+
+static void test_rollback(void) {
+  installed();
+  hr_set_spec("2", 0, NULL);
+  CHECK(converge("UpgradeSucceeded"));
+  hr_set_spec("2", 0, ",\"rollback\":{\"toRevision\":1}");
+  CHECK(converge("RollbackSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:superseded 3:deployed");
+  CHECK_EQ_STR(rec_desc(&r, 3), "Rollback to 1");
+  const record_t *v3 = recs_get(&r, 3);
+  if (v3) {
+    CHECK_EQ_INT(v3->rel->info->rollback_revision, 1);
+    CHECK_EQ_STR(fk__str(v3->rel->config, "v"), "1");
+  }
+  recs_free(&r);
+  CHECK_EQ_STR(cm_value("web-a"), "1");
+  CHECK_EQ_STR(cm_value("web-b"), "1"); /* back with revision 1's manifest */
+  CHECK_EQ_INT(hr_num("status", "lastAppliedRevision"), 3);
+  /* a resync while the rollback is in place does nothing */
+  engine_down();
+  size_t m = fk_mark(&fk);
+  engine_up();
+  CHECK(WAIT(stats().reconciles >= 1, 3000));
+  CHECK(settle(200, 3000));
+  CHECK_EQ_INT(stats().actions, 0);
+  CHECK(no_record_writes_from(m));
+  /* the spec again */
+  hr_set_spec("2", 0, NULL);
+  CHECK(converge("UpgradeSucceeded"));
+  CHECK_EQ_STR(recs_summary(), "1:superseded 2:superseded 3:superseded 4:deployed");
+  CHECK_EQ_STR(cm_value("web-a"), "2");
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-b") == NULL);
+  finish();
+}
+
+static void test_rollback_missing_revision(void) {
+  installed();
+  size_t m = fk_mark(&fk);
+  hr_set_spec("1", 1, ",\"rollback\":{\"toRevision\":7}");
+  CHECK(WAIT(!strcmp(cond_str("Stalled", "status"), "True"), 5000));
+  CHECK(ready_is("False", "RollbackFailed"));
+  CHECK(strstr(cond_str("Ready", "message"), "revision 7") != NULL);
+  CHECK(settle(200, 3000));
+  CHECK(no_record_writes_from(m));
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  finish();
+}
+
+/* ---- uninstalled (history kept by a helm uninstall --keep-history) ---- */
+
+static void test_uninstalled(void) {
+  installed();
+  rec_write(1, "uninstalled", 1, hr_uid(), 0, NULL);
+  CHECK(converge("InstallSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:uninstalled 2:deployed");
+  CHECK_EQ_STR(rec_desc(&r, 2), "Install complete");
+  recs_free(&r);
+  CHECK_EQ_INT(hr_num("status", "lastAppliedRevision"), 2);
+  finish();
+}
+
+/* ---- deletion ---- */
+
+static void test_delete(void) {
+  installed();
+  CHECK_EQ_INT(fk_delete(&fk, HR_GV, "helmreleases", NS, "web"), 200);
+  CHECK(WAIT(hr() == NULL, 5000));
+  CHECK(settle(200, 3000));
+  CHECK_EQ_STR(recs_summary(), "");
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-a") == NULL);
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-b") == NULL);
+  finish();
+}
+
+static void test_delete_keep_history(void) {
+  setup();
+  hr_create("1", 0, ",\"uninstall\":{\"keepHistory\":true}");
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+  CHECK_EQ_INT(fk_delete(&fk, HR_GV, "helmreleases", NS, "web"), 200);
+  CHECK(WAIT(hr() == NULL, 5000));
+  CHECK(settle(200, 3000));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:uninstalled");
+  CHECK_EQ_STR(rec_desc(&r, 1), "Uninstallation complete");
+  recs_free(&r);
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-a") == NULL);
+  finish();
+}
+
+/* An uninstall that fails (a DELETE refused) keeps the finalizer and is retried. */
+static void test_delete_failure(void) {
+  installed();
+  fk_rule_t *rule = fk_inject_error(&fk, "DELETE", CM("web-a"), 2, 500, "InternalError", "injected by the test");
+  size_t m = fk_mark(&fk);
+  CHECK_EQ_INT(fk_delete(&fk, HR_GV, "helmreleases", NS, "web"), 200);
+  CHECK(WAIT(hr() == NULL, 8000));
+  CHECK_EQ_INT(rule->hits, 2);
+  CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, "UninstallFailed") >= 1);
+  CHECK(settle(200, 3000));
+  CHECK_EQ_STR(recs_summary(), "");
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-a") == NULL);
+  finish();
+}
+
+/* ---- remediation ---- */
+
+static void test_remediate_install_by_uninstall(void) {
+  setup();
+  fk_rule_t *rule = fk_inject_error(&fk, "PATCH", CM("web-b"), 1, 422, "Invalid", "injected by the test");
+  size_t m = fk_mark(&fk);
+  hr_create("1", 1, ",\"install\":{\"remediation\":{\"retries\":1}}");
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+  CHECK_EQ_INT(rule->hits, 1);
+  /* failed, remediated by uninstall (records and the applied web-a deleted), installed again */
+  CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, "\"type\":\"Remediated\",\"status\":\"True\"") >= 1);
+  CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, "\"installFailures\":1") >= 1);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "DELETE", REC(1)), 1);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "DELETE", CM("web-a")), 1);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "POST", SECRETS_PATH), 2);
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  CHECK_EQ_INT(hr_num("status", "installFailures"), 0);
+  CHECK_EQ_STR(cm_value("web-a"), "1");
+  CHECK_EQ_STR(cm_value("web-b"), "1");
+  finish();
+}
+
+static void test_remediate_upgrade_by_rollback(void) {
+  installed();
+  fk_rule_t *rule = fk_inject_error(&fk, "PATCH", CM("web-a"), -1, 422, "Invalid", "injected by the test");
+  snprintf(rule->body_has, sizeof rule->body_has, "\"v\":\"2\"");
+  size_t m = fk_mark(&fk);
+  hr_set_spec("2", 1, ",\"upgrade\":{\"remediation\":{\"retries\":1}}");
+  CHECK(WAIT(!strcmp(cond_str("Stalled", "status"), "True"), 8000));
+  CHECK(ready_is("False", "UpgradeFailed"));
+  CHECK_EQ_STR(cond_str("Stalled", "reason"), "RetriesExceeded");
+  CHECK(strstr(cond_str("Ready", "message"), "retries exhausted") != NULL);
+  CHECK_EQ_INT(hr_num("status", "upgradeFailures"), 2);
+  CHECK_EQ_INT(rule->hits, 2);
+  /* v2 failed, rolled back (v3 = revision 1), retried once (v4 failed), then stalled */
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:failed 3:deployed 4:failed");
+  CHECK_EQ_STR(rec_desc(&r, 3), "Rollback to 1");
+  recs_free(&r);
+  CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, "\"type\":\"Remediated\",\"status\":\"True\"") >= 1);
+  CHECK_EQ_STR(cm_value("web-a"), "1");
+  CHECK(settle(300, 3000));
+  /* not retried, also not by a new engine (the status remembers the failures) */
+  engine_down();
+  size_t m2 = fk_mark(&fk);
+  engine_up();
+  CHECK(WAIT(stats().reconciles >= 1, 3000));
+  CHECK(settle(300, 3000));
+  CHECK_EQ_INT(stats().actions, 0);
+  CHECK(no_record_writes_from(m2));
+  /* new inputs reset the counts */
+  fk_clear_rules(&fk);
+  hr_set_spec("3", 1, ",\"upgrade\":{\"remediation\":{\"retries\":1}}");
+  CHECK(converge("UpgradeSucceeded"));
+  CHECK_EQ_INT(hr_num("status", "upgradeFailures"), 0);
+  CHECK(hr_cond("Stalled") == NULL);
+  CHECK_EQ_STR(recs_summary(), "1:superseded 2:failed 3:superseded 4:failed 5:deployed");
+  CHECK_EQ_STR(cm_value("web-a"), "3");
+  finish();
+}
+
+/* ---- cancellation: the server holds one request of a step while the spec changes, the object is
+ * deleted, or the engine stops ---- */
+
+typedef struct step_s {
+  const char *name;
+  int upgrade;
+  const char *method, *path;
+  unsigned bugs; /* modes (1 << CANCEL_*) that fail because of a known engine bug (see the report) */
+} step_t;
+
+enum { CANCEL_SPEC = 0, CANCEL_DELETE, CANCEL_STOP };
+#define BUG_STOP (1u << CANCEL_STOP)     /* bug: a reconcile starts after engine_stop */
+#define BUG_SPEC (1u << CANCEL_SPEC)     /* bug: resumed with new inputs, the interrupted attempt's objects leak */
+#define BUG_DELETE (1u << CANCEL_DELETE) /* bug: uninstall of an interrupted upgrade leaks the previous revision's objects */
+
+static const step_t steps[] = {
+    {"finalizer", 0, "PATCH", HR_PATH, 0},
+    {"list", 0, "GET", SECRETS_PATH, BUG_STOP},
+    {"ownership get", 0, "GET", CM("web-a"), BUG_STOP},
+    {"record create", 0, "POST", SECRETS_PATH, BUG_STOP},
+    {"apply", 0, "PATCH", CM("web-a"), BUG_STOP},
+    {"mark deployed", 0, "PUT", REC(1), BUG_STOP | BUG_SPEC},
+    {"status", 0, "PATCH", HR_STATUS_PATH, 0},
+    {"list", 1, "GET", SECRETS_PATH, 0},
+    {"record create", 1, "POST", SECRETS_PATH, 0},
+    {"apply", 1, "PATCH", CM("web-a"), BUG_STOP | BUG_DELETE},
+    {"prune get", 1, "GET", CM("web-b"), BUG_STOP | BUG_DELETE},
+    {"prune delete", 1, "DELETE", CM("web-b"), BUG_STOP | BUG_DELETE},
+    {"supersede", 1, "PUT", REC(1), BUG_STOP},
+    {"mark deployed", 1, "PUT", REC(2), BUG_STOP},
+    {"status", 1, "PATCH", HR_STATUS_PATH, 0},
+    /* Discovery look-ups held by the server are not cancelled: every mode waits for the client's
+     * request timeout (60 s). */
+    {"server version", 0, "GET", "/version", BUG_STOP | BUG_SPEC | BUG_DELETE},
+    {"kind mapping", 0, "GET", "/api/v1", BUG_STOP | BUG_SPEC | BUG_DELETE},
+};
+
+static const char *const cancel_names[] = {"spec change", "deletion", "engine_stop"};
+
+/* No record is left pending and the newest is deployed. */
+static void check_records_settled(void) {
+  recs_t r;
+  recs_load(&r);
+  CHECK(r.n > 0);
+  for (size_t i = 0; i < r.n; i++) CHECK(strncmp(r.v[i].status, "pending-", 8) != 0);
+  if (r.n) CHECK_EQ_STR(r.v[r.n - 1].status, "deployed");
+  if (strstr(r.summary, "pending")) fprintf(stderr, "records: %s\n", r.summary);
+  recs_free(&r);
+}
+
+static void run_cancel(const step_t *st, int mode) {
+  fprintf(stderr, "-- %s while the %s%s request is held\n", cancel_names[mode], st->upgrade ? "upgrade's " : "install's ",
+          st->name);
+  int before = t_failed;
+  if (st->upgrade) installed();
+  else setup();
+  size_t m = fk_mark(&fk);
+  fk_rule_t *rule = fk_inject(&fk, st->method, st->path, FK_HANG, 1);
+  if (st->upgrade) hr_set_spec("2", 0, NULL);
+  else {
+    hr_create("1", 1, NULL);
+    engine_up();
+  }
+  int held = WAIT(rule->hits == 1, 5000);
+  CHECK(held);
+  unsigned long cancelled = stats().cancelled;
+  if (mode == CANCEL_SPEC) {
+    hr_set_spec("5", 0, NULL);
+    CHECK(WAIT(ready_is("True", NULL), cancel_wait_ms));
+    CHECK(converge(NULL));
+    CHECK_EQ_STR(cm_value("web-a"), "5");
+    CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-b") == NULL);
+    check_records_settled();
+    if (strcmp(st->name, "status")) CHECK(stats().cancelled > cancelled);
+  } else if (mode == CANCEL_DELETE) {
+    CHECK_EQ_INT(fk_delete(&fk, HR_GV, "helmreleases", NS, "web"), 200);
+    int gone = WAIT(hr() == NULL, cancel_wait_ms);
+    CHECK(gone);
+    if (!gone) fprintf(stderr, "still there: Ready=%s %s: %s\n", cond_str("Ready", "status"), cond_str("Ready", "reason"),
+                       cond_str("Ready", "message"));
+    CHECK(settle(200, 3000));
+    CHECK_EQ_STR(recs_summary(), "");
+    CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-a") == NULL);
+    CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-b") == NULL);
+  } else {
+    engine_down(); /* nothing reaches the server after engine_stop, the engine closes */
+    engine_up();
+    CHECK(converge(NULL));
+    CHECK_EQ_STR(cm_value("web-a"), st->upgrade ? "2" : "1");
+    check_records_settled();
+  }
+  if (t_failed != before) fk_dump(&fk, m);
+  finish();
+}
+
+static void test_cancel(void) {
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+    for (int mode = 0; mode < 3; mode++)
+      if (!(steps[i].bugs & (1u << mode))) run_cancel(&steps[i], mode);
+}
+
+static void run_cancel_bugs(unsigned mask) {
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+    for (int mode = 0; mode < 3; mode++)
+      if ((steps[i].bugs & mask & (1u << mode)) && (strcmp(steps[i].path, "/version") && strcmp(steps[i].path, "/api/v1")))
+        run_cancel(&steps[i], mode);
+}
+
+/* engine_stop while a reconcile runs whose key was queued again meanwhile (by the reconcile's own
+ * finalizer patch or record write): a new reconcile starts after engine_stop returned and runs a
+ * whole install/upgrade. */
+static void test_bug_stop_restarts(void) { run_cancel_bugs(BUG_STOP); }
+
+/* Objects of an interrupted operation or of the previous revision are left behind. */
+static void test_bug_interrupted_leak(void) { run_cancel_bugs(BUG_SPEC | BUG_DELETE); }
+
+static void test_bug_cancel_discovery(void) {
+  /* cancellation is immediate everywhere else: 2 s is plenty */
+  stop_wait_ms = cancel_wait_ms = 2000;
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+    if (!strcmp(steps[i].path, "/version") || !strcmp(steps[i].path, "/api/v1"))
+      for (int mode = 0; mode < 3; mode++) run_cancel(&steps[i], mode);
+  stop_wait_ms = 5000;
+  cancel_wait_ms = 8000;
+}
+
+/* ---- the memo ---- */
+
+static const cJSON *hr_history(int i) {
+  return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(hr(), "status"), "history"), i);
+}
+
+/* Installed with spec.interval 10s (the shortest allowed). */
+static void installed_10s(void) {
+  setup();
+  hr_create("1", 0, NULL);
+  CHECK_EQ_INT(fk_merge(&fk, HR_GV, "helmreleases", NS, "web", NULL, "{\"spec\":{\"interval\":\"10s\"}}"), 200);
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+}
+
+/* A resync of a Ready release costs no request at all. */
+static void test_memo_resync(void) {
+  installed_10s();
+  size_t m = fk_mark(&fk);
+  engine_stats_t s0 = stats();
+  CHECK(WAIT(stats().memo_hits > s0.memo_hits, 12000));
+  run_for(50);
+  CHECK(stats().reconciles > s0.reconciles);
+  CHECK_EQ_INT(stats().actions, s0.actions);
+  CHECK_EQ_INT(stats().renders, s0.renders);
+  CHECK_EQ_INT(fk_count_nonwatch_from(&fk, m), 0);
+  if (fk_count_nonwatch_from(&fk, m)) fk_dump(&fk, m);
+  finish();
+}
+
+/* A new revision written by someone else (a helm upgrade by hand) is seen through the records watch
+ * and corrected: an upgrade back to the spec. */
+static void test_memo_changed_behind(void) {
+  installed_10s();
+  size_t m = fk_mark(&fk);
+  rec_write(1, "superseded", 1, hr_uid(), 0, NULL);
+  rec_write(2, "deployed", 1, NULL, 0, "by-hand");
+  CHECK(WAIT(hr_num("status", "lastAppliedRevision") == 3, 5000));
+  CHECK(converge("UpgradeSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:superseded 3:deployed");
+  const record_t *v3 = recs_get(&r, 3);
+  if (v3) CHECK_EQ_STR(fk__str(v3->rel->config, "v"), "1");
+  recs_free(&r);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "GET", SECRETS_PATH), 1);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "POST", SECRETS_PATH), 1);
+  const cJSON *h0 = hr_history(0), *h1 = hr_history(1);
+  CHECK_EQ_INT(hr_num("status", "lastAppliedRevision"), 3);
+  CHECK(h0 && cJSON_GetObjectItemCaseSensitive(h0, "version")->valuedouble == 3);
+  CHECK(h1 && cJSON_GetObjectItemCaseSensitive(h1, "version")->valuedouble == 2);
+  /* and the memo holds again: the next resync is free */
+  size_t m2 = fk_mark(&fk);
+  unsigned long hits = stats().memo_hits;
+  CHECK(WAIT(stats().memo_hits > hits, 12000));
+  run_for(50);
+  CHECK_EQ_INT(fk_count_nonwatch_from(&fk, m2), 0);
+  finish();
+}
+
+/* The applied record deleted by hand (helm uninstall): installed again. */
+static void test_memo_record_deleted(void) {
+  installed();
+  CHECK_EQ_INT(fk_delete(&fk, "/api/v1", "secrets", NS, "sh.helm.release.v1.web.v1"), 200);
+  CHECK(WAIT(!strcmp(recs_summary(), "1:deployed"), 5000));
+  CHECK(converge("InstallSucceeded"));
+  CHECK_EQ_INT(fk_count(&fk, "POST", SECRETS_PATH), 2);
+  finish();
+}
+
+/* A record of another release, or an older revision of ours changing, does not wake the release. */
+static void test_memo_unrelated_records(void) {
+  installed();
+  size_t m = fk_mark(&fk);
+  fk_put(&fk, "/api/v1", "secrets", NS,
+         "{\"metadata\":{\"name\":\"sh.helm.release.v1.other.v1\",\"labels\":{\"owner\":\"helm\",\"name\":\"other\","
+         "\"status\":\"deployed\",\"version\":\"1\"}},\"type\":\"helm.sh/release.v1\",\"data\":{}}");
+  run_for(300);
+  CHECK_EQ_INT(fk_count_nonwatch_from(&fk, m), 0);
+  finish();
+}
+
+/* ---- transport faults ---- */
+
+static void test_transport_faults(void) {
+  setup();
+  fk_rule_t *drop = fk_inject(&fk, "GET", SECRETS_PATH, FK_DROP, 1);
+  fk_rule_t *slow = fk_inject(&fk, "PATCH", CM("web-a"), FK_DELAY, 1);
+  slow->delay_ms = 300;
+  fk_rule_t *slow_status = fk_inject(&fk, "PATCH", HR_STATUS_PATH, FK_DELAY, 1);
+  slow_status->delay_ms = 200;
+  hr_create("1", 1, NULL);
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+  CHECK_EQ_INT(drop->hits, 1);
+  CHECK_EQ_INT(slow->hits, 1);
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  CHECK(fk_count(&fk, "GET", SECRETS_PATH) >= 2); /* sent again (by the client or the engine's retry) */
+  finish();
+}
+
+/* A failure marking another writer's stale pending record failed is retried. */
+static void test_unlock_failure(void) {
+  installed();
+  fk_rule_t *rule = fk_inject_error(&fk, "PUT", REC(2), 1, 500, "InternalError", "injected by the test");
+  size_t m = fk_mark(&fk);
+  rec_write(2, "pending-upgrade", 1, NULL, 3600, "cli");
+  CHECK(converge("UpgradeSucceeded"));
+  CHECK_EQ_INT(rule->hits, 1);
+  CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, "StorageFailed") >= 1);
+  CHECK_EQ_STR(recs_summary(), "1:superseded 2:failed 3:deployed");
+  finish();
+}
+
+/* ---- the other states with a failing step ---- */
+
+/* In sync, observed by a new engine whose records list fails once: retried, and still nothing written. */
+static void test_in_sync_list_failure(void) {
+  installed();
+  engine_down();
+  fk_rule_t *rule = fk_inject_error(&fk, "GET", SECRETS_PATH, 1, 500, "InternalError", "injected by the test");
+  size_t m = fk_mark(&fk);
+  engine_up();
+  CHECK(WAIT(rule->hits == 1 && fk_count_from(&fk, m, "GET", SECRETS_PATH) >= 2, 5000));
+  CHECK(WAIT(ready_is("True", NULL), 5000));
+  CHECK(settle(200, 3000));
+  CHECK_EQ_INT(stats().actions, 0);
+  CHECK(no_record_writes_from(m));
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  finish();
+}
+
+/* A declarative rollback whose apply is refused: RollbackFailed, stalled (a rollback is not remediated). */
+static void test_rollback_apply_failure(void) {
+  installed();
+  hr_set_spec("2", 0, NULL);
+  CHECK(converge("UpgradeSucceeded"));
+  fk_inject_error(&fk, "PATCH", CM("web-b"), -1, 422, "Invalid", "injected by the test");
+  hr_set_spec("2", 0, ",\"rollback\":{\"toRevision\":1}");
+  CHECK(WAIT(!strcmp(cond_str("Stalled", "status"), "True"), 5000));
+  CHECK(ready_is("False", "RollbackFailed"));
+  CHECK(strstr(cond_str("Ready", "message"), "injected by the test") != NULL);
+  CHECK(settle(300, 3000));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:superseded 2:deployed 3:failed");
+  CHECK(!strncmp(rec_desc(&r, 3), "Rollback \"web\" failed: ", 23));
+  recs_free(&r);
+  size_t m = fk_mark(&fk);
+  run_for(500);
+  CHECK_EQ_INT(fk_count_nonwatch_from(&fk, m), 0);
+  finish();
+}
+
+/* Uninstalled (kept history) and the install's record create conflicts once: retried, installed. */
+static void test_uninstalled_create_conflict(void) {
+  installed();
+  fk_rule_t *rule = fk_inject_error(&fk, "POST", SECRETS_PATH, 1, 409, "AlreadyExists", "injected by the test");
+  rec_write(1, "uninstalled", 1, hr_uid(), 0, NULL);
+  CHECK(converge("InstallSucceeded"));
+  CHECK_EQ_INT(rule->hits, 1);
+  CHECK_EQ_STR(recs_summary(), "1:uninstalled 2:deployed");
+  CHECK_EQ_INT(hr_num("status", "installFailures"), 0);
+  finish();
+}
+
+/* Our own interrupted upgrade, taken over, whose apply is refused: the pending record becomes failed. */
+static void test_locked_own_apply_failure(void) {
+  installed();
+  fk_inject_error(&fk, "PATCH", CM("web-a"), -1, 422, "Invalid", "injected by the test");
+  rec_write(2, "pending-upgrade", 1, hr_uid(), 0, "half");
+  CHECK(WAIT(!strcmp(cond_str("Stalled", "status"), "True"), 5000));
+  CHECK(ready_is("False", "UpgradeFailed"));
+  CHECK(settle(300, 3000));
+  CHECK_EQ_STR(recs_summary(), "1:deployed 2:failed");
+  CHECK_EQ_INT(fk_count(&fk, "POST", SECRETS_PATH), 1); /* the install's only */
+  finish();
+}
+
+/* ---- the tests ---- */
+
+typedef struct tcase_s {
+  const char *name;
+  void (*fn)(void);
+  int known_bug; /* fails because of an engine bug (listed in the report) */
+} tcase_t;
+
+static const tcase_t cases[] = {
+    {"install", test_install, 0},
+    {"in_sync", test_in_sync, 0},
+    {"upgrade", test_upgrade, 0},
+    {"step_failures", test_step_failures, 0},
+    {"backoff", test_backoff, 0},
+    {"locked_other_young", test_locked_other_young, 0},
+    {"locked_other_old", test_locked_other_old, 0},
+    {"locked_own", test_locked_own, 0},
+    {"rollback", test_rollback, 0},
+    {"rollback_missing_revision", test_rollback_missing_revision, 0},
+    {"uninstalled", test_uninstalled, 0},
+    {"delete", test_delete, 0},
+    {"delete_keep_history", test_delete_keep_history, 0},
+    {"delete_failure", test_delete_failure, 0},
+    {"remediate_install_by_uninstall", test_remediate_install_by_uninstall, 0},
+    {"remediate_upgrade_by_rollback", test_remediate_upgrade_by_rollback, 0},
+    {"in_sync_list_failure", test_in_sync_list_failure, 0},
+    {"rollback_apply_failure", test_rollback_apply_failure, 0},
+    {"uninstalled_create_conflict", test_uninstalled_create_conflict, 0},
+    {"locked_own_apply_failure", test_locked_own_apply_failure, 0},
+    {"cancel", test_cancel, 0},
+    {"memo_resync", test_memo_resync, 0},
+    {"memo_changed_behind", test_memo_changed_behind, 0},
+    {"memo_record_deleted", test_memo_record_deleted, 0},
+    {"memo_unrelated_records", test_memo_unrelated_records, 0},
+    {"transport_faults", test_transport_faults, 0},
+    {"unlock_failure", test_unlock_failure, 0},
+    {"bug_record_write_failures", test_bug_record_write_failures, 1},
+    {"bug_status_write_lost", test_bug_status_write_lost, 1},
+    {"bug_stop_restarts", test_bug_stop_restarts, 1},
+    {"bug_interrupted_leak", test_bug_interrupted_leak, 1},
+    {"bug_cancel_discovery", test_bug_cancel_discovery, 1},
+};
+
+int main(void) {
+  const char *only = getenv("RUDDER_ENGINE_TEST");
+  if (only && !strcmp(only, "list")) {
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+      printf("%s%s\n", cases[i].name, cases[i].known_bug ? " (fails: known engine bug)" : "");
+    return 0;
+  }
+  const char *lvl = getenv("RUDDER_ENGINE_TEST_LOG");
+  log_set_level(lvl ? (log_level_t)log_level_parse(lvl) : LOG_ERROR);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    if (only && strcmp(only, cases[i].name)) continue;
+    int before = t_failed;
+    fprintf(stderr, "== %s\n", cases[i].name);
+    cases[i].fn();
+    if (t_failed != before) fprintf(stderr, "== %s: FAILED%s\n", cases[i].name, cases[i].known_bug ? " (known engine bug)" : "");
+  }
+  return t_done();
+}
