@@ -183,7 +183,6 @@ struct rc_s {
   int act_running;
   int remediating;      /* the action running is a remediation */
   kube_req_t *inflight; /* the engine's own request (finalizer, list, status) */
-  int disc_pending;
   int cancelled;
   int outcome;
   uint64_t after_ms;
@@ -218,12 +217,6 @@ static void rc__records_free(rc_t *x) {
 
 static record_t *rc__latest(rc_t *x) { return x->nrecs ? &x->recs[x->nrecs - 1] : NULL; }
 
-static record_t *rc__last_deployed(rc_t *x) {
-  for (size_t i = x->nrecs; i-- > 0;)
-    if (!strcmp(x->recs[i].status, "deployed")) return &x->recs[i];
-  return NULL;
-}
-
 /* The revision a remediation rolls back to: the newest one older than `before` that was deployed. */
 static record_t *rc__rollback_target(rc_t *x, long long before) {
   for (size_t i = x->nrecs; i-- > 0;)
@@ -231,6 +224,10 @@ static record_t *rc__rollback_target(rc_t *x, long long before) {
       return &x->recs[i];
   return NULL;
 }
+
+/* The release was deployed once (an upgrade, not an install, comes next): a record deployed or
+ * superseded, even when the newest one failed. */
+static int rc__released(rc_t *x) { return rc__rollback_target(x, (long long)1 << 62) != NULL; }
 
 /* The record the last action wrote joins the observed ones (the next action works on it). */
 static void rc__adopt_next(rc_t *x) {
@@ -299,8 +296,14 @@ static void rc__send(rc_t *x, kube_req_t *r) {
 static void rc__status_done(const kube_response_t *res, void *data) {
   rc_t *x = data;
   if (rc__cancelled(x, res)) return;
-  if (res->err || (res->status >= 400 && res->status != 404))
+  if (res->err || (res->status >= 400 && res->status != 404)) {
+    /* The outcome is not on the object: observed and written again, not taken from the memo. */
     LOG_W("status update failed", "release", x->key, "error", res->errmsg ? res->errmsg : "");
+    memo_t *m = memo_get(&x->e->memo, x->key);
+    if (m) m->state = MEMO_NONE;
+    rc__finish(x, RC_RETRY);
+    return;
+  }
   rc__finish(x, x->outcome);
 }
 
@@ -502,21 +505,21 @@ static void rc__begin(rc_t *x) {
   rc__server_version(x);
 }
 
-/* The server's version becomes .Capabilities.KubeVersion (fetched once, then cached). */
-static void rc__server_version_done(int err, const char *errmsg, const discovery_version_t *v, void *data) {
+/* The server's version becomes .Capabilities.KubeVersion (fetched once, then cached). Fetched with a
+ * request of the reconcile's own, so that cancelling the reconcile cancels it. */
+static void rc__server_version_done(const kube_response_t *res, void *data) {
   rc_t *x = data;
-  x->disc_pending = 0;
-  if (x->cancelled || err == UV_ECANCELED) {
-    rc__finish(x, RC_RETRY);
-    return;
-  }
-  if (err) {
+  if (rc__check(x, res, "ArtifactFailed", "reading the server version")) return;
+  cJSON *v = cJSON_ParseWithLength(res->body, res->body_len);
+  const cJSON *gv = cJSON_GetObjectItemCaseSensitive(v, "gitVersion");
+  if (!x->e->kube_version && cJSON_IsString(gv)) x->e->kube_version = strdup(gv->valuestring);
+  cJSON_Delete(v);
+  if (!x->e->kube_version) {
     buf_reset(&x->err);
-    buf_printf(&x->err, "reading the server version: %s", errmsg ? errmsg : uv_strerror(err));
+    buf_puts(&x->err, "reading the server version: /version has no gitVersion");
     rc__fail(x, "ArtifactFailed", RC_RETRY);
     return;
   }
-  if (!x->e->kube_version && v && v->git_version) x->e->kube_version = strdup(v->git_version);
   rc__list_records(x);
 }
 
@@ -525,8 +528,7 @@ static void rc__server_version(rc_t *x) {
     rc__list_records(x);
     return;
   }
-  if (discovery_server_version(x->e->d, rc__server_version_done, x)) rc__finish(x, RC_RETRY);
-  else x->disc_pending = 1;
+  rc__send(x, kube_get(x->e->env.c, "/version", rc__server_version_done, x));
 }
 
 /* ---- observe ---- */
@@ -584,11 +586,20 @@ static const char *const rc__state_names[] = {"absent", "in-sync", "out-of-sync"
 
 static rc_state_t rc__observe(rc_t *x) {
   record_t *latest = rc__latest(x);
-  const release_req_t *r = &x->req;
+  release_req_t *r = &x->req;
   if (!latest) return ST_ABSENT;
   if (!strncmp(latest->status, "pending-", 8)) return ST_LOCKED;
   if (!strcmp(latest->status, "uninstalled")) return ST_UNINSTALLED;
   int ours = latest->version == r->applied_revision && r->applied_digest[0] && !strcmp(r->applied_digest, r->digest);
+  /* The status never said what was applied (stopped before writing it): our own deployed record is
+   * compared with the inputs themselves. */
+  if (!ours && !r->applied_digest[0] && !r->rollback_to && latest->owner_uid && r->uid &&
+      !strcmp(latest->owner_uid, r->uid) && !strcmp(latest->status, "deployed") &&
+      record_matches(latest, r->chart, r->values, r->target_ns)) {
+    r->applied_revision = latest->version;
+    memcpy(r->applied_digest, r->digest, 65);
+    ours = 1;
+  }
   if (!strcmp(latest->status, "deployed")) {
     if (ours) return ST_IN_SYNC;
     return r->rollback_to ? ST_ROLLBACK : ST_OUT_OF_SYNC;
@@ -730,7 +741,7 @@ static void rc__decide(rc_t *x) {
   case ST_LOCKED:
     if (latest->owner_uid && r->uid && !strcmp(latest->owner_uid, r->uid)) {
       /* Our own operation, interrupted (a crash, a lost lease): taken over by the next one. */
-      rc__run(x, rc__last_deployed(x) ? ACT_UPGRADE : ACT_INSTALL);
+      rc__run(x, rc__released(x) ? ACT_UPGRADE : ACT_INSTALL);
       return;
     }
     if (rc__age_ms(latest) < r->timeout_ms) {
@@ -759,7 +770,7 @@ static void rc__decide(rc_t *x) {
     if (st == ST_FAILED && !strcmp(r->failed_digest, r->digest) && !r->rollback_to) {
       /* These inputs failed before (the status remembers it across restarts): retried only while
        * remediation retries remain. */
-      act_kind_t k = rc__last_deployed(x) ? ACT_UPGRADE : ACT_INSTALL;
+      act_kind_t k = rc__released(x) ? ACT_UPGRADE : ACT_INSTALL;
       const req_action_opts_t *o = rc__opts(x, k);
       int count = k == ACT_INSTALL ? r->install_failures : r->upgrade_failures;
       if (o->retries >= 0 && count > o->retries) {
@@ -779,7 +790,7 @@ static void rc__decide(rc_t *x) {
     if (latest->version > r->applied_revision && r->applied_revision && !strcmp(latest->status, "deployed"))
       rc__event(x, "Warning", "ChangedOutside",
                 "the release was changed outside rudder (helm upgrade or rollback?); bringing it back to the spec");
-    rc__run(x, rc__last_deployed(x) ? ACT_UPGRADE : ACT_INSTALL);
+    rc__run(x, rc__released(x) ? ACT_UPGRADE : ACT_INSTALL);
     return;
   case ST_ABSENT:
   case ST_UNINSTALLED:
@@ -968,7 +979,7 @@ static void rc__render_work(uv_work_t *w) {
   rc_t *x = container_of(w, rc_t, work);
   render_opts_t ro = {.release_name = x->req.release_name, .namespace = x->req.target_ns,
                       .revision = (int)(x->nrecs ? rc__latest(x)->version + 1 : 1),
-                      .is_upgrade = rc__last_deployed(x) != NULL, .kube_version = x->e->kube_version,
+                      .is_upgrade = rc__released(x), .kube_version = x->e->kube_version,
                       .lookup = engine__lookup, .lookup_ctx = x->e};
   cJSON *vals = x->render_values;
   x->render_values = NULL;
@@ -982,7 +993,7 @@ static void rc__render_after(uv_work_t *w, int status) {
     rc__finish(x, RC_RETRY);
     return;
   }
-  act_kind_t kind = rc__last_deployed(x) ? ACT_UPGRADE : ACT_INSTALL;
+  act_kind_t kind = rc__released(x) ? ACT_UPGRADE : ACT_INSTALL;
   if (x->render_rc) {
     rc__fail(x, x->render_rc == RENDER_ENOMEM ? "InternalError" : "RenderFailed",
              x->render_rc == RENDER_ENOMEM ? RC_RETRY : RC_STALL);
@@ -1097,7 +1108,7 @@ static void rc__action_done(act_t *a, void *data) {
   if (a->rc) {
     buf_reset(&x->err);
     buf_puts(&x->err, a->err.data ? a->err.data : "");
-    if (a->reason && !strcmp(a->reason, "Conflict")) {
+    if (a->reason && (!strcmp(a->reason, "Conflict") || !strcmp(a->reason, "Transient"))) {
       rc__fail(x, act_kind_name(a->kind)[0] == 'i' ? "InstallFailed" : "UpgradeFailed", RC_RETRY);
       return;
     }
@@ -1256,6 +1267,10 @@ static rc_t *engine__running(engine_t *e, const char *key) {
 
 static void engine__process(queue_t *q, const char *key, void *data) {
   engine_t *e = data;
+  if (e->stopping) { /* queued again by a cancelled reconcile before the queue shut down */
+    queue_done(q, key);
+    return;
+  }
   rc_t *x = calloc(1, sizeof *x);
   if (x) x->key = strdup(key);
   if (!x || !x->key) {

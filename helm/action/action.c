@@ -49,10 +49,12 @@ typedef struct act__priv_s {
   record_t *latest;            /* the newest record, or NULL */
   record_t *target;            /* rollback: the revision rolled back to */
   int resume;                  /* the newest record is our own pending one: rewritten, not created */
-  int next_written;            /* the pending record exists (act__finish marks it failed) */
   size_t i;
   kube_req_t *req;             /* in flight */
   int disc_pending;            /* a discovery look-up in flight */
+  struct act__tok_s *tok;      /* its token: cleared on cancel, so the late answer finds nobody */
+  int stored_pending;          /* a pending record of ours is in storage (act__finish marks it failed) */
+  int transient;               /* the failure was the API's (5xx, 429, transport) before anything was stored */
   uv_timer_t *timer;           /* CRD wait (own allocation, freed in its close callback) */
   int timer_pending;
   int cancelled, finished;
@@ -256,23 +258,20 @@ static void act__finish(act_t *a, int rc) {
   assert(!p->finished);
   p->finished = 1;
   a->rc = rc;
-  if (rc && !a->reason) a->reason = rc == UV_ECANCELED ? "Cancelled" : act__fail_reason(a->kind);
-  if (rc && rc != UV_ECANCELED && a->have_next && strncmp(a->next.status, "pending-", 8) == 0 && a->next.secret_name &&
+  if (rc && !a->reason) a->reason = rc == UV_ECANCELED ? "Cancelled" : p->transient ? "Transient" : act__fail_reason(a->kind);
+  if (rc && rc != UV_ECANCELED && a->have_next && p->stored_pending && a->next.secret_name &&
       !kube_client_is_closing(a->env->c)) {
     buf_t d = BUF_INIT;
     static const char *const what[] = {"Release", "Upgrade", "Rollback", "Uninstall", "Upgrade", "Test"};
-    buf_printf(&d, "%s \"%s\" failed: %s", what[a->kind], a->release_name,
-               rc == UV_ECANCELED ? "the operation was cancelled" : a->err.data ? a->err.data : "");
+    buf_printf(&d, "%s \"%s\" failed: %s", what[a->kind], a->release_name, a->err.data ? a->err.data : "");
     record_set_status(&a->next, "failed", d.data);
     buf_free(&d);
-    if (p->resume || p->next_written) {
-      char *body = record_secret_json(&a->next, a->storage_ns, 0, a->owner_uid);
-      buf_reset(&p->path);
-      kube_path(&p->path, "", "v1", "secrets", a->storage_ns, a->next.secret_name, NULL);
-      p->req = body ? kube_update(a->env->c, p->path.data, body, act__record_failed_written, a) : NULL;
-      free(body);
-      if (p->req) return;
-    }
+    char *body = record_secret_json(&a->next, a->storage_ns, 0, a->owner_uid);
+    buf_reset(&p->path);
+    kube_path(&p->path, "", "v1", "secrets", a->storage_ns, a->next.secret_name, NULL);
+    p->req = body ? kube_update(a->env->c, p->path.data, body, act__record_failed_written, a) : NULL;
+    free(body);
+    if (p->req) return;
   }
   p->cb(a, p->data);
 }
@@ -285,6 +284,8 @@ static int act__check(act_t *a, const kube_response_t *res, const char *what) {
     return -1;
   }
   if (kube_response_ok(res)) return 0;
+  /* An API failure before anything was stored is retried as it is; after, the release failed. */
+  a->p->transient = (res->err || res->status >= 500 || res->status == 429) && !a->p->stored_pending;
   act__fail(a, "%s: %s", what, res->errmsg ? res->errmsg : uv_strerror(res->err));
   return -1;
 }
@@ -341,6 +342,22 @@ static void act__map_timer(uv_timer_t *t) {
   act__map_next(a);
 }
 
+/* A discovery look-up cannot be cancelled: it answers a token, which a cancelled action leaves behind. */
+typedef struct act__tok_s {
+  act_t *a;
+} act__tok_t;
+
+static void act__mapped(int err, const char *errmsg, const discovery_mapping_t *m, void *data);
+
+static void act__mapped_tok(int err, const char *errmsg, const discovery_mapping_t *m, void *data) {
+  act__tok_t *t = data;
+  act_t *a = t->a;
+  free(t);
+  if (!a) return; /* cancelled meanwhile: finished already */
+  a->p->tok = NULL;
+  act__mapped(err, errmsg, m, a);
+}
+
 static void act__mapped(int err, const char *errmsg, const discovery_mapping_t *m, void *data) {
   act_t *a = data;
   act__priv_t *p = a->p;
@@ -364,8 +381,10 @@ static void act__mapped(int err, const char *errmsg, const discovery_mapping_t *
       if (err == UV_ENOENT)
         act__fail(a, "%s: no matches for kind \"%s\" in version \"%s\" (is its CRD installed?)", d->source, d->kind,
                   d->api_version);
-      else
+      else {
+        p->transient = !p->stored_pending; /* discovery did not answer: the API's failure, retried */
         act__fail(a, "%s: resolving kind %s %s: %s", d->source, d->api_version, d->kind, errmsg ? errmsg : "");
+      }
       return;
     }
     /* An old object whose kind is gone (its CRD was removed): nothing left to delete. */
@@ -397,10 +416,13 @@ static void act__map_next(act_t *a) {
     act__mapped(0, NULL, &m, a);
     return;
   }
-  if (discovery_resolve(a->env->d, d->api_version, d->kind, act__mapped, a)) {
+  act__tok_t *t = malloc(sizeof *t);
+  if (!t || (t->a = a, discovery_resolve(a->env->d, d->api_version, d->kind, act__mapped_tok, t))) {
+    free(t);
     act__finish(a, UV_ENOMEM);
     return;
   }
+  p->tok = t;
   p->disc_pending = 1;
 }
 
@@ -516,7 +538,7 @@ static void act__pending_written(const kube_response_t *res, void *data) {
     return;
   }
   if (act__check(a, res, "writing the release record")) return;
-  a->p->next_written = 1;
+  a->p->stored_pending = 1;
   static const char *const pre[] = {"pre-install", "pre-upgrade", "pre-rollback"};
   act__hooks(a, a->next.rel, pre[a->kind], act__apply_start);
 }
@@ -780,6 +802,7 @@ static void act__supersede_next(act_t *a) {
 static void act__deployed_written(const kube_response_t *res, void *data) {
   act_t *a = data;
   if (act__check(a, res, "recording the deployed release")) return;
+  a->p->stored_pending = 0;
   LOG_I(a->kind == ACT_INSTALL ? "installed" : a->kind == ACT_UPGRADE ? "upgraded" : "rolled back", "release", a->log_key,
         "revision", a->next.secret_name);
   a->p->i = 0;
@@ -1450,6 +1473,12 @@ static void act__old_mapped(act_t *a) {
 static void act__want_mapped(act_t *a) {
   /* The previous deployed release's objects (prune, ownership). */
   act__priv_t *p = a->p;
+  /* Taking over our own interrupted revision: what it may have applied is old too. */
+  if (p->resume && p->latest != p->prev && p->latest->rel && p->latest->rel->manifest && *p->latest->rel->manifest &&
+      act__docs_from_manifest(a, p->latest->rel->manifest, MANIFEST_UNINSTALL_ORDER, 0, &p->old) == -12) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
   if (p->prev && p->prev->rel && p->prev->rel->manifest && *p->prev->rel->manifest) {
     int rc = act__docs_from_manifest(a, p->prev->rel->manifest, MANIFEST_UNINSTALL_ORDER, 0, &p->old);
     if (rc == -12) {
@@ -1562,6 +1591,12 @@ static void act__uninstall(act_t *a) {
       return;
     }
   }
+  /* The newest revision did not finish (pending, failed): the last deployed one's objects are there too. */
+  if (r && p->prev && p->prev != r && strcmp(r->status, "uninstalled") && p->prev->rel && p->prev->rel->manifest &&
+      act__docs_from_manifest(a, p->prev->rel->manifest, MANIFEST_UNINSTALL_ORDER, 0, &p->old) == -12) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
   act__map(a, &p->old, act__uninstall_mapped);
 }
 
@@ -1669,6 +1704,7 @@ int act_start(act_t *a, act_done_cb cb, void *data) {
       !strcmp(p->latest->owner_uid, a->owner_uid) && a->kind != ACT_UNLOCK && a->kind != ACT_UNINSTALL &&
       a->kind != ACT_TEST) {
     p->resume = 1;
+    p->stored_pending = 1;
     a->version = p->latest->version;
   } else {
     a->version = p->latest ? p->latest->version + 1 : 1;
@@ -1734,7 +1770,12 @@ void act_cancel(act_t *a) {
     p->timer_pending = 0;
     act__finish(a, UV_ECANCELED);
   }
-  /* A discovery look-up in flight finishes in its callback. */
+  if (p->tok) { /* a discovery look-up in flight: its answer will find nobody */
+    p->tok->a = NULL;
+    p->tok = NULL;
+    p->disc_pending = 0;
+    act__finish(a, UV_ECANCELED);
+  }
 }
 
 

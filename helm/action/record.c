@@ -170,3 +170,38 @@ size_t record_stored_size(const char *secret_json) {
   size_t n = e ? (size_t)(e - k) : 0;
   return n / 4 * 3;
 }
+
+static int record__str_eq(const char *a, const char *b) { return !strcmp(a ? a : "", b ? b : ""); }
+
+/* Values equal as Go's JSON encoder writes them (sorted keys); a missing map and an empty one are
+ * the same (Helm omits empty config). */
+static int record__values_eq(const cJSON *a, const cJSON *b) {
+  int ea = !a || cJSON_IsNull(a) || (cJSON_IsObject(a) && !a->child);
+  int eb = !b || cJSON_IsNull(b) || (cJSON_IsObject(b) && !b->child);
+  if (ea || eb) return ea && eb;
+  buf_t x = BUF_INIT, y = BUF_INIT;
+  int eq = !release_go_json_append(&x, a) && !release_go_json_append(&y, b) && x.len == y.len &&
+           !memcmp(x.data, y.data, x.len);
+  buf_free(&x);
+  buf_free(&y);
+  return eq;
+}
+
+int record_matches(const record_t *r, const chart_t *c, const cJSON *values, const char *ns) {
+  const release_t *rel = r->rel;
+  if (!rel || !rel->chart || !rel->chart->metadata || !c) return 0;
+  const release_chart_t *ch = rel->chart;
+  const release_metadata_t *m = ch->metadata;
+  if (!record__str_eq(m->name, c->meta.name) || !record__str_eq(m->version, c->meta.version) ||
+      !record__str_eq(m->app_version, c->meta.app_version) || !record__str_eq(rel->namespace, ns) ||
+      !record__values_eq(rel->config, values) ||
+      !record__values_eq(ch->values, c->has_values_file ? c->values : NULL) || ch->ntemplates != c->ntemplates)
+    return 0;
+  for (size_t i = 0; i < c->ntemplates; i++) {
+    const release_file_t *f = &ch->templates[i];
+    if (strcmp(f->name, c->templates[i].name) || f->len != c->templates[i].len ||
+        memcmp(f->data, c->templates[i].data, f->len))
+      return 0;
+  }
+  return 1;
+}

@@ -48,6 +48,10 @@ char *record_secret_json(const record_t *r, const char *ns, int creating, const 
 /* The bytes the API server stores for the record in a Secret body made by record_secret_json (its
  * data.release once decoded), or 0 when the body holds none. */
 size_t record_stored_size(const char *secret_json);
+/* True when r was made from these inputs: chart (metadata name, version, appVersion; templates;
+ * values) and the user's values, installed into ns. Compared as text (linear in their size), for
+ * when no digest of the inputs is known (the status was never written). */
+int record_matches(const record_t *r, const struct chart_s *c, const cJSON *values, const char *ns);
 /* Frees the record. */
 void record_free(record_t *r);
 /* Sorts records by version, oldest first. */
