@@ -473,7 +473,7 @@ int oci_challenge_parse(const char *h, oci_challenge_t *c, char *err, size_t err
       p++;
     } else {
       const char *v0 = p;
-      while (tchar(*p) || *p == '/' || *p == ':' || *p == '=') p++;
+      while (*p && *p != ',' && *p != ' ' && *p != '\t') p++; /* lenient: a URL unquoted */
       if (buf_append(&val, v0, (size_t)(p - v0))) goto oom;
     }
     char **dst = kn == 5 && !strncasecmp(k0, "realm", 5)     ? &c->realm
