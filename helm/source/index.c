@@ -57,12 +57,13 @@ typedef struct slot_s {
 struct index_parser_s {
   index_limits_t lim;
   yaml_parser_t yp;
-  bool yp_ready, started, finished, done, json;
+  bool yp_ready, started, finished, done, json, json_known;
   int err;          /* the first error, 0 until then */
   char msg[512];    /* its message */
   buf_t in;         /* input not yet given to libyaml: in.data[in_off..in.len) */
   size_t in_off, peak;
-  bool starved;     /* libyaml asked for bytes that have not arrived */
+  uint64_t consumed, frontier; /* bytes given to libyaml; how far the current event may read */
+  bool starved;     /* libyaml asked for bytes past the frontier */
   frame_t *stack;
   size_t depth, cap;
   size_t skip;      /* > 0: inside a value being skipped, at this nesting */
@@ -120,15 +121,20 @@ static int nomem(index_parser_t *p) { return fail(p, INDEX_ENOMEM, 0, "out of me
 static int read_handler(void *data, unsigned char *buffer, size_t size, size_t *size_read) {
   index_parser_t *p = data;
   size_t avail = p->in.len - p->in_off;
-  if (!avail) {
-    *size_read = 0;
-    if (p->finished) return 1;
+  *size_read = 0;
+  if (!avail && p->finished) return 1; /* the end */
+  /* Never past the frontier, even when more has arrived: where a long token fails then does
+   * not depend on how the input was chunked. */
+  size_t room = (size_t)(p->frontier - p->consumed);
+  size_t k = avail < size ? avail : size;
+  if (k > room) k = room;
+  if (!k) {
     p->starved = true; /* cannot wait here: refuse (see the window in index.h) */
     return 0;
   }
-  size_t k = avail < size ? avail : size;
   memcpy(buffer, p->in.data + p->in_off, k);
   p->in_off += k;
+  p->consumed += k;
   *size_read = k;
   return 1;
 }
@@ -559,6 +565,7 @@ static int on_event(index_parser_t *p, const yaml_event_t *e) {
 static int run(index_parser_t *p) {
   while (!p->err && !p->done && (p->finished || p->in.len - p->in_off >= p->lim.window)) {
     yaml_event_t e;
+    p->frontier = p->consumed + p->lim.window;
     if (!yaml_parser_parse(&p->yp, &e)) {
       size_t line = p->yp.problem_mark.line + 1;
       if (p->starved) line = p->yp.mark.line + 1;
@@ -584,11 +591,11 @@ int index_parser_feed(index_parser_t *p, const void *bytes, size_t len, char *er
     fail(p, INDEX_E2BIG, 0, "more than %zu bytes", p->lim.max_bytes);
   const unsigned char *b = bytes;
   while (!p->err && len && !p->done) {
-    if (!p->counts.bytes) {
+    if (!p->json_known) {
       /* JSON (json.Valid in Helm) is decoded without the strict field checks: an object first */
       size_t i = 0;
       while (i < len && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n')) i++;
-      if (i < len) p->json = b[i] == '{';
+      if (i < len) p->json = b[i] == '{', p->json_known = true;
     }
     /* compact what libyaml has read, then take at most two windows' worth */
     if (p->in_off && (p->in_off >= p->in.len / 2)) {

@@ -18,10 +18,12 @@
  * Hostile input: aliases are refused (an alias bomb costs nothing), nesting, scalar length,
  * total bytes and version counts are bounded (index_limits_t), every error names the line.
  *
- * Memory: a window of input (index_limits_t.window, by default twice the longest scalar plus
- * 64 KiB) plus libyaml's fixed buffers, plus what is kept; independent of the index's size.
- * A single token (a scalar with the blanks and comments before it) longer than the window is
- * refused. Costs: O(bytes) parsing; the wanted-name lookup per chart is O(1) (hashed). */
+ * Memory: at most two windows of input (index_limits_t.window, by default twice the longest
+ * scalar plus 64 KiB) plus libyaml's fixed buffers, plus what is kept; independent of the
+ * index's size. libyaml may read at most one window past where it stood when an event began,
+ * so a single token (a scalar with the blanks and comments before it) longer than the window
+ * is refused, at the same place however the input was chunked: results never depend on the
+ * chunking. Costs: O(bytes) parsing; the wanted-name lookup per chart is O(1) (hashed). */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>

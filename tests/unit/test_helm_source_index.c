@@ -270,6 +270,17 @@ static void test_hostile(void) {
   CHECK_ERR(deep.data, NULL, INDEX_E2BIG, "line 5: a string of 100000 bytes (the limit is 65536)");
   index_limits_t lim = {.max_string = 1000, .window = 4096};
   CHECK_ERR(deep.data, &lim, INDEX_E2BIG, "more than 4096 bytes without a complete YAML token");
+  {
+    /* the same error at the same line however the input is chunked */
+    char e1[512], e2[512];
+    int r1, r2;
+    index_parser_t *p1 = parse(deep.data, deep.len, 0, 0, &lim, &r1, e1, sizeof e1);
+    index_parser_t *p2 = parse(deep.data, deep.len, 3, 0, &lim, &r2, e2, sizeof e2);
+    CHECK_EQ_INT(r1, r2);
+    CHECK_EQ_STR(e1, e2);
+    index_parser_free(p1);
+    index_parser_free(p2);
+  }
   buf_reset(&deep);
   for (int i = 0; i < 2000; i++) buf_puts(&deep, "# a comment\n");
   buf_puts(&deep, "apiVersion: v1\n");
@@ -307,6 +318,15 @@ static void test_hostile(void) {
   CHECK_ERR("apiVersion: v1\nentries:\n  nginx:\n  - {name: x\n", NULL, INDEX_EINVAL, "index.yaml line");
   CHECK_ERR("apiVersion: v1\n? [a]\n: b\n", NULL, INDEX_EINVAL, "line 2: a mapping key must be a string");
   CHECK_ERR("apiVersion: v1\n\tentries: {}\n", NULL, INDEX_EINVAL, "line 2:");
+  /* JSON is recognised by its first non-blank byte, even when the first chunk is only blanks */
+  {
+    const char *js = "\n  {\"apiVersion\": \"v1\", \"x\": 1}";
+    int r;
+    char e[256];
+    index_parser_t *pj = parse(js, strlen(js), 1, 0, NULL, &r, e, sizeof e);
+    CHECK_EQ_INT(r, 0);
+    index_parser_free(pj);
+  }
   /* JSON: unknown fields are allowed (Helm decodes JSON without the strict check) */
   char err[512];
   CHECK_EQ_INT(parse_err("{\"apiVersion\": \"v1\", \"x\": 1, \"entries\": {\"nginx\": [{\"name\": \"nginx\", "
