@@ -257,6 +257,7 @@ static char *dup_scalar(index_parser_t *p, const yaml_event_t *e) {
 /* Stores a scalar field into *dst (replacing nothing: duplicates were refused before). */
 static int set_str(index_parser_t *p, char **dst, const yaml_event_t *e, const char *field) {
   if (e->type != YAML_SCALAR_EVENT) return fail(p, INDEX_EINVAL, line_of(e), "%s must be a string", field);
+  if (!dst) return 0;
   char *s = dup_scalar(p, e);
   if (!s) return p->err;
   free(*dst);
@@ -446,40 +447,48 @@ static int on_value(index_parser_t *p, frame_t *f, const yaml_event_t *e) {
     }
     return fail(p, INDEX_EINVAL, line, "a chart version must be a mapping");
   case K_VERSION: {
+    /* Every version is type-checked as Go's decoder would (a wrong type fails the whole
+     * index); only the kept ones (p->cur) store anything. */
     index_version_t *v = p->cur;
-    if (!v) return skip_value(p, e); /* a chart nobody asked for */
+    char **dst = NULL;
+    const char *field = version_keys[f->key >= 0 ? f->key : 0];
     switch (f->key) {
-    case V_NAME: return set_str(p, &v->name, e, "name");
-    case V_VERSION: return set_str(p, &v->version, e, "version");
-    case V_APPVERSION: return set_str(p, &v->app_version, e, "appVersion");
-    case V_DIGEST: return set_str(p, &v->digest, e, "digest");
-    case V_CREATED: return set_str(p, &v->created, e, "created");
-    case V_KUBEVERSION: return set_str(p, &v->kube_version, e, "kubeVersion");
-    case V_APIVERSION: return set_str(p, &v->api_version, e, "apiVersion");
-    case V_TYPE: return set_str(p, &v->type, e, "type");
-    case V_DESCRIPTION: return set_str(p, &v->description, e, "description");
+    case V_NAME: dst = v ? &v->name : NULL; break;
+    case V_VERSION: dst = v ? &v->version : NULL; break;
+    case V_APPVERSION: dst = v ? &v->app_version : NULL; break;
+    case V_DIGEST: dst = v ? &v->digest : NULL; break;
+    case V_CREATED: dst = v ? &v->created : NULL; break;
+    case V_KUBEVERSION: dst = v ? &v->kube_version : NULL; break;
+    case V_APIVERSION: dst = v ? &v->api_version : NULL; break;
+    case V_TYPE: dst = v ? &v->type : NULL; break;
+    case V_DESCRIPTION: dst = v ? &v->description : NULL; break;
     case V_DEPRECATED:
       if (!scalar) return fail(p, INDEX_EINVAL, line, "deprecated must be a boolean");
-      v->deprecated = is_true(e);
+      if (v) v->deprecated = is_true(e);
       return 0;
     case V_URLS:
-      if (seq) return push(p, K_URLS, line);
-      if (is_null(e)) return 0;
-      return fail(p, INDEX_EINVAL, line, "urls must be a list");
     case V_DEPENDENCIES:
-      if (seq) return push(p, K_DEPS, line);
-      if (is_null(e)) return 0;
-      return fail(p, INDEX_EINVAL, line, "dependencies must be a list");
     case V_MAINTAINERS:
-      if (seq) return push(p, K_MAINTS, line);
+      if (seq) return push(p, f->key == V_URLS ? K_URLS : f->key == V_DEPENDENCIES ? K_DEPS : K_MAINTS, line);
       if (is_null(e)) return 0;
-      return fail(p, INDEX_EINVAL, line, "maintainers must be a list");
-    default: return skip_value(p, e);
+      return fail(p, INDEX_EINVAL, line, "%s must be a list", field);
+    case V_SOURCES:
+    case V_KEYWORDS:
+      if (!seq && !is_null(e)) return fail(p, INDEX_EINVAL, line, "%s must be a list", field);
+      return skip_value(p, e);
+    case V_ANNOTATIONS:
+      if (!map && !is_null(e)) return fail(p, INDEX_EINVAL, line, "annotations must be a mapping");
+      return skip_value(p, e);
+    case -1: return skip_value(p, e); /* JSON: unknown fields are ignored */
+    default: break; /* other strings: home, icon, condition, tags, removed, checksum, engine, ... */
     }
+    if (!scalar) return fail(p, INDEX_EINVAL, line, "%s must be a string", field);
+    return dst ? set_str(p, dst, e, field) : 0;
   }
   case K_URLS: {
     index_version_t *v = p->cur;
     if (!scalar) return fail(p, INDEX_EINVAL, line, "a URL must be a string");
+    if (!v) return 0;
     int rc = add_list_item(p, (void **)&v->urls, &v->nurls, sizeof *v->urls, line);
     if (rc) return rc;
     return (v->urls[v->nurls - 1] = dup_scalar(p, e)) ? 0 : p->err;
@@ -491,19 +500,26 @@ static int on_value(index_parser_t *p, frame_t *f, const yaml_event_t *e) {
       return 0;
     }
     if (!map) return fail(p, INDEX_EINVAL, line, "a dependency must be a mapping");
-    int rc = add_list_item(p, (void **)&v->deps, &v->ndeps, sizeof *v->deps, line);
-    return rc ? rc : push(p, K_DEP, line);
+    if (v) {
+      int rc = add_list_item(p, (void **)&v->deps, &v->ndeps, sizeof *v->deps, line);
+      if (rc) return rc;
+    }
+    return push(p, K_DEP, line);
   }
   case K_DEP: {
-    index_dependency_t *d = &p->cur->deps[p->cur->ndeps - 1];
+    index_dependency_t *d = p->cur ? &p->cur->deps[p->cur->ndeps - 1] : NULL;
+    char **dst = NULL;
     switch (f->key) {
-    case D_NAME: return set_str(p, &d->name, e, "dependency name");
-    case D_VERSION: return set_str(p, &d->version, e, "dependency version");
-    case D_REPOSITORY: return set_str(p, &d->repository, e, "dependency repository");
-    case D_ALIAS: return set_str(p, &d->alias, e, "dependency alias");
-    case D_CONDITION: return set_str(p, &d->condition, e, "dependency condition");
-    default: return skip_value(p, e);
+    case D_NAME: dst = d ? &d->name : NULL; break;
+    case D_VERSION: dst = d ? &d->version : NULL; break;
+    case D_REPOSITORY: dst = d ? &d->repository : NULL; break;
+    case D_ALIAS: dst = d ? &d->alias : NULL; break;
+    case D_CONDITION: dst = d ? &d->condition : NULL; break;
+    case D_ENABLED: break;
+    default: return skip_value(p, e); /* tags, import-values, unknown JSON fields */
     }
+    if (!scalar) return fail(p, INDEX_EINVAL, line, "dependency %s must be a string", dep_keys[f->key]);
+    return dst ? set_str(p, dst, e, dep_keys[f->key]) : 0;
   }
   case K_MAINTS:
     if (is_null(e)) {
@@ -512,7 +528,9 @@ static int on_value(index_parser_t *p, frame_t *f, const yaml_event_t *e) {
     }
     if (map) return push(p, K_MAINT, line);
     return fail(p, INDEX_EINVAL, line, "a maintainer must be a mapping");
-  case K_MAINT: return skip_value(p, e);
+  case K_MAINT:
+    if (!scalar) return fail(p, INDEX_EINVAL, line, "maintainer fields must be strings");
+    return 0;
   }
   return 0;
 }

@@ -8,8 +8,8 @@
  * time, and parsers share nothing.
  *
  * What Helm v4's repo.loadIndex does and this does too: JSON or YAML (YAML is read strictly:
- * an unknown field of the index, of a chart version or of a dependency is an error, as
- * yaml.UnmarshalStrict makes it); a missing top-level apiVersion is an error; a version that
+ * an unknown field, or a field of the wrong kind, in the index, a chart version, a dependency
+ * or a maintainer is an error, as yaml.UnmarshalStrict makes it); a missing top-level apiVersion is an error; a version that
  * fails Helm's chart metadata validation (name missing or not a base name, version missing or
  * not semver, bad type, bad dependency alias, null dependency) is skipped and counted, not kept;
  * versions are sorted newest first (semver order; versions equal in semver keep the index's

@@ -1,6 +1,8 @@
 /* Version selection, chart URL resolution and OCI tag choice against Helm v4's own code (the Go
  * oracle in tests/oracle/source): a generated index and generated constraints, asked of both. The
  * oracle's path comes from RUDDER_SOURCE_ORACLE; without it the test fails, saying how to build it. */
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -198,6 +200,142 @@ static void test_index(const char *oracle) {
   buf_free(&idx), buf_free(&qs), buf_free(&ours);
 }
 
+/* Which versions survive Helm's validation, in which order, and which whole indexes load. */
+static const char *const EDGE =
+    "apiVersion: v1\nentries:\n  edge:\n"
+    "  - {name: edge, version: 1.0.0}\n"
+    "  - {name: edge, version: v1.1}\n"
+    "  - {name: edge, version: '2'}\n"
+    "  - {name: edge, version: 1.0.0-rc.1}\n"
+    "  - {name: edge, version: 1.0.0.0}\n"
+    "  - {name: edge, version: ''}\n"
+    "  - {name: edge}\n"
+    "  - {version: 3.0.0}\n"
+    "  - {name: '', version: 3.0.1}\n"
+    "  - {name: ., version: 3.0.2}\n"
+    "  - {name: .., version: 3.0.3}\n"
+    "  - {name: a/b, version: 3.0.4}\n"
+    "  - {name: 'a\\tb', version: 3.0.5}\n"
+    "  - {name: x, version: 3.0.6, type: library}\n"
+    "  - {name: x, version: 3.0.7, type: Application}\n"
+    "  - {name: x, version: 3.0.8, type: ''}\n"
+    "  - {name: x, version: 3.0.9, apiVersion: v3}\n"
+    "  - {name: x, version: 4.0.0, dependencies: [{name: a, alias: ok_-1}]}\n"
+    "  - {name: x, version: 4.0.1, dependencies: [{name: a, alias: 'no.dots'}]}\n"
+    "  - {name: x, version: 4.0.2, dependencies: [null]}\n"
+    "  - {name: x, version: 4.0.3, dependencies: [{name: a}, {name: a}]}\n"
+    "  - {name: x, version: 4.0.4, maintainers: [null]}\n"
+    "  - {name: x, version: 4.0.5, maintainers: [{name: m, email: e, url: u}]}\n"
+    "  - {name: x, version: 4.0.6, deprecated: true, removed: true, checksum: c, engine: e, tillerVersion: t, url: u}\n"
+    "  - null\n"
+    "  - {name: x, version: 1.0.0-alpha}\n"
+    "  - {name: x, version: 1.0.0-alpha.1}\n"
+    "  - {name: x, version: 1.0.0-0}\n"
+    "  - {name: x, version: 1.0.0-beta.11}\n"
+    "  - {name: x, version: 1.0.0-beta.2}\n"
+    "  empty: []\n  nothing:\n"
+    /* versions equal in semver: Go's sort keeps their order only up to 12 versions (insertion
+     * sort); beyond that its order is its own, and rudder keeps the index's */
+    "  ties:\n"
+    "  - {name: t, version: 1.0.0}\n  - {name: t, version: 2.0.0}\n  - {name: t, version: 1.0.0+meta}\n"
+    "  - {name: t, version: 01.0.0}\n  - {name: t, version: v1.0.0}\n  - {name: t, version: 1.0.0+b}\n";
+
+static void test_validation(const char *oracle) {
+  static const char *const charts[] = {"edge", "empty", "nothing", "absent", "ties"};
+  char path[] = "/tmp/rudder-index-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  CHECK_EQ_INT(write(fd, EDGE, strlen(EDGE)), (long long)strlen(EDGE));
+  close(fd);
+  index_parser_t *p;
+  char err[512];
+  CHECK_EQ_INT(index_parser_new(charts, 5, NULL, &p), 0);
+  CHECK_EQ_INT(index_parser_feed(p, EDGE, strlen(EDGE), err, sizeof err), 0);
+  CHECK_EQ_INT(index_parser_finish(p, err, sizeof err), 0);
+  buf_t qs = BUF_INIT, ours = BUF_INIT;
+  for (int i = 0; i < 5; i++) {
+    buf_printf(&qs, "%s\t\n", charts[i]);
+    const index_chart_t *c = index_parser_chart(p, charts[i]);
+    if (!c->present) {
+      buf_puts(&ours, "ERR\tno chart name found\n");
+      continue;
+    }
+    buf_puts(&ours, "OK\t");
+    for (size_t k = 0; k < c->nversions; k++) buf_printf(&ours, "%s%s", k ? " " : "", c->versions[k].version);
+    buf_putc(&ours, '\n');
+  }
+  char args[128], *go = NULL;
+  size_t gon;
+  snprintf(args, sizeof args, "list %s", path);
+  CHECK_EQ_INT(oracle_run(oracle, args, qs.data, qs.len, &go, &gon), 0);
+  if (go) CHECK_EQ_INT(lines_cmp("list", qs.data, ours.data, go), 0);
+  free(go);
+  index_parser_free(p);
+  buf_free(&qs), buf_free(&ours);
+
+  /* whole indexes: loads or not, as Helm */
+  static const char *const docs[] = {
+      "apiVersion: v1\nentries: {}\n",
+      "apiVersion: v1\n",
+      "entries: {}\n",
+      "",
+      "   \n",
+      "apiVersion: v1\nbogus: 1\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, version: 1.0.0, bogus: 1}\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, version: 1.0.0, dependencies: [{name: b, bogus: 1}]}\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, version: 1.0.0, maintainers: [{name: b, bogus: 1}]}\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, name: b}\n",
+      "apiVersion: v1\napiVersion: v2\n",
+      /* not compared: an alias (refused by rudder, expanded by Go) and a chart name given
+       * twice when nobody asked for it (unnoticed by rudder, which keeps no set of all names) */
+      "apiVersion: v1\nentries:\n  a: 3\n",
+      "apiVersion: v1\nentries: [a]\n",
+      "apiVersion: v1\nentries:\n  a:\n  - 3\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, urls: a}\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: [a]}\n",
+      "- a\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, version: 1.0.0, annotations: [x]}\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, version: 1.0.0, keywords: k}\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, version: 1.0.0, home: [h]}\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, version: 1.0.0, maintainers: [[m]]}\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, version: 1.0.0, dependencies: [{name: [b]}]}\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, version: 1.0.0, dependencies: [{name: b, tags: [t], "
+      "import-values: [i], enabled: true}]}\n",
+      "{\"apiVersion\": \"v1\", \"bogus\": 1, \"entries\": {\"a\": [{\"name\": \"a\", \"version\": \"1.0.0\", \"x\": 1}]}}",
+      "{\"entries\": {}}",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, version: 1.0.0\n",
+      "apiVersion: v1\ngenerated: 2026-01-01T00:00:00Z\nserverInfo: {contextPath: /x}\nannotations: {a: b}\n"
+      "publicKeys: [k]\nentries: {}\n",
+      "apiVersion: v1\nentries:\n  a:\n  - {name: a, version: 1.0.0, deprecated: true, annotations: {a: b}, "
+      "keywords: [k], sources: [s], home: h, icon: i, condition: c, tags: t, description: d, created: "
+      "'2026-01-01T00:00:00Z', digest: d, kubeVersion: '>=1', appVersion: '1'}\n",
+      "apiVersion: v1\n---\nbogus: 1\n",
+  };
+  int differ = 0;
+  for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+    fd = open(path, O_WRONLY | O_TRUNC);
+    CHECK_EQ_INT(write(fd, docs[i], strlen(docs[i])), (long long)strlen(docs[i]));
+    close(fd);
+    snprintf(args, sizeof args, "load %s", path);
+    go = NULL;
+    CHECK_EQ_INT(oracle_run(oracle, args, "", 0, &go, &gon), 0);
+    CHECK_EQ_INT(index_parser_new(charts, 4, NULL, &p), 0);
+    int rc = index_parser_feed(p, docs[i], strlen(docs[i]), err, sizeof err);
+    if (!rc) rc = index_parser_finish(p, err, sizeof err);
+    index_parser_free(p);
+    bool go_ok = go && !strncmp(go, "OK", 2);
+    if (go_ok != (rc == 0)) {
+      if (differ++ < 10)
+        fprintf(stderr, "load: index %zu loads in %s but not in %s:\n%s\n  rudder: %s\n  helm:   %s\n", i,
+                go_ok ? "helm" : "rudder", go_ok ? "rudder" : "helm", docs[i], rc ? err : "OK", go ? go : "");
+    }
+    free(go);
+  }
+  fprintf(stderr, "load: %zu indexes, %d differ\n", sizeof docs / sizeof docs[0], differ);
+  CHECK_EQ_INT(differ, 0);
+  unlink(path);
+}
+
 static void test_urls(const char *oracle) {
   static const char *const bases[] = {"https://h/charts", "https://h/charts/", "https://h", "http://h:8080/a/b/",
                                       "https://u:p@h/x?token=abc", "HTTPS://H/x", "https://h/a%20b/",
@@ -267,6 +405,7 @@ int main(void) {
   CHECK(oracle != NULL);
   if (!oracle) return t_done();
   test_index(oracle);
+  test_validation(oracle);
   test_urls(oracle);
   test_tags(oracle);
   return t_done();

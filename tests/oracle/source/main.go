@@ -6,6 +6,9 @@
 //
 //	index FILE   "<chart>\t<constraint>": repo.LoadIndexFile(FILE), then IndexFile.Get
 //	             -> the chosen version
+//	list FILE    "<chart>\t": repo.LoadIndexFile(FILE) -> the chart's versions as loaded
+//	             (validated, sorted), space-separated
+//	load FILE    (no questions): "OK" or "ERR\t<why>" for repo.LoadIndexFile(FILE)
 //	tags         "<constraint>\t<tag> <tag> ...": the tag list processed as Helm's
 //	             registry client does (StrictNewVersion after "_" -> "+", sorted
 //	             newest first, String()), then registry.GetTagMatchingVersionOrConstraint
@@ -64,7 +67,7 @@ func main() {
 	}
 	var idx *repo.IndexFile
 	switch os.Args[1] {
-	case "index":
+	case "index", "list":
 		if len(os.Args) != 3 {
 			die("usage: source-oracle index FILE")
 		}
@@ -72,6 +75,13 @@ func main() {
 		if idx, err = repo.LoadIndexFile(os.Args[2]); err != nil {
 			die("%v", err)
 		}
+	case "load":
+		if len(os.Args) != 3 {
+			die("usage: source-oracle load FILE")
+		}
+		_, err := repo.LoadIndexFile(os.Args[2])
+		answer(os.Stdout, "", err)
+		return
 	case "tags", "url":
 	default:
 		die("unknown mode %q", os.Args[1])
@@ -94,6 +104,17 @@ func main() {
 			} else {
 				answer(out, cv.Version, nil)
 			}
+		case "list":
+			vs, ok := idx.Entries[a]
+			if !ok {
+				answer(out, "", fmt.Errorf("no chart name found"))
+				continue
+			}
+			names := make([]string, len(vs))
+			for i, v := range vs {
+				names[i] = v.Version
+			}
+			answer(out, strings.Join(names, " "), nil)
 		case "tags":
 			var raw []string
 			if b != "" {
