@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The repository index benchmark (issue 12): generates indexes of several sizes
+# (bench/source/gen_index.py), stream-parses each keeping 3 charts (index_bench), and loads the
+# same file with Helm v4.3.1's own repo.LoadIndexFile (the chart-source oracle) for comparison.
+# Prints `name value unit` lines. No thresholds.
+#   bench/source/run.sh [MB...]      (default: 2.6 26 104)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${RUDDER_BENCH_BUILD:-$root/build-bench}
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" --target rudder_helm >/dev/null
+out=$build/bench
+mkdir -p "$out"
+cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
+  -Wvla -fno-strict-aliasing -I"$root" -I"$build/gen" -I/usr/include/cjson -o "$out/index_bench" \
+  "$root/bench/source/index_bench.c" "$build/librudder_helm.a" "$build/librudder_base.a" \
+  $(pkg-config --libs yaml-0.1 libpcre2-8 libcjson zlib) -lmbedcrypto -lm -lpthread
+oracle=""
+if oracle=$("$root/tests/oracle/source/build" 2>/dev/null); then :; else oracle=""; fi
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(2.6 26 104)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for mb in "${sizes[@]}"; do
+  f=$tmp/index-$mb.yaml
+  python3 "$root/bench/source/gen_index.py" "$f" "$mb" 2>/dev/null
+  echo "# index of $mb MB: rudder (helm/source/index, 3 charts kept)"
+  "$out/index_bench" "$f"
+  if [ -n "$oracle" ]; then
+    echo "# the same file loaded by Helm v4.3.1 repo.LoadIndexFile, then Get of one chart"
+    printf 'chart-0007\t\n' >"$tmp/q"
+    /usr/bin/time -f 'helm_load_time %e s
+helm_peak_rss %M KiB' "$oracle" index "$f" <"$tmp/q" 2>&1 >/dev/null | grep '^helm_'
+  fi
+done
