@@ -9,7 +9,7 @@
 
 /* Converts YAML and prints it compactly with cJSON (object keys in document order). */
 static char *conv(const char *y, int flags) {
-  yaml_opts_t o = {0, 0, flags};
+  yaml_opts_t o = {.flags = flags};
   cJSON *j = NULL;
   yaml_error_t e;
   int rc = yaml_to_json(y, strlen(y), &o, &j, &e);
@@ -200,7 +200,7 @@ static void bomb_tests(void) {
   CHECK(j == NULL);
   CHECK(strstr(e.message, "alias bomb") != NULL);
   /* a small budget stops even a modest expansion */
-  yaml_opts_t o = {20, 0, 0};
+  yaml_opts_t o = {.max_alias_nodes = 20};
   const char *y = "a: &a [1,2,3,4,5]\nb: [*a, *a, *a, *a]\n";
   CHECK_EQ_INT(yaml_to_json(y, strlen(y), &o, &j, &e), -E2BIG);
   CHECK_EQ_INT(e.line, 2);
@@ -503,7 +503,7 @@ typedef struct tree_stats_s {
 /* Compares the two conversions of y; 1 when the scanner accepted it, 0 when it left it to libyaml
  * (*lib_rc gets libyaml's result code). */
 static int tree_compare(const char *y, size_t len, int flags, size_t max_depth, tree_stats_t *st, int *lib_rc) {
-  yaml_opts_t fo = {0, max_depth, flags}, lo = {0, max_depth, flags | YAML_OPT_NO_FAST};
+  yaml_opts_t fo = {.max_depth = max_depth, .flags = flags}, lo = {.max_depth = max_depth, .flags = flags | YAML_OPT_NO_FAST};
   cJSON *jf = NULL, *jl = NULL, *jd = NULL;
   yaml_error_t e;
   int f = yaml_tree_fast(y, len, &fo, &jf);

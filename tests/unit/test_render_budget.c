@@ -114,6 +114,22 @@ int main(void) {
     free(msg);
   }
 
+  /* an alias bomb of long texts in a values file: few nodes, many bytes */
+  {
+    buf_t y = BUF_INIT;
+    buf_puts(&y, "a: &a \"");
+    for (int i = 0; i < 100000; i++) buf_putc(&y, 'x');
+    buf_puts(&y, "\"\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+                 "d: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n");
+    cJSON *v = NULL;
+    char msg[512] = "";
+    CHECK(values_parse_yaml(y.data, y.len, &v, msg, sizeof msg) != 0);
+    CHECK(strstr(msg, "document expands aliases to more than 67108864 bytes (an alias bomb?)") != NULL);
+    if (!strstr(msg, "bytes")) fprintf(stderr, "alias bomb: %s\n", msg);
+    cJSON_Delete(v);
+    buf_free(&y);
+  }
+
   /* defaults */
   render_limits_t d = render_limits_resolve(NULL);
   CHECK_EQ_INT(d.max_memory, 256 * MiB);
