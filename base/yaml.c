@@ -440,7 +440,7 @@ static int yaml__scalar(yaml__ctx_t *c, const yaml_event_t *ev, cJSON **out, yam
   const char *val = (const char *)ev->data.scalar.value;
   size_t vlen = ev->data.scalar.length;
   const char *tag = (const char *)ev->data.scalar.tag;
-  if (memchr(val, 0, vlen)) /* Go strings hold NUL; C strings cannot */
+  if (out && memchr(val, 0, vlen)) /* Go strings hold NUL; C strings cannot (only checked: no matter) */
     return yaml__fail(c, -EINVAL, &ev->start_mark, "scalar contains a NUL character");
   yaml__scalar_t sc;
   memset(&sc, 0, sizeof sc);
