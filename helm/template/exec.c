@@ -140,6 +140,19 @@ static int s_nomem(tpl__state_t *s) {
   return TPL_ENOMEM;
 }
 
+/* The bound for a text printed outside the arena (tpl__fmt_*_max): the memory left, 0 without a limit. */
+static size_t x_fmt_max(const tpl__exec_t *x) {
+  size_t room = tpl_arena_room(x->a);
+  if (room == SIZE_MAX) return 0;
+  return room > x->pending + 1 ? room - x->pending : 1;
+}
+
+/* A print into b failed: b freed, the budget's error (TPL_ELIMIT) or out of memory. */
+static int fmt_fail(tpl__state_t *s, buf_t *b, int rc) {
+  buf_free(b);
+  return rc == TPL_ELIMIT ? s_budget(s, TPL_BUDGET_MEMORY) : s_nomem(s);
+}
+
 /* A temporary C string of a value's Go type (arena). */
 static const char *type_str(tpl__state_t *s, const tpl_value_t *v) {
   buf_t b = BUF_INIT;
@@ -783,6 +796,7 @@ static int print_value(tpl__state_t *s, const tpl_node_t *n, const tpl_value_t *
   if (v->kind == TPL_INVALID) return emit(s, "<no value>", 10);
   if (v->kind == TPL_FUNC) return s_errorf(s, "can't print %s of type %s", node_str(s, n), type_str(s, v));
   size_t before = s->out->len;
+  int rc0;
   /* Go's printableValue takes the address of an addressable value whose pointer type has String()
    * ({{ .Capabilities.KubeVersion }}): the type answers the reserved field name "*String" with
    * that text. */
@@ -791,7 +805,12 @@ static int print_value(tpl__state_t *s, const tpl_node_t *n, const tpl_value_t *
       v->u.obj->type->field(v->u.obj->self, "*String", &str) == 1 && str.kind == TPL_STRING) {
     int rc = emit(s, str.u.s.p, str.u.s.n);
     if (rc) return rc;
-  } else if (tpl_fmt_value(s->out, v)) return s_nomem(s);
+  } else if ((rc0 = tpl__fmt_value_max(s->out, v, s->out_max))) {
+    if (rc0 != TPL_ELIMIT) return s_nomem(s);
+    s->out->len = before;
+    s->out->data[before] = 0;
+    return out_over(s);
+  }
   /* Go's printableValue indirects a pointer first: {{ .Capabilities }} prints the struct without
    * the "&" that fmt gives a pointer to a struct without String(). */
   if (v->kind == TPL_OBJECT && v->u.obj->type->name[0] == '*' && !v->u.obj->type->format &&
@@ -1250,7 +1269,8 @@ static int eval_args_str(tpl__state_t *s, tpl_value_t *args, size_t n, buf_t *ou
   if (n == 1 && args[0].kind == TPL_STRING) return buf_append(out, args[0].u.s.p, args[0].u.s.n) ? s_nomem(s) : 0;
   for (size_t i = 0; i < n; i++)
     if (args[i].kind == TPL_INVALID || args[i].kind == TPL_NIL) args[i] = tpl_value_strn("<no value>", 10);
-  return tpl_fmt_sprint(out, args, n) ? s_nomem(s) : 0;
+  int rc = tpl__fmt_sprint_max(out, args, n, x_fmt_max(s->x));
+  return rc ? fmt_fail(s, out, rc) : 0;
 }
 
 static int ret_string(tpl__state_t *s, buf_t *b, tpl_value_t *out) {
@@ -1297,13 +1317,14 @@ static int call_builtin(tpl__state_t *s, int id, tpl_value_t *args, size_t n, co
     return 0;
   }
   case TPL_B_PRINT:
-    if (tpl_fmt_sprint(&b, args, n)) return s_nomem(s);
+    if ((rc = tpl__fmt_sprint_max(&b, args, n, x_fmt_max(s->x)))) return fmt_fail(s, &b, rc);
     return ret_string(s, &b, out);
   case TPL_B_PRINTLN:
-    if (tpl_fmt_sprintln(&b, args, n)) return s_nomem(s);
+    if ((rc = tpl__fmt_sprintln_max(&b, args, n, x_fmt_max(s->x)))) return fmt_fail(s, &b, rc);
     return ret_string(s, &b, out);
   case TPL_B_PRINTF:
-    if (tpl_fmt_sprintf(&b, args[0].u.s.p, args[0].u.s.n, args + 1, n - 1)) return s_nomem(s);
+    if ((rc = tpl__fmt_sprintf_max(&b, args[0].u.s.p, args[0].u.s.n, args + 1, n - 1, x_fmt_max(s->x))))
+      return fmt_fail(s, &b, rc);
     return ret_string(s, &b, out);
   case TPL_B_HTML: {
     buf_t in = BUF_INIT;

@@ -100,6 +100,13 @@ int main(void) {
   expect_limit("{{ $d := dict }}{{ range until 40 }}{{ $d = dict \"a\" $d \"b\" $d }}{{ end }}\na: {{ toJson $d | len }}\n",
                time200, want);
 
+  /* printing a structure that shares its lists: the output, or (print/printf) the memory budget */
+  expect_limit("{{ $d := list }}{{ range until 40 }}{{ $d = list $d $d }}{{ end }}\na: {{ $d }}\n",
+               (render_limits_t){.max_output = MiB},
+               "render budget exceeded: output larger than 1 MiB (limit --max-render-output) at c/templates/x.yaml:2");
+  expect_limit("{{ $d := list }}{{ range until 40 }}{{ $d = list $d $d }}{{ end }}\na: {{ printf \"%v\" $d | len }}\n",
+               mem16, "render budget exceeded: memory larger than 16 MiB (limit --max-render-memory) at c/templates/x.yaml:2");
+
   /* big lists: the memory budget */
   expect_limit("a: {{ until 10000000 | len }}\n", mem16,
                "render budget exceeded: memory larger than 16 MiB (limit --max-render-memory) at c/templates/x.yaml:1");
