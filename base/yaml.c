@@ -20,6 +20,7 @@
 #include <yaml.h>
 
 #define YAML__DEFAULT_ALIAS_NODES 1000000
+#define YAML__DEFAULT_ALIAS_BYTES ((size_t)64 << 20)
 #define YAML__DEFAULT_DEPTH 500
 #define YAML__TAG_PREFIX "tag:yaml.org,2002:"
 
@@ -305,6 +306,7 @@ typedef struct yaml__anchor_s {
   char *name;
   cJSON *node; /* a copy owned by the table: the tree's own node may be merged away or replaced */
   size_t nodes;
+  size_t bytes; /* what a copy of it costs (yaml__tree_bytes) */
 } yaml__anchor_t;
 
 typedef struct yaml__ctx_s {
@@ -312,6 +314,7 @@ typedef struct yaml__ctx_s {
   yaml__anchor_t *anchors;
   size_t nanchors, capanchors;
   size_t alias_nodes, max_alias_nodes, max_depth;
+  size_t alias_bytes, max_alias_bytes;
   int flags;
   int filter_next; /* YAML__KEEP_* for the next node built (YAML_OPT_SIMPLE_HEAD) */
   yaml_error_t *err;
@@ -355,7 +358,19 @@ static int yaml__next(yaml__ctx_t *c, yaml_event_t *ev) {
   return rc;
 }
 
-static int yaml__add_anchor(yaml__ctx_t *c, const char *name, cJSON *node, size_t nodes) {
+/* The bytes a copy of a tree holds: its nodes and their texts. */
+static size_t yaml__tree_bytes(const cJSON *n) {
+  size_t b = 0;
+  for (; n; n = n->next) {
+    b += sizeof *n;
+    if (n->string) b += strlen(n->string) + 1;
+    if (n->valuestring) b += strlen(n->valuestring) + 1;
+    if (n->child) b += yaml__tree_bytes(n->child);
+  }
+  return b;
+}
+
+static int yaml__add_anchor(yaml__ctx_t *c, const char *name, cJSON *node, size_t nodes, size_t bytes) {
   if (c->nanchors == c->capanchors) {
     size_t nc = c->capanchors ? c->capanchors * 2 : 8;
     yaml__anchor_t *p = realloc(c->anchors, nc * sizeof *p);
@@ -373,6 +388,7 @@ static int yaml__add_anchor(yaml__ctx_t *c, const char *name, cJSON *node, size_
   c->anchors[c->nanchors].name = dup;
   c->anchors[c->nanchors].node = copy;
   c->anchors[c->nanchors].nodes = nodes;
+  c->anchors[c->nanchors].bytes = bytes;
   c->nanchors++;
   return 0;
 }
@@ -383,11 +399,16 @@ static const yaml__anchor_t *yaml__find_anchor(const yaml__ctx_t *c, const char 
   return NULL;
 }
 
-static int yaml__charge(yaml__ctx_t *c, size_t nodes, const yaml_mark_t *mark) {
+/* Node counts alone do not bound memory: an alias of a long text copies the text. */
+static int yaml__charge(yaml__ctx_t *c, size_t nodes, size_t bytes, const yaml_mark_t *mark) {
   if (nodes > c->max_alias_nodes - c->alias_nodes)
     return yaml__fail(c, -E2BIG, mark, "document expands aliases to more than %zu nodes (an alias bomb?)",
                       c->max_alias_nodes);
+  if (bytes > c->max_alias_bytes - c->alias_bytes)
+    return yaml__fail(c, -E2BIG, mark, "document expands aliases to more than %zu bytes (an alias bomb?)",
+                      c->max_alias_bytes);
   c->alias_nodes += nodes;
+  c->alias_bytes += bytes;
   return 0;
 }
 
@@ -419,7 +440,7 @@ static int yaml__scalar(yaml__ctx_t *c, const yaml_event_t *ev, cJSON **out, yam
   const char *val = (const char *)ev->data.scalar.value;
   size_t vlen = ev->data.scalar.length;
   const char *tag = (const char *)ev->data.scalar.tag;
-  if (memchr(val, 0, vlen)) /* Go strings hold NUL; C strings cannot */
+  if (out && memchr(val, 0, vlen)) /* Go strings hold NUL; C strings cannot (only checked: no matter) */
     return yaml__fail(c, -EINVAL, &ev->start_mark, "scalar contains a NUL character");
   yaml__scalar_t sc;
   memset(&sc, 0, sizeof sc);
@@ -753,7 +774,7 @@ static int yaml__node(yaml__ctx_t *c, yaml_event_t *ev, size_t depth, cJSON **ou
     if (!a)
       return yaml__fail(c, -EINVAL, &ev->start_mark, "unknown anchor '%.100s' referenced",
                         (const char *)ev->data.alias.anchor);
-    if ((rc = yaml__charge(c, a->nodes, &ev->start_mark))) return rc;
+    if ((rc = yaml__charge(c, a->nodes, a->bytes, &ev->start_mark))) return rc;
     *out = cJSON_Duplicate(a->node, 1);
     if (!*out) return yaml__fail(c, -ENOMEM, NULL, "out of memory");
     *count = a->nodes;
@@ -777,8 +798,9 @@ static int yaml__node(yaml__ctx_t *c, yaml_event_t *ev, size_t depth, cJSON **ou
   }
   if (rc) return rc;
   /* The anchor's copy is charged like an expansion, so that anchors cannot multiply memory either. */
-  if (anchor && ((rc = yaml__charge(c, *count, &ev->start_mark)) ||
-                 ((rc = yaml__add_anchor(c, anchor, *out, *count)) && yaml__fail(c, rc, NULL, "out of memory")))) {
+  size_t bytes = anchor ? yaml__tree_bytes(*out) : 0;
+  if (anchor && ((rc = yaml__charge(c, *count, bytes, &ev->start_mark)) ||
+                 ((rc = yaml__add_anchor(c, anchor, *out, *count, bytes)) && yaml__fail(c, rc, NULL, "out of memory")))) {
     cJSON_Delete(*out);
     *out = NULL;
     return rc;
@@ -816,7 +838,7 @@ static int yaml__skip(yaml__ctx_t *c, yaml_event_t *ev, size_t depth) {
     if (!a)
       return yaml__fail(c, -EINVAL, &ev->start_mark, "unknown anchor '%.100s' referenced",
                         (const char *)ev->data.alias.anchor);
-    return yaml__charge(c, a->nodes, &ev->start_mark);
+    return yaml__charge(c, a->nodes, a->bytes, &ev->start_mark);
   }
   case YAML_SCALAR_EVENT: return yaml__scalar(c, ev, NULL, NULL);
   case YAML_SEQUENCE_START_EVENT:
@@ -2241,6 +2263,7 @@ int yaml_to_json(const char *text, size_t len, const yaml_opts_t *opts, cJSON **
   c.err = err;
   if (err) memset(err, 0, sizeof *err);
   c.max_alias_nodes = opts && opts->max_alias_nodes ? opts->max_alias_nodes : YAML__DEFAULT_ALIAS_NODES;
+  c.max_alias_bytes = opts && opts->max_alias_bytes ? opts->max_alias_bytes : YAML__DEFAULT_ALIAS_BYTES;
   c.max_depth = opts && opts->max_depth ? opts->max_depth : YAML__DEFAULT_DEPTH;
   c.flags = opts ? opts->flags : 0;
   *out = NULL;

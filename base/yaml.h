@@ -30,6 +30,7 @@ typedef struct yaml_opts_s {
   size_t max_alias_nodes; /* nodes created by expanding aliases and merges; 0: 1,000,000 */
   size_t max_depth;       /* nesting of sequences and mappings; 0: 500 */
   int flags;              /* YAML_OPT_* */
+  size_t max_alias_bytes; /* bytes (nodes and their texts) the copies made by aliases hold; 0: 64 MiB */
 } yaml_opts_t;
 
 typedef struct yaml_error_s {

@@ -1,4 +1,7 @@
 #include "loop/cli.h"
+#include <stdlib.h>
+#include <stdint.h>
+#include <errno.h>
 #include "loop/controller.h"
 #include "loop/template_cmd.h"
 #include "buildinfo.h"
@@ -31,4 +34,42 @@ int cli_main(int argc, char **argv) {
   if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) return cli__version();
   fprintf(stderr, "rudder: unknown command \"%s\"; see rudder --help\n", argv[1]);
   return 2;
+}
+
+/* "123", "64Ki", "256Mi", "1Gi" (also K/M/G, KiB/MiB/GiB): 0 and *out set, or -1. */
+int cli_parse_size(const char *s, size_t *out) {
+  char *e;
+  errno = 0;
+  unsigned long long v = strtoull(s, &e, 10);
+  if (e == s || errno || *s == '-') return -1;
+  unsigned shift = 0;
+  if (*e == 'K' || *e == 'k') shift = 10;
+  else if (*e == 'M') shift = 20;
+  else if (*e == 'G') shift = 30;
+  if (shift) {
+    e++;
+    if (*e == 'i') e++;
+    if (*e == 'B') e++;
+  } else if (*e == 'B') {
+    e++;
+  }
+  if (*e || !v || v > (SIZE_MAX >> shift)) return -1;
+  *out = (size_t)v << shift;
+  return 0;
+}
+
+/* "200ms", "30s", "2m" (a bare number is seconds): 0 and *ms set, or -1. */
+int cli_parse_ms(const char *s, uint64_t *ms) {
+  char *e;
+  errno = 0;
+  unsigned long long v = strtoull(s, &e, 10);
+  if (e == s || errno || *s == '-' || !v) return -1;
+  unsigned long long mul = 1000;
+  if (!strcmp(e, "ms")) mul = 1;
+  else if (!strcmp(e, "s") || !*e) mul = 1000;
+  else if (!strcmp(e, "m")) mul = 60000;
+  else return -1;
+  if (v > UINT64_MAX / mul) return -1;
+  *ms = v * mul;
+  return 0;
 }

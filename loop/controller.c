@@ -1,6 +1,7 @@
 #include "loop/controller.h"
 #include "base/log.h"
 #include "buildinfo.h"
+#include "loop/cli.h"
 #include "loop/leader.h"
 #include "reconcile/doors/doors.h"
 #include "reconcile/engine.h"
@@ -133,13 +134,17 @@ static const char ctl__usage[] =
   "  --leader-election-id NAME        the Lease's name (default rudder-controller)\n"
   "  --leader-election-lease-duration D, --leader-election-renew-deadline D,\n"
   "  --leader-election-retry-period D  lease timings (defaults 15s, 10s, 2s)\n"
-  "  --log-level LEVEL   debug, info, warn or error (default info)\n";
+  "  --log-level LEVEL   debug, info, warn or error (default info)\n"
+  "  --max-render-memory SIZE, --max-render-output SIZE, --max-render-time TIME\n"
+  "                      each render's budgets (defaults 256Mi, 64Mi, 30s): a chart that exceeds one\n"
+  "                      fails alone (RenderFailed, not retried until its inputs change)\n";
 
 int controller_main(int argc, char **argv) {
   const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *le_ns = NULL, *le_id = "rudder-controller";
   unsigned concurrency = 4, burst = 100;
   double qps = 50;
   int leader_elect = 0;
+  render_limits_t limits = {0};
   long le_lease = 15000, le_renew = 10000, le_retry = 2000;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -184,6 +189,13 @@ int controller_main(int argc, char **argv) {
       if (strstr(flag, "lease")) le_lease = ms;
       else if (strstr(flag, "renew")) le_renew = ms;
       else le_retry = ms;
+    } else if (!strcmp(flag, "--max-render-memory") || !strcmp(flag, "--max-render-output")) {
+      size_t n;
+      if (cli_parse_size(v, &n)) { fprintf(stderr, "rudder controller: %s: \"%s\" is not a size such as 256Mi\n", flag, v); return 2; }
+      if (strstr(flag, "memory")) limits.max_memory = n;
+      else limits.max_output = n;
+    } else if (!strcmp(flag, "--max-render-time")) {
+      if (cli_parse_ms(v, &limits.max_time_ms)) { fprintf(stderr, "rudder controller: %s: \"%s\" is not a time such as 30s\n", flag, v); return 2; }
     } else if (!strcmp(flag, "--log-level")) {
       int l = log_level_parse(v);
       if (l < 0) { fprintf(stderr, "rudder controller: --log-level: \"%s\" is not debug, info, warn or error\n", v); return 2; }
@@ -223,7 +235,7 @@ int controller_main(int argc, char **argv) {
 
   LOG_I("rudder controller starting", "version", RUDDER_VERSION, "commit", RUDDER_GIT_COMMIT,
         "server", c->cfg.server, "namespace", ns && *ns ? ns : "(all)");
-  c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .events = c->events};
+  c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .events = c->events, .limits = limits};
   if (leader_elect) {
     leader_opts_t lo = {.namespace = le_ns && *le_ns ? le_ns : c->cfg.namespace, .name = le_id,
                         .lease_ms = (uint64_t)le_lease, .renew_ms = (uint64_t)le_renew, .retry_ms = (uint64_t)le_retry};

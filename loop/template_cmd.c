@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "loop/template_cmd.h"
+#include "loop/cli.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <fnmatch.h>
@@ -329,7 +330,16 @@ static const char template_cmd__usage[] =
   "      --no-hooks          leave hooks out\n"
   "      --skip-tests        leave test hooks out\n"
   "      --release-name      use the release name in --output-dir paths\n"
-  "      --output-dir DIR    write each template to a file under DIR instead of standard output\n";
+  "      --output-dir DIR    write each template to a file under DIR instead of standard output\n"
+  "\n"
+  "Budgets of one render (rudder's own; exceeding one fails the render with\n"
+  "\"render budget exceeded: ... (limit --max-render-...) at FILE:LINE\"):\n"
+  "      --max-render-memory SIZE  memory the render may hold: template values, what templates\n"
+  "                                build, values files' alias expansion (default 256Mi)\n"
+  "      --max-render-output SIZE  bytes of rendered text, all templates together (default 64Mi)\n"
+  "      --max-render-time TIME    wall time of the render (default 30s)\n"
+  "  SIZE is bytes with an optional Ki, Mi or Gi suffix; TIME a number with ms, s or m.\n";
+
 
 int template_cmd_main(int argc, char **argv) {
   cjpool_install(); /* a one-shot command: cJSON's many small blocks from a pool (base/cjpool.h) */
@@ -346,6 +356,7 @@ int template_cmd_main(int argc, char **argv) {
          apis = {0}, show = {0}, written = {0};
   const char *ns = "default", *kube_version = NULL, *output_dir = NULL;
   int include_crds = 0, skip_crds = 0, skip_tests = 0, no_hooks = 0, is_upgrade = 0, use_release_name = 0;
+  render_limits_t limits = {0};
   int rc = 1;
   char *api_buf = NULL;
   for (int i = 0; i < argc; i++) {
@@ -373,6 +384,22 @@ int template_cmd_main(int argc, char **argv) {
       free(copy);
     } else if (VAL("--show-only", "-s")) strv_push(&show, v);
     else if (VAL("--output-dir", NULL)) output_dir = v;
+    else if (VAL("--max-render-memory", NULL)) {
+      if (cli_parse_size(v, &limits.max_memory)) {
+        fail("invalid argument \"%s\" for \"--max-render-memory\" flag: a size such as 256Mi", v);
+        goto out;
+      }
+    } else if (VAL("--max-render-output", NULL)) {
+      if (cli_parse_size(v, &limits.max_output)) {
+        fail("invalid argument \"%s\" for \"--max-render-output\" flag: a size such as 64Mi", v);
+        goto out;
+      }
+    } else if (VAL("--max-render-time", NULL)) {
+      if (cli_parse_ms(v, &limits.max_time_ms)) {
+        fail("invalid argument \"%s\" for \"--max-render-time\" flag: a time such as 30s or 200ms", v);
+        goto out;
+      }
+    }
     else if (!strcmp(a, "--include-crds")) include_crds = 1;
     else if (!strcmp(a, "--skip-crds")) skip_crds = 1;
     else if (!strcmp(a, "--skip-tests")) skip_tests = 1;
@@ -484,7 +511,7 @@ int template_cmd_main(int argc, char **argv) {
   bool worth = helper && *helper ? strcmp(helper, "0") != 0
                                  : big_values || ntpl >= 24 || tpl_bytes >= ((size_t)256 << 10);
   render_opts_t ro = {.release_name = name, .namespace = ns, .is_upgrade = is_upgrade, .kube_version = kube_version,
-                      .api_versions = apis.v, .napi_versions = apis.n, .helper_thread = worth};
+                      .api_versions = apis.v, .napi_versions = apis.n, .helper_thread = worth, .limits = limits};
   render_output_t o;
   buf_t err = BUF_INIT;
   int r = render_template_take(c, vals, &ro, &o, &err); /* consumes vals */

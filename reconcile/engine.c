@@ -147,6 +147,7 @@ struct engine_s {
   queue_t q;
   char *ns;
   char *field_manager;
+  render_limits_t limits;
   events_t *events;
   char *kube_version; /* the server's gitVersion, once known */
   memo_table_t memo;
@@ -358,7 +359,16 @@ static void rc__fail(rc_t *x, const char *reason, int outcome) {
   x->reason = reason;
   buf_reset(&x->msg);
   buf_puts(&x->msg, x->err.data ? x->err.data : "");
-  if (outcome == RC_STALL) x->out.stalled = "True";
+  if (outcome == RC_STALL) {
+    x->out.stalled = "True";
+    /* The same inputs fail the same way: not tried again until they change. */
+    memo_t *m = x->req.digest[0] ? memo_put(&x->e->memo, x->key) : NULL;
+    if (m) {
+      m->generation = x->req.generation;
+      m->state = MEMO_STALLED;
+      memcpy(m->digest, x->req.digest, 65);
+    }
+  }
   x->out.applied_revision = x->req.applied_revision;
   x->out.applied_digest = x->req.applied_digest;
   rc__event(x, "Warning", reason, x->msg.data);
@@ -980,7 +990,7 @@ static void rc__render_work(uv_work_t *w) {
   render_opts_t ro = {.release_name = x->req.release_name, .namespace = x->req.target_ns,
                       .revision = (int)(x->nrecs ? rc__latest(x)->version + 1 : 1),
                       .is_upgrade = rc__released(x), .kube_version = x->e->kube_version,
-                      .lookup = engine__lookup, .lookup_ctx = x->e};
+                      .lookup = engine__lookup, .lookup_ctx = x->e, .limits = x->e->limits};
   cJSON *vals = x->render_values;
   x->render_values = NULL;
   x->render_rc = render_release(x->req.chart, vals, &ro, &x->set, &x->crds, &x->err);
@@ -1439,6 +1449,7 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   e->ns = o && o->namespace && *o->namespace ? strdup(o->namespace) : NULL;
   e->field_manager = strdup(o && o->field_manager ? o->field_manager : "rudder");
   e->events = o ? o->events : NULL;
+  if (o) e->limits = o->limits;
   e->env = (act_env_t){.loop = loop, .c = c, .d = d, .field_manager = e->field_manager};
   queue_options_t qo;
   queue_options_init(&qo);

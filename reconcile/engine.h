@@ -8,6 +8,7 @@
  * its memo on a resync without any request. */
 #pragma once
 #include <uv.h>
+#include "helm/render/render.h"
 #include "reconcile/door.h"
 #include "watch/client.h"
 #include "watch/discovery.h"
@@ -20,6 +21,7 @@ typedef struct engine_opts_s {
   unsigned concurrency;      /* reconciles in flight (default 4) */
   events_t *events;          /* Kubernetes Events are recorded here when not NULL (owned by the caller) */
   const char *field_manager; /* server-side apply field manager (default "rudder") */
+  render_limits_t limits;    /* every render's budgets (0 fields: render.h's defaults) */
 } engine_opts_t;
 
 /* Counters for tests and benchmarks. */

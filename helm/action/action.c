@@ -1332,7 +1332,7 @@ static void act__hooks(act_t *a, release_t *rel, const char *event, act__step_t 
       h->ndelete_policies = 1;
     }
     act__doc_t *d = act__docs_push(&p->hdocs);
-    yaml_opts_t yo = {0, 0, YAML_OPT_BIGINT_RAW};
+    yaml_opts_t yo = {.flags = YAML_OPT_BIGINT_RAW};
     yaml_error_t ye;
     cJSON *obj = NULL;
     if (!d || yaml_to_json(h->manifest ? h->manifest : "", h->manifest ? strlen(h->manifest) : 0, &yo, &obj, &ye) ||
@@ -1377,7 +1377,7 @@ static int act__crd_docs(act_t *a) {
       manifest_doc_t *d = &set.docs[k];
       if (d->is_empty) continue;
       act__doc_t *h = act__docs_push(&a->p->crds);
-      yaml_opts_t yo = {0, 0, YAML_OPT_BIGINT_RAW};
+      yaml_opts_t yo = {.flags = YAML_OPT_BIGINT_RAW};
       if (!h) rc = -12;
       else {
         h->source = act__dup(c->crds[i].path);

@@ -647,7 +647,7 @@ int manifest_object_json(const manifest_doc_t *doc, const char *release_name, co
   *out = NULL;
   if (err) memset(err, 0, sizeof *err);
   if (doc->is_empty) return manifest__fail(err, -EINVAL, doc->source, doc->line, 0, "document is empty");
-  yaml_opts_t opts = {0, 0, YAML_OPT_BIGINT_RAW};
+  yaml_opts_t opts = {.flags = YAML_OPT_BIGINT_RAW};
   yaml_error_t ye;
   cJSON *obj;
   int rc = yaml_to_json(doc->content, doc->content_len, &opts, &obj, &ye);

@@ -52,6 +52,7 @@ typedef struct render__src_s {
 
 typedef struct render__tplcache_s {
   char *text;
+  size_t len; /* the text may hold NUL bytes */
   tpl_set_t *set;
 } render__tplcache_t;
 
@@ -72,6 +73,8 @@ typedef struct render__state_s {
   const tpl_set_t *set; /* the chart's set */
   tpl_set_t **retired;  /* tpl overlays that did not fit the cache and stored values (kept to the end) */
   size_t nretired;
+  render_limits_t lim;  /* resolved */
+  tpl_budget_t budget;  /* the render's output and time budget (memory is the arena's limit) */
 } render__state_t;
 
 static bool render__resolve(void *udata, const char *name, size_t len) {
@@ -661,7 +664,7 @@ static int render__tpl(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_va
   size_t tl = args[0].u.s.n;
   tpl_set_t *set = NULL, *uncached = NULL;
   for (size_t i = 0; i < st->ncache; i++)
-    if (strlen(st->cache[i].text) == tl && !memcmp(st->cache[i].text, text, tl)) set = st->cache[i].set;
+    if (st->cache[i].len == tl && !memcmp(st->cache[i].text, text, tl)) set = st->cache[i].set;
   buf_t err = BUF_INIT, q = BUF_INIT;
   if (!set) {
     /* Helm's parent.Clone + New("gotpl").Parse(text): an overlay of the chart's set (files kept
@@ -677,14 +680,19 @@ static int render__tpl(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_va
       tpl_set_free(set);
       return rc == TPL_ENOMEM ? TPL_ENOMEM : TPL_EEXEC;
     }
-    if (st->ncache < sizeof st->cache / sizeof *st->cache && (st->cache[st->ncache].text = strndup(text, tl)))
+    if (st->ncache < sizeof st->cache / sizeof *st->cache && (st->cache[st->ncache].text = malloc(tl + 1))) {
+      memcpy(st->cache[st->ncache].text, text, tl);
+      st->cache[st->ncache].text[tl] = 0;
+      st->cache[st->ncache].len = tl;
       st->cache[st->ncache++].set = set;
+    }
     else
       uncached = set; /* no room to cache: freed after it runs, unless values may hold its strings */
   }
   buf_t out = BUF_INIT;
   buf_reset(&err);
-  tpl_exec_opts_t o = {.missingkey = st->mk, .udata = st, .resolve = render__resolve};
+  tpl_exec_opts_t o = {.missingkey = st->mk, .udata = st, .resolve = render__resolve, .budget = &st->budget,
+                       .nested = true, .max_depth = st->lim.max_depth};
   tpl_set_t *outer = st->ov;
   st->ov = set;
   uint64_t writes = tpl_arena_writes(a);
@@ -708,6 +716,13 @@ static int render__tpl(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_va
       buf_free(&out);
       buf_free(&err);
       return rc;
+    }
+    if (rc == TPL_ELIMIT && st->budget.hit) { /* the render's budget: its message stands as is */
+      buf_reset(&q);
+      tpl_call_errorf(call, "%s", err.data ? err.data : "");
+      buf_free(&out);
+      buf_free(&err);
+      return TPL_ELIMIT;
     }
     tpl_fmt_quote(&q, text, tl);
     tpl_call_errorf(call, "error during tpl function execution for %s: %s", q.data ? q.data : "", err.data ? err.data : "");
@@ -1119,6 +1134,43 @@ static void render__probes_free(render__probes_t *P) {
 static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, const render_opts_t *opts,
                          render_file_t **files, size_t *nfiles, buf_t *err);
 
+render_limits_t render_limits_resolve(const render_limits_t *l) {
+  render_limits_t r = l ? *l : (render_limits_t){0};
+  if (!r.max_memory) r.max_memory = RENDER_DEFAULT_MAX_MEMORY;
+  if (!r.max_output) r.max_output = RENDER_DEFAULT_MAX_OUTPUT;
+  if (!r.max_time_ms) r.max_time_ms = RENDER_DEFAULT_MAX_TIME_MS;
+  if (r.max_depth <= 0) r.max_depth = RENDER_DEFAULT_MAX_DEPTH;
+  return r;
+}
+
+void render_size_text(buf_t *out, size_t n) {
+  if (n && n % ((size_t)1 << 30) == 0) buf_printf(out, "%zu GiB", n >> 30);
+  else if (n && n % ((size_t)1 << 20) == 0) buf_printf(out, "%zu MiB", n >> 20);
+  else if (n && n % 1024 == 0) buf_printf(out, "%zu KiB", n >> 10);
+  else buf_printf(out, "%zu bytes", n);
+}
+
+/* "render budget exceeded: output larger than 64 MiB (limit --max-render-output) at FILE:LINE" */
+static void render__budget_error(const render__state_t *st, int kind, const char *where, buf_t *err) {
+  buf_reset(err);
+  buf_puts(err, "render budget exceeded: ");
+  if (kind == TPL_BUDGET_TIME) {
+    if (st->lim.max_time_ms % 1000 == 0) buf_printf(err, "time longer than %llu s", (unsigned long long)(st->lim.max_time_ms / 1000));
+    else buf_printf(err, "time longer than %llu ms", (unsigned long long)st->lim.max_time_ms);
+    buf_puts(err, " (limit --max-render-time)");
+  } else if (kind == TPL_BUDGET_OUTPUT) {
+    buf_puts(err, "output larger than ");
+    render_size_text(err, st->lim.max_output);
+    buf_puts(err, " (limit --max-render-output)");
+  } else {
+    buf_puts(err, "memory larger than ");
+    render_size_text(err, st->lim.max_memory);
+    buf_puts(err, " (limit --max-render-memory)");
+  }
+  if (where && *where) buf_printf(err, " at %s", where);
+  else buf_puts(err, " while building the templates' values");
+}
+
 int render_chart(const chart_t *c, const cJSON *values, const render_opts_t *opts, render_file_t **files,
                  size_t *nfiles, buf_t *err) {
   return render__chart(c, values, NULL, opts, files, nfiles, err);
@@ -1137,7 +1189,9 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
   *nfiles = 0;
   render_opts_t def = {0};
   const render_opts_t *o = opts ? opts : &def;
-  tpl_arena_t *a = tpl_arena_new(0);
+  render_limits_t lim = render_limits_resolve(&o->limits);
+  uint64_t start_ns = tpl_now_ns();
+  tpl_arena_t *a = tpl_arena_new(lim.max_memory);
   tpl_funcs_t *funcs = tpl_funcs_new();
   render__state_t *st = calloc(1, sizeof *st);
   if (st) {
@@ -1158,6 +1212,9 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
     rc = RENDER_ENOMEM;
     goto done;
   }
+  st->lim = lim;
+  st->budget.max_output = lim.max_output;
+  st->budget.deadline_ns = start_ns + lim.max_time_ms * 1000000u;
   b.a = a;
   b.release = tpl_value_map_new(a, TPL_ELEM_ANY);
   if (b.release.kind != TPL_MAP) {
@@ -1293,8 +1350,14 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
       rc = RENDER_ENOMEM;
       goto done;
     }
+    if (tpl_budget_check(&st->budget)) { /* out of time before this template */
+      if (!st->budget.where[0]) snprintf(st->budget.where, sizeof st->budget.where, "%s", b.t[i].name);
+      rc = RENDER_ELIMIT;
+      goto done;
+    }
     buf_t out = BUF_INIT, eb = BUF_INIT;
-    tpl_exec_opts_t eo = {.missingkey = st->mk, .udata = st, .resolve = render__resolve, .helper = o->worker};
+    tpl_exec_opts_t eo = {.missingkey = st->mk, .udata = st, .resolve = render__resolve, .helper = o->worker,
+                          .budget = &st->budget, .max_output = lim.max_output, .max_depth = lim.max_depth};
     /* What the template makes is given back once its text is out, unless it wrote into a map or
      * list that outlives it (`set` on .Values, ...): then the arena keeps it all. Between templates
      * include's nesting counts are all zero, so the names they point to are dropped as well. */
@@ -1345,8 +1408,12 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
     }
     st->ov = NULL;
     if (r) {
+      if ((r == TPL_ENOMEM || r == TPL_ELIMIT) && !st->budget.where[0])
+        snprintf(st->budget.where, sizeof st->budget.where, "%s", b.t[i].name);
       if (r == TPL_ENOMEM) rc = RENDER_ENOMEM;
-      else if (!(rc = render__probe_error(&probes, b.n, err))) { /* parse errors come first */
+      else if (!(rc = render__probe_error(&probes, b.n, err)) && (st->budget.hit || tpl_arena_over_limit(a)))
+        rc = RENDER_ELIMIT; /* reported below */
+      else if (!rc) { /* parse errors come first */
         render__exec_error(b.t[i].name, eb.data ? eb.data : "", err);
         rc = RENDER_EINVAL;
       }
@@ -1393,7 +1460,11 @@ static int render__chart(const chart_t *c, const cJSON *values, cJSON *owned, co
   }
 done:
   render__probes_free(&probes); /* first: no parse may still read what is freed below */
-  if (rc == RENDER_ENOMEM) {
+  if ((rc == RENDER_ENOMEM || rc == RENDER_ELIMIT) && st && a && (st->budget.hit || tpl_arena_over_limit(a))) {
+    rc = RENDER_ELIMIT;
+    render__budget_error(st, st->budget.hit ? st->budget.hit : TPL_BUDGET_MEMORY, st->budget.where, err);
+  } else if (rc == RENDER_ENOMEM || rc == RENDER_ELIMIT) {
+    rc = RENDER_ENOMEM;
     buf_reset(err);
     buf_puts(err, "out of memory");
   }

@@ -4,6 +4,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <cjson/cJSON.h>
 
 #include "base/buf.h"
@@ -11,6 +12,25 @@
 
 #define RENDER_EINVAL (-22) /* the chart or values are wrong; the message is Helm's */
 #define RENDER_ENOMEM (-12)
+#define RENDER_ELIMIT (-7)  /* a budget of render_limits_t was exceeded; the message names it and where */
+
+/* Per-render budgets, so that one hostile chart fails alone (0 in a field: its default). Exceeding
+ * one stops the render at once and fails it with
+ *   render budget exceeded: output larger than 64 MiB (limit --max-render-output) at chart/templates/x.yaml:3
+ * (the limit's flag as `rudder template` names it, and the template file and line where it was
+ * hit). The defaults are far above what real charts need. */
+#define RENDER_DEFAULT_MAX_MEMORY ((size_t)256 << 20) /* 256 MiB */
+#define RENDER_DEFAULT_MAX_OUTPUT ((size_t)64 << 20)  /* 64 MiB */
+#define RENDER_DEFAULT_MAX_TIME_MS 30000              /* 30 s */
+#define RENDER_DEFAULT_MAX_DEPTH 100000               /* nested template calls, Go's own limit */
+typedef struct render_limits_s {
+  /* bytes the render may hold at once: the template values (values, .Files, .Chart, ...), what
+   * templates make (lists, maps, strings, include and tpl texts, encoder and function results) */
+  size_t max_memory;
+  size_t max_output;      /* bytes of rendered text, all templates together */
+  uint64_t max_time_ms;   /* wall time from the start of the render */
+  int max_depth;          /* nested {{template}}/include calls */
+} render_limits_t;
 
 /* Helm's built-in defaults for a client-only render (helm v4.3.1 `helm template`). */
 #define RENDER_DEFAULT_KUBE_VERSION "v1.37.0"
@@ -40,6 +60,7 @@ typedef struct render_opts_s {
   int (*lookup)(void *ctx, const char *api_version, const char *kind, const char *ns, const char *name, char **json,
                 char *err, size_t errlen);
   void *lookup_ctx;
+  render_limits_t limits; /* the render's budgets (all 0: the defaults) */
 } render_opts_t;
 
 typedef struct render_file_s {
@@ -66,7 +87,8 @@ typedef struct render_output_s {
 
 /* Renders every template of a chart whose dependencies are processed, with the top-level values
  * tree (Values already coalesced). *files (caller frees with render_files_free) holds the
- * non-partial templates in Helm's order. 0, RENDER_EINVAL (Helm's message in err) or RENDER_ENOMEM. */
+ * non-partial templates in Helm's order. 0, RENDER_EINVAL (Helm's message in err), RENDER_ELIMIT
+ * (a budget exceeded: see render_limits_t) or RENDER_ENOMEM. */
 int render_chart(const chart_t *c, const cJSON *values, const render_opts_t *opts, render_file_t **files,
                  size_t *nfiles, buf_t *err);
 /* render_chart that takes values and deletes them as soon as the templates' copy is built (lower
@@ -79,7 +101,8 @@ void render_files_free(render_file_t *files, size_t n);
 /* Everything `helm template` does after loading: checks the chart is installable and its
  * dependencies present, processes dependencies (modifies c), coalesces user values, checks
  * kubeVersion, renders, takes NOTES out, splits and sorts manifests and hooks. 0,
- * RENDER_EINVAL with Helm's message in err (as printed after "Error: "), or RENDER_ENOMEM. */
+ * RENDER_EINVAL with Helm's message in err (as printed after "Error: "), RENDER_ELIMIT, or
+ * RENDER_ENOMEM. */
 int render_template(chart_t *c, const cJSON *user_values, const render_opts_t *opts, render_output_t *out,
                     buf_t *err);
 /* render_template that consumes user_values (NULL: none): they become the coalesced values, which
@@ -103,5 +126,9 @@ struct manifest_set_s;
  * message in err (file and line for template and YAML errors), or RENDER_ENOMEM. */
 int render_release(chart_t *c, cJSON *user_values, const render_opts_t *opts, struct manifest_set_s *set,
                    render_output_t *crds, buf_t *err);
+/* The limits with their defaults filled in. */
+render_limits_t render_limits_resolve(const render_limits_t *l);
+/* Appends "256 MiB", "64 KiB", "1000 bytes" (exact multiples only) for a size. */
+void render_size_text(buf_t *out, size_t n);
 /* Frees a render_output_t. */
 void render_output_free(render_output_t *o);

@@ -528,7 +528,7 @@ static int rt__template(chart_t *c, const cJSON *user_values, cJSON **owned, boo
   worker_stop(helper); /* every file is sorted now */
   if (rc) {
     rt__sorter_free(&so);
-    if (rc != RENDER_ENOMEM) buf_puts(err, DEBUG_HINT);
+    if (rc == RENDER_EINVAL) buf_puts(err, DEBUG_HINT);
     return rc;
   }
   /* NOTES.txt out; the root chart's kept. */

@@ -3,8 +3,10 @@
  * rules, the builtins, and Go's error wording and positions. */
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "helm/template/tpl_internal.h"
 
@@ -23,7 +25,10 @@ typedef struct tpl__exec_s {
   tpl_missingkey_t mk;
   buf_t *err;
   uint64_t steps, max_steps;
+  uint64_t next_check; /* steps at which step() looks further: max_steps, or the budget's clock before it */
   size_t max_output;
+  tpl_budget_t *budget;
+  size_t pending; /* bytes of the unfinished texts of enclosing includes (counted against memory) */
   int max_depth;
   void *udata;
   bool (*resolve)(void *udata, const char *name, size_t len);
@@ -39,6 +44,8 @@ typedef struct tpl__state_s {
   const tpl_tree_t *tmpl;
   const tpl_node_t *node;
   buf_t *out;
+  size_t out_max; /* out may not grow past this (the output limit, or the memory room for an include's text) */
+  bool nested;    /* out is a value being built (an include's text), not the output */
   size_t vbase;
   int depth;
 } tpl__state_t;
@@ -52,24 +59,32 @@ struct tpl_call_s {
 
 /* ---- errors ---- */
 
+/* Where the running node is: its template's parse name, line and column (Go's ErrorContext). */
+static const char *s_where(const tpl__state_t *s, int *line, size_t *col) {
+  const tpl_tree_t *t = s->node->tree ? s->node->tree : s->tmpl;
+  size_t pos = s->node->pos;
+  if (pos > t->text_len) pos = t->text_len;
+  *line = 1;
+  size_t last_nl = (size_t)-1;
+  for (size_t i = 0; i < pos; i++)
+    if (t->text[i] == '\n') {
+      ++*line;
+      last_nl = i;
+    }
+  *col = last_nl == (size_t)-1 ? pos : pos - (last_nl + 1);
+  return t->parse_name;
+}
+
 static int s_verrorf(tpl__state_t *s, int rc, const char *fmt, va_list ap) {
   buf_t *e = s->x->err;
   buf_reset(e);
   if (!s->node) {
     buf_printf(e, "template: %s: ", s->tmpl->name);
   } else {
-    const tpl_tree_t *t = s->node->tree ? s->node->tree : s->tmpl;
-    size_t pos = s->node->pos;
-    if (pos > t->text_len) pos = t->text_len;
-    int line = 1;
-    size_t last_nl = (size_t)-1;
-    for (size_t i = 0; i < pos; i++)
-      if (t->text[i] == '\n') {
-        line++;
-        last_nl = i;
-      }
-    size_t col = last_nl == (size_t)-1 ? pos : pos - (last_nl + 1);
-    buf_printf(e, "template: %s:%d:%zu: executing ", t->parse_name, line, col);
+    int line;
+    size_t col;
+    const char *name = s_where(s, &line, &col);
+    buf_printf(e, "template: %s:%d:%zu: executing ", name, line, col);
     tpl_fmt_quote(e, s->tmpl->name, strlen(s->tmpl->name));
     buf_puts(e, " at <");
     tpl__node_string(s->node, e);
@@ -97,10 +112,45 @@ static int s_limitf(tpl__state_t *s, const char *fmt, ...) {
   return rc;
 }
 
+/* The budget's limit `kind` is exceeded here (or was before): recorded with where, and reported as
+ * a limit error. */
+static int s_budget(tpl__state_t *s, int kind) {
+  tpl_budget_t *b = s->x->budget;
+  if (kind == TPL_BUDGET_MEMORY) tpl_arena_set_over(s->x->a);
+  if (b && !b->hit) b->hit = kind;
+  if (b) kind = b->hit;
+  if (b && !b->where[0]) {
+    if (s->node) {
+      int line;
+      size_t col;
+      const char *name = s_where(s, &line, &col);
+      snprintf(b->where, sizeof b->where, "%s:%d", name, line);
+    } else {
+      snprintf(b->where, sizeof b->where, "%s", s->tmpl->name);
+    }
+  }
+  const char *what = kind == TPL_BUDGET_OUTPUT ? "output" : kind == TPL_BUDGET_TIME ? "time" : "memory";
+  return s_limitf(s, "render budget exceeded: %s", what);
+}
+
 static int s_nomem(tpl__state_t *s) {
+  if (tpl_arena_over_limit(s->x->a)) return s_budget(s, TPL_BUDGET_MEMORY);
   buf_reset(s->x->err);
   buf_puts(s->x->err, "template: out of memory");
   return TPL_ENOMEM;
+}
+
+/* The bound for a text printed outside the arena (tpl__fmt_*_max): the memory left, 0 without a limit. */
+static size_t x_fmt_max(const tpl__exec_t *x) {
+  size_t room = tpl_arena_room(x->a);
+  if (room == SIZE_MAX) return 0;
+  return room > x->pending + 1 ? room - x->pending : 1;
+}
+
+/* A print into b failed: b freed, the budget's error (TPL_ELIMIT) or out of memory. */
+static int fmt_fail(tpl__state_t *s, buf_t *b, int rc) {
+  buf_free(b);
+  return rc == TPL_ELIMIT ? s_budget(s, TPL_BUDGET_MEMORY) : s_nomem(s);
 }
 
 /* A temporary C string of a value's Go type (arena). */
@@ -177,10 +227,28 @@ static int call_builtin(tpl__state_t *s, int id, tpl_value_t *args, size_t n, co
                         const tpl_node_t *const *argnodes, size_t nargnodes, const tpl_value_t *final,
                         tpl_value_t *out, buf_t *msg);
 
-static int step(tpl__state_t *s) {
-  if (++s->x->steps > s->x->max_steps)
-    return s_limitf(s, "template execution exceeded %llu steps", (unsigned long long)s->x->max_steps);
+/* Steps between two looks at the budget's clock (a clock read costs about as much as a few steps). */
+#define TPL__CHECK_EVERY 2048
+
+static int step_slow(tpl__state_t *s) {
+  tpl__exec_t *x = s->x;
+  if (x->steps > x->max_steps)
+    return s_limitf(s, "template execution exceeded %llu steps", (unsigned long long)x->max_steps);
+  x->next_check = x->max_steps - x->steps > TPL__CHECK_EVERY ? x->steps + TPL__CHECK_EVERY : x->max_steps;
+  if (tpl_budget_check(x->budget)) return s_budget(s, x->budget->hit);
   return 0;
+}
+
+static inline int step(tpl__state_t *s) {
+  if (++s->x->steps > s->x->next_check) return step_slow(s);
+  return 0;
+}
+
+/* out would grow past s->out_max. */
+static int out_over(tpl__state_t *s) {
+  if (s->nested ? tpl_arena_room(s->x->a) != SIZE_MAX : s->x->budget && s->x->budget->max_output)
+    return s_budget(s, s->nested ? TPL_BUDGET_MEMORY : TPL_BUDGET_OUTPUT);
+  return s_limitf(s, "template output exceeds %zu bytes", s->x->max_output);
 }
 
 /* Deep nesting continues on new stack segments (see tpl__stack_call). */
@@ -214,8 +282,7 @@ static int eval_pipeline_tramp(void *p) {
 
 static int emit(tpl__state_t *s, const char *p, size_t n) {
   buf_t *o = s->out;
-  if (o->len + n > s->x->max_output)
-    return s_limitf(s, "template output exceeds %zu bytes", s->x->max_output);
+  if (o->len + n > s->out_max) return out_over(s);
   if (n <= 16 && o->len + n + 1 <= o->cap) {
     /* most texts between actions and most values are short: two overlapping word moves (inside
      * the n bytes), not a memcpy call (buf_append's, kept generic: callers with small fixed arrays
@@ -729,6 +796,7 @@ static int print_value(tpl__state_t *s, const tpl_node_t *n, const tpl_value_t *
   if (v->kind == TPL_INVALID) return emit(s, "<no value>", 10);
   if (v->kind == TPL_FUNC) return s_errorf(s, "can't print %s of type %s", node_str(s, n), type_str(s, v));
   size_t before = s->out->len;
+  int rc0;
   /* Go's printableValue takes the address of an addressable value whose pointer type has String()
    * ({{ .Capabilities.KubeVersion }}): the type answers the reserved field name "*String" with
    * that text. */
@@ -737,7 +805,12 @@ static int print_value(tpl__state_t *s, const tpl_node_t *n, const tpl_value_t *
       v->u.obj->type->field(v->u.obj->self, "*String", &str) == 1 && str.kind == TPL_STRING) {
     int rc = emit(s, str.u.s.p, str.u.s.n);
     if (rc) return rc;
-  } else if (tpl_fmt_value(s->out, v)) return s_nomem(s);
+  } else if ((rc0 = tpl__fmt_value_max(s->out, v, s->out_max))) {
+    if (rc0 != TPL_ELIMIT) return s_nomem(s);
+    s->out->len = before;
+    s->out->data[before] = 0;
+    return out_over(s);
+  }
   /* Go's printableValue indirects a pointer first: {{ .Capabilities }} prints the struct without
    * the "&" that fmt gives a pointer to a struct without String(). */
   if (v->kind == TPL_OBJECT && v->u.obj->type->name[0] == '*' && !v->u.obj->type->format &&
@@ -746,9 +819,10 @@ static int print_value(tpl__state_t *s, const tpl_node_t *n, const tpl_value_t *
     s->out->len--;
     s->out->data[s->out->len] = 0;
   }
-  if (s->out->len > s->x->max_output) {
+  if (s->out->len > s->out_max) {
     s->out->len = before;
-    return s_limitf(s, "template output exceeds %zu bytes", s->x->max_output);
+    s->out->data[before] = 0;
+    return out_over(s);
   }
   return 0;
 }
@@ -861,8 +935,10 @@ static int walk_range(tpl__state_t *s, tpl_value_t dot, const tpl_node_t *r) {
   return rc;
 }
 
-static int run_template(tpl__state_t *parent, const tpl_tree_t *t, tpl_value_t dot, buf_t *out, int depth) {
-  tpl__state_t ns = {.x = parent->x, .tmpl = t, .node = NULL, .out = out, .vbase = parent->x->nvars, .depth = depth};
+static int run_template(tpl__state_t *parent, const tpl_tree_t *t, tpl_value_t dot, buf_t *out, size_t out_max,
+                        bool nested, int depth) {
+  tpl__state_t ns = {.x = parent->x, .tmpl = t, .node = NULL, .out = out, .out_max = out_max, .nested = nested,
+                     .vbase = parent->x->nvars, .depth = depth};
   size_t mark = parent->x->nvars;
   int rc = vars_push(&ns, "$", 1, dot);
   if (!rc) rc = walk(&ns, dot, t->root);
@@ -885,7 +961,7 @@ static int walk_template(tpl__state_t *s, tpl_value_t dot, const tpl_node_t *n) 
   tpl_value_t nd;
   int rc = eval_pipeline(s, dot, n->pipe, &nd);
   if (rc) return rc;
-  return run_template(s, t, nd, s->out, s->depth + 1);
+  return run_template(s, t, nd, s->out, s->out_max, s->nested, s->depth + 1);
 }
 
 static int walk(tpl__state_t *s, tpl_value_t dot, const tpl_node_t *n) {
@@ -940,6 +1016,49 @@ const tpl_funcs_t *tpl__call_funcs(tpl_call_t *call) { return tpl__set_funcs(cal
 void *tpl_call_exec_udata(tpl_call_t *call) { return call->s->x->udata; }
 struct worker_s *tpl_call_helper(tpl_call_t *call) { return call->s->x->helper; }
 
+uint64_t tpl_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int tpl_budget_check(tpl_budget_t *b) {
+  if (!b) return 0;
+  if (!b->hit && b->deadline_ns && tpl_now_ns() >= b->deadline_ns) b->hit = TPL_BUDGET_TIME;
+  return b->hit ? TPL_ELIMIT : 0;
+}
+
+/* A limit error for the call: the message as the execution reports it, in the call's error. */
+static int call_limit(tpl_call_t *call, int kind) {
+  tpl__state_t *s = call->s;
+  s_budget(s, kind);
+  buf_reset(&call->msg);
+  buf_append(&call->msg, s->x->err->data ? s->x->err->data : "", s->x->err->len);
+  buf_reset(s->x->err);
+  return TPL_ELIMIT;
+}
+
+int tpl_call_check(tpl_call_t *call) {
+  tpl__exec_t *x = call->s->x;
+  if (tpl_arena_over_limit(x->a)) return call_limit(call, TPL_BUDGET_MEMORY);
+  if (tpl_budget_check(x->budget)) return call_limit(call, x->budget->hit);
+  return 0;
+}
+
+size_t tpl_call_room(tpl_call_t *call) {
+  tpl__exec_t *x = call->s->x;
+  size_t room = tpl_arena_room(x->a);
+  if (room == SIZE_MAX) return room;
+  return room > x->pending ? room - x->pending : 0;
+}
+
+int tpl_call_reserve(tpl_call_t *call, size_t n) {
+  int rc = tpl_call_check(call);
+  if (rc) return rc;
+  if (n > tpl_call_room(call)) return call_limit(call, TPL_BUDGET_MEMORY);
+  return 0;
+}
+
 int tpl_call_execute(tpl_call_t *call, const char *name, tpl_value_t data, buf_t *out) {
   tpl__state_t *s = call->s;
   const tpl_tree_t *t = x_lookup(s->x, name, strlen(name));
@@ -954,7 +1073,13 @@ int tpl_call_execute(tpl_call_t *call, const char *name, tpl_value_t data, buf_t
     return TPL_EEXEC;
   }
   tpl__state_t saved = *s;
-  int rc = run_template(s, t, data, out, 0);
+  /* The text is a value: it may take what memory is left (without a memory limit, the output's). */
+  tpl__exec_t *x = s->x;
+  size_t add = s->nested ? s->out->len : 0, room = tpl_arena_room(x->a);
+  size_t max = room == SIZE_MAX ? x->max_output : room > x->pending + add ? room - x->pending - add : 0;
+  x->pending += add;
+  int rc = run_template(s, t, data, out, out->len + max < out->len ? SIZE_MAX : out->len + max, true, 0);
+  x->pending -= add;
   *s = saved;
   if (rc) {
     buf_reset(&call->msg);
@@ -977,6 +1102,7 @@ int tpl_set_execute(const tpl_set_t *set, const char *name, tpl_value_t data, tp
       .max_steps = opts->max_steps ? opts->max_steps : 100000000ULL,
       .max_output = opts->max_output ? opts->max_output : (64u << 20),
       .max_depth = opts->max_depth ? opts->max_depth : 100000,
+      .budget = opts->budget,
       .udata = opts->udata,
       .resolve = opts->resolve,
       .helper = opts->helper,
@@ -993,8 +1119,21 @@ int tpl_set_execute(const tpl_set_t *set, const char *name, tpl_value_t data, tp
     tpl_fmt_quote(x.err, x.root_name, strlen(x.root_name));
     rc = TPL_EINVAL;
   } else {
+    /* The output may grow to max_output, and with a budget as far as its output (or, for a text
+     * being built, its memory) allows. */
+    size_t start = out->len, max = x.max_output;
+    tpl_budget_t *b = x.budget;
+    if (opts->nested) {
+      size_t room = tpl_arena_room(arena);
+      if (room != SIZE_MAX) max = start + room < start ? SIZE_MAX : start + room;
+    } else if (b && b->max_output) {
+      size_t left = b->max_output > b->output ? b->max_output - b->output : 0;
+      if (start + left < max) max = start + left;
+    }
+    x.next_check = b ? 0 : x.max_steps; /* with a budget, the first step looks at it */
     tpl__state_t s = {.x = &x, .tmpl = t, .out = out};
-    rc = run_template(&s, t, data, out, 0);
+    rc = run_template(&s, t, data, out, max, opts->nested, 0);
+    if (b && !opts->nested && out->len > start) b->output += out->len - start;
     if (rc == TPL__BREAK || rc == TPL__CONTINUE) rc = 0;
   }
   free(x.vars);
@@ -1130,7 +1269,8 @@ static int eval_args_str(tpl__state_t *s, tpl_value_t *args, size_t n, buf_t *ou
   if (n == 1 && args[0].kind == TPL_STRING) return buf_append(out, args[0].u.s.p, args[0].u.s.n) ? s_nomem(s) : 0;
   for (size_t i = 0; i < n; i++)
     if (args[i].kind == TPL_INVALID || args[i].kind == TPL_NIL) args[i] = tpl_value_strn("<no value>", 10);
-  return tpl_fmt_sprint(out, args, n) ? s_nomem(s) : 0;
+  int rc = tpl__fmt_sprint_max(out, args, n, x_fmt_max(s->x));
+  return rc ? fmt_fail(s, out, rc) : 0;
 }
 
 static int ret_string(tpl__state_t *s, buf_t *b, tpl_value_t *out) {
@@ -1177,13 +1317,14 @@ static int call_builtin(tpl__state_t *s, int id, tpl_value_t *args, size_t n, co
     return 0;
   }
   case TPL_B_PRINT:
-    if (tpl_fmt_sprint(&b, args, n)) return s_nomem(s);
+    if ((rc = tpl__fmt_sprint_max(&b, args, n, x_fmt_max(s->x)))) return fmt_fail(s, &b, rc);
     return ret_string(s, &b, out);
   case TPL_B_PRINTLN:
-    if (tpl_fmt_sprintln(&b, args, n)) return s_nomem(s);
+    if ((rc = tpl__fmt_sprintln_max(&b, args, n, x_fmt_max(s->x)))) return fmt_fail(s, &b, rc);
     return ret_string(s, &b, out);
   case TPL_B_PRINTF:
-    if (tpl_fmt_sprintf(&b, args[0].u.s.p, args[0].u.s.n, args + 1, n - 1)) return s_nomem(s);
+    if ((rc = tpl__fmt_sprintf_max(&b, args[0].u.s.p, args[0].u.s.n, args + 1, n - 1, x_fmt_max(s->x))))
+      return fmt_fail(s, &b, rc);
     return ret_string(s, &b, out);
   case TPL_B_HTML: {
     buf_t in = BUF_INIT;

@@ -20,10 +20,11 @@ typedef struct tpl__pp_s {
   tpl__flags_t f;
   bool erroring;
   int rc;
+  size_t max; /* the buffer may not grow past this (rc TPL_ELIMIT, and nothing more is printed); 0: no limit */
 } tpl__pp_t;
 
 static void pp_write(tpl__pp_t *p, const char *s, size_t n) {
-  if (!p->rc && n) p->rc = buf_append(p->b, s, n);
+  if (!p->rc && n) p->rc = p->max && p->b->len + n > p->max ? TPL_ELIMIT : buf_append(p->b, s, n);
 }
 static void pp_puts(tpl__pp_t *p, const char *s) { pp_write(p, s, strlen(s)); }
 static void pp_putc(tpl__pp_t *p, char c) { pp_write(p, &c, 1); }
@@ -874,14 +875,18 @@ static void print_arg(tpl__pp_t *p, const tpl_value_t *v, int32_t verb) {
   print_value(p, v, verb, 0);
 }
 
-int tpl_fmt_value(buf_t *out, const tpl_value_t *v) {
-  tpl__pp_t p = {.b = out};
+int tpl_fmt_value(buf_t *out, const tpl_value_t *v) { return tpl__fmt_value_max(out, v, 0); }
+
+int tpl__fmt_value_max(buf_t *out, const tpl_value_t *v, size_t max) {
+  tpl__pp_t p = {.b = out, .max = max};
   print_arg(&p, v, 'v');
   return p.rc;
 }
 
-int tpl_fmt_sprint(buf_t *out, const tpl_value_t *args, size_t n) {
-  tpl__pp_t p = {.b = out};
+int tpl_fmt_sprint(buf_t *out, const tpl_value_t *args, size_t n) { return tpl__fmt_sprint_max(out, args, n, 0); }
+
+int tpl__fmt_sprint_max(buf_t *out, const tpl_value_t *args, size_t n, size_t max) {
+  tpl__pp_t p = {.b = out, .max = max};
   bool prev_string = false;
   for (size_t i = 0; i < n; i++) {
     bool is_string = args[i].kind == TPL_STRING;
@@ -893,8 +898,10 @@ int tpl_fmt_sprint(buf_t *out, const tpl_value_t *args, size_t n) {
   return p.rc;
 }
 
-int tpl_fmt_sprintln(buf_t *out, const tpl_value_t *args, size_t n) {
-  tpl__pp_t p = {.b = out};
+int tpl_fmt_sprintln(buf_t *out, const tpl_value_t *args, size_t n) { return tpl__fmt_sprintln_max(out, args, n, 0); }
+
+int tpl__fmt_sprintln_max(buf_t *out, const tpl_value_t *args, size_t n, size_t max) {
+  tpl__pp_t p = {.b = out, .max = max};
   for (size_t i = 0; i < n; i++) {
     if (i > 0) pp_putc(&p, ' ');
     memset(&p.f, 0, sizeof p.f);
@@ -968,7 +975,11 @@ static bool arg_number(tpl__pp_t *p, size_t *argnum, const char *fmt, size_t fle
 }
 
 int tpl_fmt_sprintf(buf_t *out, const char *format, size_t end, const tpl_value_t *a, size_t n) {
-  tpl__pp_t p = {.b = out};
+  return tpl__fmt_sprintf_max(out, format, end, a, n, 0);
+}
+
+int tpl__fmt_sprintf_max(buf_t *out, const char *format, size_t end, const tpl_value_t *a, size_t n, size_t max) {
+  tpl__pp_t p = {.b = out, .max = max};
   size_t argnum = 0;
   bool after_index = false, reordered = false;
   for (size_t i = 0; i < end;) {

@@ -2,6 +2,7 @@
  * yaml), fromYaml/fromYamlArray, toJson/mustToJson/toPrettyJson/toRawJson,
  * fromJson/fromJsonArray (Helm's map forms) and mustFromJson (Sprig's). */
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "base/yaml.h"
@@ -47,10 +48,10 @@ SPRIG_FN(f_toyaml) {
   buf_t b = BUF_INIT;
   tpl_value_t v = sprig__arg(&args[0]);
   if (memo_hit(c, &v, MEMO_TOYAML, out)) return 0;
-  int rc = sprig_yaml_encode_with(&b, &v, NULL, tpl_call_helper(c));
-  if (rc == TPL_ENOMEM) {
+  int rc = sprig__yaml_encode_max(&b, &v, NULL, tpl_call_helper(c), sprig__enc_max(c), c);
+  if (rc == TPL_ENOMEM || rc == TPL_ELIMIT) {
     buf_free(&b);
-    return rc;
+    return rc == TPL_ELIMIT ? tpl_call_reserve(c, SIZE_MAX) : rc;
   }
   if (rc) {
     buf_free(&b);
@@ -64,10 +65,10 @@ SPRIG_FN(f_toyaml) {
 SPRIG_FN(f_toyamlpretty) {
   buf_t b = BUF_INIT;
   tpl_value_t v = sprig__arg(&args[0]);
-  int rc = sprig_yaml_encode_v3(&b, &v, NULL);
-  if (rc == TPL_ENOMEM) {
+  int rc = sprig__yaml_encode_v3_max(&b, &v, NULL, sprig__enc_max(c), c);
+  if (rc == TPL_ENOMEM || rc == TPL_ELIMIT) {
     buf_free(&b);
-    return rc;
+    return rc == TPL_ELIMIT ? tpl_call_reserve(c, SIZE_MAX) : rc;
   }
   if (rc) buf_reset(&b);
   return trim_nl_ret(c, &b, out);
@@ -76,10 +77,11 @@ SPRIG_FN(f_toyamlpretty) {
 SPRIG_FN(f_musttoyaml) {
   buf_t b = BUF_INIT, err = BUF_INIT;
   tpl_value_t v = sprig__arg(&args[0]);
-  int rc = sprig_yaml_encode_with(&b, &v, &err, tpl_call_helper(c));
+  int rc = sprig__yaml_encode_max(&b, &v, &err, tpl_call_helper(c), sprig__enc_max(c), c);
   if (rc) {
     buf_free(&b);
-    if (rc != TPL_ENOMEM) rc = tpl_call_errorf(c, "%s", err.data ? err.data : "");
+    if (rc == TPL_ELIMIT) rc = tpl_call_reserve(c, SIZE_MAX);
+    else if (rc != TPL_ENOMEM) rc = tpl_call_errorf(c, "%s", err.data ? err.data : "");
     buf_free(&err);
     return rc;
   }
@@ -92,11 +94,11 @@ static int to_json(tpl_call_t *c, tpl_value_t *args, bool html, const char *inde
   tpl_value_t v = sprig__arg(&args[0]);
   int fn = indent ? MEMO_TOPRETTYJSON : html ? MEMO_TOJSON : MEMO_TORAWJSON;
   if (memo_hit(c, &v, fn, out)) return 0;
-  int rc = sprig_json_encode_with(&b, &v, html, indent, &err, tpl_call_helper(c));
-  if (rc == TPL_ENOMEM) {
+  int rc = sprig__json_encode_max(&b, &v, html, indent, &err, tpl_call_helper(c), sprig__enc_max(c), c);
+  if (rc == TPL_ENOMEM || rc == TPL_ELIMIT) {
     buf_free(&b);
     buf_free(&err);
-    return rc;
+    return rc == TPL_ELIMIT ? tpl_call_reserve(c, SIZE_MAX) : rc;
   }
   if (rc) {
     buf_reset(&b);

@@ -64,6 +64,15 @@ bool sprig__object_marshal(const tpl_value_t *v, buf_t *out, bool *number);
 
 /* yaml.v3 Encoder with SetIndent(2) (Helm's toYamlPretty), without the final newline trimmed. */
 int sprig_yaml_encode_v3(buf_t *out, const tpl_value_t *v, buf_t *err);
+/* The encoders with a bound on their output (0: none) and, with call, the execution's budget
+ * looked at every few thousand nodes (tpl_call_check): TPL_ELIMIT once either is passed. */
+int sprig__yaml_encode_max(buf_t *out, const tpl_value_t *v, buf_t *err, struct worker_s *helper, size_t max,
+                           tpl_call_t *call);
+int sprig__yaml_encode_v3_max(buf_t *out, const tpl_value_t *v, buf_t *err, size_t max, tpl_call_t *call);
+int sprig__json_encode_max(buf_t *out, const tpl_value_t *v, bool html, const char *indent, buf_t *err,
+                           struct worker_s *helper, size_t max, tpl_call_t *call);
+/* The room tpl_call_room gives, as an encoder's bound (0: none). */
+size_t sprig__enc_max(tpl_call_t *c);
 
 /* A TOML datetime as BurntSushi/toml v1.6.0 decodes it (sprig_date.c): 1 (out set), 0 invalid, TPL_ENOMEM. */
 int sprig__toml_datetime(tpl_call_t *c, const char *s, size_t n, tpl_value_t *out);

@@ -20,6 +20,9 @@ typedef struct {
   int rc;
   worker_t *helper; /* may take half of a big list (jpart_*) */
   bool part;        /* encoding that half on the helper */
+  size_t max;       /* the output may not grow past this (rc TPL_ELIMIT); 0: no limit */
+  tpl_call_t *call; /* whose budget is looked at every few thousand values (never on the helper) */
+  unsigned tick;
 } jenc_t;
 
 #define JPART_BAIL 2 /* the helper's half holds something it leaves to the main thread */
@@ -238,7 +241,7 @@ static void jpart_run(void *p) {
 static jpart_t *jpart_start(const jenc_t *e, const tpl_list_t *l, size_t from, int depth) {
   jpart_t *pt = calloc(1, sizeof *pt);
   if (!pt) return NULL;
-  pt->je = (jenc_t){&pt->out, e->html, e->indent, e->err ? &pt->err : NULL, 0, NULL, true};
+  pt->je = (jenc_t){&pt->out, e->html, e->indent, e->err ? &pt->err : NULL, 0, NULL, true, e->max, NULL, 0};
   pt->l = l;
   pt->from = from;
   pt->depth = depth;
@@ -268,6 +271,10 @@ static void jpart_join(jenc_t *e, jpart_t *pt) {
 
 static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
   if (e->rc) return;
+  if ((e->max && e->o->len > e->max) || (e->call && !(++e->tick & 4095) && tpl_call_check(e->call))) {
+    e->rc = TPL_ELIMIT;
+    return;
+  }
   if (depth > 1000) {
     if (e->err) buf_printf(e->err, "json: unsupported value: encountered a cycle via %s",
                            v->kind == TPL_LIST ? "[]interface {}" : "map[string]interface {}");
@@ -380,7 +387,12 @@ static void jenc(jenc_t *e, const tpl_value_t *v, int depth) {
 
 int sprig_json_encode_with(buf_t *out, const tpl_value_t *v, bool html, const char *indent, buf_t *err,
                            worker_t *helper) {
-  jenc_t e = {out, html, indent, err, 0, helper, false};
+  return sprig__json_encode_max(out, v, html, indent, err, helper, 0, NULL);
+}
+
+int sprig__json_encode_max(buf_t *out, const tpl_value_t *v, bool html, const char *indent, buf_t *err,
+                           worker_t *helper, size_t max, tpl_call_t *call) {
+  jenc_t e = {out, html, indent, err, 0, helper, false, max, call, 0};
   jenc(&e, v, 0);
   return e.rc;
 }

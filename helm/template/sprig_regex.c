@@ -14,6 +14,7 @@ typedef struct {
   pcre2_match_data *md;
   pcre2_match_context *mc;
   uint32_t ncap;
+  tpl_call_t *call; /* whose budget each match looks at */
 } rx_t;
 
 static void rx_free(rx_t *r) {
@@ -226,6 +227,8 @@ static int rx_compile(const char *p0, size_t n0, rx_t *r, buf_t *err) {
 
 /* One match at or after pos: 1 found (ov set), 0 none, <0 error (limit). */
 static int rx_exec(rx_t *r, const char *s, size_t n, size_t pos, PCRE2_SIZE **ov) {
+  /* Each match is bounded by PCRE2's match limit; many of them by the render's time budget. */
+  if (r->call && tpl_call_check(r->call)) return TPL_ELIMIT;
   int rc = pcre2_match(r->re, (PCRE2_SPTR)s, n, pos, 0, r->md, r->mc);
   if (rc == PCRE2_ERROR_NOMATCH) return 0;
   if (rc < 0) return -1;
@@ -270,12 +273,16 @@ static int rx_all(rx_t *r, const char *s, size_t n, int64_t max, rx_deliver_t cb
   return 0;
 }
 
-static int limit_err(tpl_call_t *c) { return tpl_call_errorf(c, "regexp: match limit exceeded"); }
+static int limit_err(tpl_call_t *c) {
+  int rc = tpl_call_check(c); /* the render's budget ran out (its error is set) */
+  return rc ? rc : tpl_call_errorf(c, "regexp: match limit exceeded");
+}
 
 /* Compiles args[0]; for the non-must forms a bad pattern panics like regexp.MustCompile. */
 static int compile_arg(tpl_call_t *c, const tpl_value_t *pat, bool must, rx_t *r) {
   buf_t err = BUF_INIT;
   int rc = rx_compile(pat->u.s.p, pat->u.s.n, r, &err);
+  r->call = c;
   if (rc == TPL_ENOMEM) {
     buf_free(&err);
     return rc;
@@ -310,6 +317,7 @@ static int do_match(tpl_call_t *c, tpl_value_t *args, bool must, tpl_value_t *ou
   rx_t r;
   buf_t err = BUF_INIT;
   int rc = rx_compile(args[0].u.s.p, args[0].u.s.n, &r, &err);
+  r.call = c;
   if (rc == TPL_ENOMEM) {
     buf_free(&err);
     return rc;

@@ -427,11 +427,26 @@ SPRIG_FN(f_repeat) {
   int64_t count = args[0].u.i;
   if (count < 0) return tpl_call_errorf(c, "strings: negative Repeat count");
   size_t sl = args[1].u.s.n;
-  if (sl && (uint64_t)count > (uint64_t)(64 << 20) / sl)
-    return tpl_call_errorf(c, "strings: Repeat output length overflow");
-  buf_t b = BUF_INIT;
-  for (int64_t i = 0; i < count; i++) buf_append(&b, args[1].u.s.p, sl);
-  return sprig__ret_buf(c, &b, out);
+  /* Go's strings.Repeat: an empty result costs nothing, whatever the count */
+  if (!sl || !count) return sprig__ret_str(c, "", 0, out);
+  if ((uint64_t)count > (uint64_t)INT64_MAX / sl) return tpl_call_errorf(c, "strings: Repeat output length overflow");
+  size_t total = (size_t)count * sl, room = tpl_call_room(c);
+  if (room == SIZE_MAX) {
+    if (total > ((size_t)64 << 20)) return tpl_call_errorf(c, "strings: Repeat output length overflow");
+  } else {
+    int rc = tpl_call_reserve(c, total + 1); /* the render's memory budget */
+    if (rc) return rc;
+  }
+  char *p = tpl_arena_text(tpl_call_arena(c), total);
+  if (!p) return TPL_ENOMEM;
+  memcpy(p, args[1].u.s.p, sl);
+  for (size_t have = sl; have < total;) { /* doubling copies */
+    size_t k = have <= total - have ? have : total - have;
+    memcpy(p + have, p, k);
+    have += k;
+  }
+  *out = tpl_value_strn(p, total);
+  return 0;
 }
 
 SPRIG_FN(f_substr) {

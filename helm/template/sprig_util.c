@@ -13,6 +13,12 @@ int sprig__ret_str(tpl_call_t *c, const char *p, size_t n, tpl_value_t *out) {
   return out->kind == TPL_INVALID ? TPL_ENOMEM : 0;
 }
 
+size_t sprig__enc_max(tpl_call_t *c) {
+  /* half the room: the encoder's buffer doubles as it grows, so its capacity may be twice its length */
+  size_t room = tpl_call_room(c);
+  return room == SIZE_MAX ? 0 : room > 2 ? room / 2 : 1;
+}
+
 int sprig__ret_buf(tpl_call_t *c, buf_t *b, tpl_value_t *out) {
   if (b->len >= 4096) {
     /* A big result (toJson/toYaml of the values, ...) is handed to the arena, cut to its length,

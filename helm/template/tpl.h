@@ -40,8 +40,13 @@ char *tpl_arena_text(tpl_arena_t *a, size_t n);
 int tpl_arena_adopt(tpl_arena_t *a, void *p, size_t n);
 /* Bytes handed out so far. */
 size_t tpl_arena_used(const tpl_arena_t *a);
-/* True when an allocation failed because of the arena's limit (not the system). */
+/* True when an allocation failed because of the arena's limit (not the system). Once it is, every
+ * later allocation fails too (a render that ran out of its budget does no more work). */
 bool tpl_arena_over_limit(const tpl_arena_t *a);
+/* Bytes the arena may still hand out before its limit (SIZE_MAX without one). */
+size_t tpl_arena_room(const tpl_arena_t *a);
+/* Marks the arena as over its limit (a text built outside it would not have fitted). */
+void tpl_arena_set_over(tpl_arena_t *a);
 
 /* A point in an arena's life (tpl_arena_mark). */
 typedef struct tpl_arena_mark_s {
@@ -317,6 +322,16 @@ tpl_arena_t *tpl_call_arena(tpl_call_t *call);
 void *tpl_call_udata(tpl_call_t *call);
 /* The receiver of a method call (tpl_object_t.self), or NULL. */
 void *tpl_call_self(tpl_call_t *call);
+/* For host functions that do much work in one call (regular expressions, encoders) or build a
+ * text outside the arena: 0 to go on, or TPL_ELIMIT when the budget is spent (time, or a limit hit
+ * before), with the call's error set as the execution reports limits; the function then returns
+ * TPL_ELIMIT at once. */
+int tpl_call_check(tpl_call_t *call);
+/* tpl_call_check, and room for a text of n more bytes within the memory limit (TPL_ELIMIT when
+ * there is none). */
+int tpl_call_reserve(tpl_call_t *call, size_t n);
+/* The bytes a text built by the call may have before tpl_call_reserve would fail (SIZE_MAX: no limit). */
+size_t tpl_call_room(tpl_call_t *call);
 /* Executes the named template of the running set with data, appending to out (for include). */
 int tpl_call_execute(tpl_call_t *call, const char *name, tpl_value_t data, buf_t *out);
 
@@ -350,6 +365,32 @@ typedef enum {
   TPL_MISSINGKEY_ERROR,       /* Helm's strict mode */
 } tpl_missingkey_t;
 
+/* A budget shared by the executions of one render (its templates, their includes and tpl calls):
+ * the memory limit is the arena's (tpl_arena_new), which also bounds the texts that executions and
+ * host functions build outside it (an include's text, an encoder's output); this adds a limit on
+ * the bytes of output all the executions write together and a deadline. The first limit exceeded is
+ * recorded with where it was, and every later check fails: no more work is done. Used by one
+ * thread at a time. */
+typedef enum {
+  TPL_BUDGET_NONE = 0,
+  TPL_BUDGET_MEMORY, /* the arena's limit, or a text built outside it that would not fit in it */
+  TPL_BUDGET_OUTPUT, /* max_output */
+  TPL_BUDGET_TIME,   /* deadline */
+} tpl_budget_kind_t;
+
+typedef struct tpl_budget_s {
+  size_t max_output;    /* bytes of output of all the executions together (0: no limit) */
+  uint64_t deadline_ns; /* CLOCK_MONOTONIC time (tpl_now_ns) at which execution stops (0: none) */
+  size_t output;        /* output written so far (finished executions) */
+  int hit;              /* tpl_budget_kind_t of the first limit exceeded */
+  char where[256];      /* "NAME:LINE" of the template where it was exceeded ("" outside one) */
+} tpl_budget_t;
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t tpl_now_ns(void);
+/* Checks b's deadline now: 0, or TPL_ELIMIT (b->hit set; also when a limit was hit before). */
+int tpl_budget_check(tpl_budget_t *b);
+
 typedef struct tpl_exec_opts_s {
   tpl_missingkey_t missingkey;
   size_t max_output; /* bytes of output (0: 64 MiB) */
@@ -365,6 +406,12 @@ typedef struct tpl_exec_opts_s {
   /* A helper thread (base/worker.h) that host functions may hand part of their work to
    * (tpl_call_helper): encoders split big lists with it. NULL: none. */
   struct worker_s *helper;
+  /* The render's budget (NULL: only the limits above). Execution checks the clock every few
+   * thousand steps, and host functions that do much work in one call ask tpl_call_check. */
+  tpl_budget_t *budget;
+  /* out is a value being built (Helm's tpl), not output: it is bounded by the memory budget and not
+   * counted as output. */
+  bool nested;
 } tpl_exec_opts_t;
 
 /* The udata given in the execution options. */

@@ -131,3 +131,10 @@ const tpl_funcs_t *tpl__set_funcs(const tpl_set_t *set);
 size_t tpl__set_arena_used(const tpl_set_t *set);
 /* Formats an int64 rune with %#U into out (for lexer errors). */
 int tpl__fmt_sharp_u(buf_t *out, int32_t r);
+
+/* tpl_fmt_value/sprint/sprintln/sprintf that stop with TPL_ELIMIT once out would grow past max
+ * (0: no limit): a structure that shares its lists and maps prints far more than it holds. */
+int tpl__fmt_value_max(buf_t *out, const tpl_value_t *v, size_t max);
+int tpl__fmt_sprint_max(buf_t *out, const tpl_value_t *args, size_t n, size_t max);
+int tpl__fmt_sprintln_max(buf_t *out, const tpl_value_t *args, size_t n, size_t max);
+int tpl__fmt_sprintf_max(buf_t *out, const char *format, size_t end, const tpl_value_t *a, size_t n, size_t max);

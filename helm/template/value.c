@@ -84,7 +84,7 @@ void tpl_arena_free(tpl_arena_t *a) {
 }
 
 int tpl_arena_adopt(tpl_arena_t *a, void *p, size_t n) {
-  if (a->max && a->used + n > a->max) {
+  if (a->max && (a->over || a->used + n > a->max)) {
     a->over = true;
     return TPL_ENOMEM;
   }
@@ -109,7 +109,7 @@ int tpl_arena_adopt(tpl_arena_t *a, void *p, size_t n) {
 static void *tpl__arena_take(tpl_arena_t *a, size_t n, size_t align) {
   tpl__chunk_t *c = a->head;
   size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
-  if (a->max && a->used + (c ? at - c->used : 0) + n > a->max) {
+  if (a->max && (a->over || a->used + (c ? at - c->used : 0) + n > a->max)) {
     a->over = true;
     return NULL;
   }
@@ -519,6 +519,13 @@ char *tpl_arena_text(tpl_arena_t *a, size_t n) {
 
 size_t tpl_arena_used(const tpl_arena_t *a) { return a->used; }
 bool tpl_arena_over_limit(const tpl_arena_t *a) { return a->over; }
+size_t tpl_arena_room(const tpl_arena_t *a) {
+  if (!a->max) return SIZE_MAX;
+  return a->over || a->used >= a->max ? 0 : a->max - a->used;
+}
+void tpl_arena_set_over(tpl_arena_t *a) {
+  if (a->max) a->over = true;
+}
 
 /* ---- scalars ---- */
 

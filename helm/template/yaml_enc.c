@@ -52,6 +52,9 @@ typedef struct {
   ye_scratch_t scratch[YE_SCRATCH_DEPTH]; /* emit_map's key arrays, per nesting depth */
   worker_t *helper; /* may take half of a big sequence (ypart_*) */
   bool part;        /* emitting that half on the helper */
+  size_t max;       /* the output may not grow past this (rc TPL_ELIMIT); 0: no limit */
+  tpl_call_t *call; /* whose budget is looked at every few thousand nodes (never on the helper) */
+  unsigned tick;
 } ye_t;
 
 #define YPART_BAIL 2 /* the helper's half holds something it leaves to the main thread */
@@ -1066,6 +1069,7 @@ static ypart_t *ypart_start(const ye_t *e, const tpl_list_t *l, size_t from, int
   pe->whitespace = false;
   pe->indention = false;
   pe->part = true;
+  pe->max = e->max;
   pt->l = l;
   pt->from = from;
   pt->depth = depth;
@@ -1282,6 +1286,10 @@ static bool is_time_obj(const tpl_value_t *v) {
 
 static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool map, bool simple, int depth) {
   if (e->rc) return;
+  if ((e->max && e->out->len > e->max) || (e->call && !(++e->tick & 4095) && tpl_call_check(e->call))) {
+    e->rc = TPL_ELIMIT;
+    return;
+  }
   set_ctx(e, root, seq, map, simple);
   if (depth > 10000) {
     buf_puts(e->err, "exceeded max depth of 10000");
@@ -1391,8 +1399,14 @@ static void emit_node(ye_t *e, const tpl_value_t *v, bool root, bool seq, bool m
 }
 
 int sprig_yaml_encode_v3(buf_t *out, const tpl_value_t *v, buf_t *err) {
+  return sprig__yaml_encode_v3_max(out, v, err, 0, NULL);
+}
+
+int sprig__yaml_encode_v3_max(buf_t *out, const tpl_value_t *v, buf_t *err, size_t max, tpl_call_t *call) {
   buf_t scratch = BUF_INIT;
   ye_t e = {0};
+  e.max = max;
+  e.call = call;
   e.out = out;
   e.err = err ? err : &scratch;
   e.best_width = INT32_MAX;
@@ -1420,11 +1434,16 @@ int sprig_yaml_encode_v3(buf_t *out, const tpl_value_t *v, buf_t *err) {
  * with "did not find expected ',' or '}'", naming the (0-based) line of the
  * ':' unless it is 0. Control characters anywhere are the reader's error
  * instead when the reader decodes it first. Returns 0, or -1 with err set. */
-static bool key_may_go_stale(const tpl_value_t *v, int depth) {
-  if (depth > 10000) return false;
+/* *left counts the nodes that may still be looked at: a tree that shares containers (a list of the
+ * same map twice, again and again) can have far more nodes than memory; each one is at least a
+ * byte of the encoding, so past the encoder's bound it is not looked at further (and the encoder
+ * stops at its bound). */
+static bool key_may_go_stale(const tpl_value_t *v, int depth, size_t *left) {
+  if (depth > 10000 || !*left) return false;
+  --*left;
   if (v->kind == TPL_LIST && v->u.list) {
     for (size_t i = 0; i < v->u.list->len; i++)
-      if (key_may_go_stale(&v->u.list->items[i], depth + 1)) return true;
+      if (key_may_go_stale(&v->u.list->items[i], depth + 1, left)) return true;
   } else if (v->kind == TPL_MAP && v->u.map) {
     const tpl_map_t *m = v->u.map;
     for (size_t i = 0; i < m->len; i++) {
@@ -1433,17 +1452,18 @@ static bool key_may_go_stale(const tpl_value_t *v, int depth) {
       if (kn > 170) return true;
       for (size_t j = 0; j + 1 < kn; j++)
         if ((unsigned char)k[j] == 0xC2 && (unsigned char)k[j + 1] == 0x85) return true;
-      if (key_may_go_stale(&m->ents[i].val, depth + 1)) return true;
+      if (key_may_go_stale(&m->ents[i].val, depth + 1, left)) return true;
     }
   }
   return false;
 }
 
-static int stale_key_check(const tpl_value_t *v, buf_t *err) {
-  if (!key_may_go_stale(v, 0)) return 0;
+static int stale_key_check(const tpl_value_t *v, buf_t *err, size_t max) {
+  size_t left = max ? max : SIZE_MAX;
+  if (!key_may_go_stale(v, 0, &left)) return 0;
   buf_t j = BUF_INIT, jerr = BUF_INIT;
   int rc = 0;
-  if (sprig_json_encode(&j, v, true, NULL, &jerr) == 0 && j.data) {
+  if (sprig__json_encode_max(&j, v, true, NULL, &jerr, NULL, max, NULL) == 0 && j.data) {
     const unsigned char *s = (const unsigned char *)j.data;
     /* The first control character's offset: yaml.v2's reader decodes the input
      * in raw chunks of 512 bytes (a chunk ends before a cut character), and
@@ -1526,8 +1546,15 @@ static int stale_key_check(const tpl_value_t *v, buf_t *err) {
 int sprig_yaml_encode(buf_t *out, const tpl_value_t *v, buf_t *err) { return sprig_yaml_encode_with(out, v, err, NULL); }
 
 int sprig_yaml_encode_with(buf_t *out, const tpl_value_t *v, buf_t *err, worker_t *helper) {
+  return sprig__yaml_encode_max(out, v, err, helper, 0, NULL);
+}
+
+int sprig__yaml_encode_max(buf_t *out, const tpl_value_t *v, buf_t *err, worker_t *helper, size_t max,
+                           tpl_call_t *call) {
   buf_t scratch = BUF_INIT;
   ye_t e = {0};
+  e.max = max;
+  e.call = call;
   e.helper = helper;
   e.out = out;
   e.err = err ? err : &scratch;
@@ -1536,7 +1563,7 @@ int sprig_yaml_encode_with(buf_t *out, const tpl_value_t *v, buf_t *err, worker_
   e.indent = -1;
   e.whitespace = true;
   e.indention = true;
-  if (stale_key_check(v, e.err)) e.rc = -1;
+  if (stale_key_check(v, e.err, max)) e.rc = -1;
   else emit_node(&e, v, true, false, false, false, 0);
   if (!e.rc) {
     /* DOCUMENT-END (implicit): write_indent with indent -1. */
