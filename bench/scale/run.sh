@@ -113,13 +113,10 @@ cleanup() {
 	for ((i = ${#stop_pids[@]} - 1; i >= 0; i--)); do stop_pid "${stop_pids[i]}"; done
 	if [[ -n $keep_logs ]]; then
 		mkdir -p "$keep_logs"
-		cp -r "$work"/*.log "$keep_logs"/ 2>/dev/null || true
-		for i in "${clusters[@]}"; do
-			[[ -d $i/logs ]] && mkdir -p "$keep_logs/$(basename "$i")" && cp -r "$i"/logs/. "$keep_logs/$(basename "$i")"/ 2>/dev/null
-		done
+		cp "$work"/*.log "$keep_logs"/ 2>/dev/null || true
 	fi
 	for i in "${clusters[@]}"; do
-		[[ -d $i ]] && "$root/tests/cluster/down" "$i" >/dev/null 2>&1
+		[[ -d $i ]] && down_cluster "$i"
 	done
 	rm -rf "$work"
 	exit "$rc"
@@ -223,9 +220,15 @@ start_cluster() { # PEER -> sets state
 		{ tail -n 30 "$work/up-$1.log" >&2; die "tests/cluster/up failed"; }
 }
 
-stop_cluster() {
-	"$root/tests/cluster/down" "$state" >/dev/null 2>&1 || true
+down_cluster() { # STATE: keep its logs if asked, then stop it and remove its state dir
+	if [[ -n $keep_logs && -d $1/logs ]]; then
+		mkdir -p "$keep_logs/$(basename "$1")"
+		cp -r "$1"/logs/. "$keep_logs/$(basename "$1")"/ 2>/dev/null || true
+	fi
+	"$root/tests/cluster/down" "$1" >/dev/null 2>&1 || true
 }
+
+stop_cluster() { down_cluster "$state"; }
 
 measure() { # PEER GROUP/VERSION USER=PID...
 	local p=$1 gv=$2 port i args=()
