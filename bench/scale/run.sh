@@ -14,6 +14,11 @@
 #   --interval D      the releases' spec.interval, a Go duration (default 1m);
 #                     the resync phase watches one such interval
 #   --namespaces K    spread the releases over K namespaces (default 4)
+#   --poll table|json how the harness lists the releases once a second: the
+#                     server-side table with the CRD's Ready column (default)
+#                     or whole objects, as `kubectl get -o json` (at 1,000
+#                     inline releases that is ~6 MiB a second of the API
+#                     server's CPU)
 #   --rudder PATH     the rudder binary to measure (default: build a
 #                     RelWithDebInfo one in ${RUDDER_SCALE_BUILD:-build-scale})
 #   --peer flux       then run the same releases through Flux (helm-controller
@@ -43,6 +48,7 @@ source=inline
 qps=""
 interval=1m
 namespaces=4
+poll=table
 rudder_bin=""
 keep_logs=""
 peer=""
@@ -61,6 +67,7 @@ while [[ $# -gt 0 ]]; do
 	--rudder) rudder_bin=${2:?}; shift ;;
 	--keep-logs) keep_logs=${2:?}; shift ;;
 	--peer) peer=${2:?}; shift ;;
+	--poll) poll=${2:?}; shift ;;
 	--*=*) a=$1; shift; set -- "${a%%=*}" "${a#*=}" "$@"; continue ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument: $1 (see --help)" ;;
@@ -76,6 +83,7 @@ inline) ;;
 repo | oci) die "--source $source: not yet (the chart-sources work has to land first); use --source inline" ;;
 *) die "--source wants inline, got '$source'" ;;
 esac
+[[ $poll == table || $poll == json ]] || die "--poll wants table or json, got '$poll'"
 [[ -z $peer || $peer == flux ]] || die "--peer wants flux, got '$peer'"
 ((namespaces <= releases)) || namespaces=$releases
 interval_s=$(python3 - "$interval" <<'EOF'
@@ -240,7 +248,7 @@ measure() { # PEER GROUP/VERSION USER=PID...
 		--releases "$releases" --namespaces "$namespaces" --objects "$work/objects-$p.json" \
 		--group-version "$gv" "${args[@]}" \
 		--apiserver-pid "$(component_pid "$state" kube-apiserver)" --etcd-pid "$(component_pid "$state" etcd)" \
-		--audit-log "$state/logs/audit.log" --interval "$interval_s"
+		--audit-log "$state/logs/audit.log" --interval "$interval_s" --poll "$poll"
 }
 
 free_port() {
@@ -340,7 +348,7 @@ run_rudder() {
 
 # --- the run -------------------------------------------------------------------------
 
-echo "# bench/scale/run.sh --releases $releases --concurrency $concurrency --source $source --interval $interval --namespaces $namespaces${qps:+ --qps $qps}"
+echo "# bench/scale/run.sh --releases $releases --concurrency $concurrency --source $source --interval $interval --namespaces $namespaces --poll $poll${qps:+ --qps $qps}${peer:+ --peer $peer}"
 echo "# rudder: $("$rudder_bin" version | tr '\n' ' ')"
 echo "# tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo '+dirty')"
 echo "# host: $(nproc) CPUs, $(uname -r); start: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"
