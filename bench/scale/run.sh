@@ -25,6 +25,7 @@
 #                     and source-controller, built once by flux-build.sh), on a
 #                     fresh control plane of its own, the chart served from a
 #                     HelmRepository on 127.0.0.1 (python3 -m http.server)
+#   --peer-only       with --peer: skip rudder's run
 #   --keep-logs DIR   copy the controller's and the API server's logs and the
 #                     audit log there before cleaning up
 #
@@ -52,6 +53,7 @@ poll=table
 rudder_bin=""
 keep_logs=""
 peer=""
+peer_only=0
 
 die() { echo "run.sh: error: $*" >&2; exit 1; }
 say() { echo "run.sh: $*" >&2; }
@@ -67,6 +69,7 @@ while [[ $# -gt 0 ]]; do
 	--rudder) rudder_bin=${2:?}; shift ;;
 	--keep-logs) keep_logs=${2:?}; shift ;;
 	--peer) peer=${2:?}; shift ;;
+	--peer-only) peer_only=1 ;;
 	--poll) poll=${2:?}; shift ;;
 	--*=*) a=$1; shift; set -- "${a%%=*}" "${a#*=}" "$@"; continue ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -85,6 +88,7 @@ repo | oci) die "--source $source: not yet (the chart-sources work has to land f
 esac
 [[ $poll == table || $poll == json ]] || die "--poll wants table or json, got '$poll'"
 [[ -z $peer || $peer == flux ]] || die "--peer wants flux, got '$peer'"
+[[ $peer_only == 0 || -n $peer ]] || die "--peer-only needs --peer"
 ((namespaces <= releases)) || namespaces=$releases
 interval_s=$(python3 - "$interval" <<'EOF'
 import re, sys
@@ -207,15 +211,17 @@ component_pid() { # STATE NAME
 	cat "$f"
 }
 
-# wait_watching STATE USER RESOURCE: until USER has a watch open on RESOURCE
-# (its informers are up), at most 60 s.
+# wait_watching STATE USER RESOURCE PID LOG: until USER has a watch open on
+# RESOURCE (its informers are up), at most 60 s, while PID lives.
 wait_watching() {
 	local i
 	for ((i = 0; i < 600; i++)); do
+		kill -0 "$4" 2>/dev/null || { tail -n 20 "$5" >&2; die "$2 (pid $4) exited before it watched $3"; }
 		grep -F "\"username\":\"$2\"" "$1/logs/audit.log" 2>/dev/null | grep -F '"verb":"watch"' |
 			grep -qF "\"resource\":\"$3\"" && return 0
 		sleep 0.1
 	done
+	tail -n 20 "$5" >&2
 	die "$2 opened no watch on $3 within 60 s"
 }
 
@@ -278,23 +284,23 @@ run_flux() {
 	stop_pids+=("$pid_http")
 
 	storage_port=$(free_port)
-	local common=(--concurrent="$concurrency" --enable-leader-election=false --watch-all-namespaces=true
-		--metrics-addr="127.0.0.1:$(free_port)" --health-addr="127.0.0.1:$(free_port)" --log-encoding=json)
+	local common=(--concurrent="$concurrency" --enable-leader-election=false --watch-all-namespaces=true --log-encoding=json)
 	[[ -z $qps ]] || common+=(--kube-api-qps="$qps")
 	say "flux: $sc ${common[*]} --storage-addr=127.0.0.1:$storage_port"
 	KUBECONFIG=$work/flux-source-controller.kubeconfig RUNTIME_NAMESPACE=flux-system \
-		"$sc" "${common[@]}" --storage-path="$work/flux-storage" \
+		"$sc" "${common[@]}" --metrics-addr="127.0.0.1:$(free_port)" --health-addr="127.0.0.1:$(free_port)" --storage-path="$work/flux-storage" \
 		--storage-addr="127.0.0.1:$storage_port" --storage-adv-addr="127.0.0.1:$storage_port" \
 		>"$work/source-controller.log" 2>&1 &
 	pid_sc=$!
 	stop_pids+=("$pid_sc")
 	say "flux: $hc ${common[*]}"
 	KUBECONFIG=$work/flux-helm-controller.kubeconfig RUNTIME_NAMESPACE=flux-system \
-		"$hc" "${common[@]}" >"$work/helm-controller.log" 2>&1 &
+		"$hc" "${common[@]}" --metrics-addr="127.0.0.1:$(free_port)" --health-addr="127.0.0.1:$(free_port)" \
+		>"$work/helm-controller.log" 2>&1 &
 	pid_hc=$!
 	stop_pids+=("$pid_hc")
-	wait_watching "$state" flux-source-controller helmrepositories
-	wait_watching "$state" flux-helm-controller helmreleases
+	wait_watching "$state" flux-source-controller helmrepositories "$pid_sc" "$work/source-controller.log"
+	wait_watching "$state" flux-helm-controller helmreleases "$pid_hc" "$work/helm-controller.log"
 
 	# The HelmRepositories are the source, not what is measured: made and
 	# Ready before the clock starts (measure.py finds the namespaces there).
@@ -334,7 +340,7 @@ run_rudder() {
 	"$rudder_bin" "${args[@]}" >"$work/rudder.log" 2>&1 &
 	local pid=$!
 	stop_pids+=("$pid")
-	wait_watching "$state" rudder-controller helmreleases
+	wait_watching "$state" rudder-controller helmreleases "$pid" "$work/rudder.log"
 	python3 "$here/releases.py" --kind rudder --chart "$here/chart" --values-json "$work/values.json" \
 		--releases "$releases" --interval "$interval" >"$work/objects-rudder.json"
 	measure rudder rudder.dev/v1alpha1 "rudder-controller=$pid" ||
@@ -352,7 +358,7 @@ echo "# bench/scale/run.sh --releases $releases --concurrency $concurrency --sou
 echo "# rudder: $("$rudder_bin" version | tr '\n' ' ')"
 echo "# tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo '+dirty')"
 echo "# host: $(nproc) CPUs, $(uname -r); start: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"
-run_rudder
+((peer_only)) || run_rudder
 if [[ $peer == flux ]]; then
 	echo "# flux: $(for b in "${flux_bins[@]}"; do basename "$(dirname "$b")"; done | tr '\n' ' ')(chart from a HelmRepository on 127.0.0.1, install/upgrade disableWait)"
 	run_flux
