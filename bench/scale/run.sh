@@ -107,16 +107,26 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/rudder-scale-XXXXXX")
 stop_pids=()   # processes this script started, stopped newest first
 clusters=()    # state dirs of clusters this script started
 
-stop_pid() { # PID: SIGTERM, up to 10 s, then SIGKILL; only if it is still our child
+# forget_pid PID: PID has been waited for; never signal that number again
+# (the kernel may give it to someone else's process).
+forget_pid() {
+	local p keep=()
+	for p in "${stop_pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+	stop_pids=("${keep[@]}")
+}
+
+stop_pid() { # PID (a child of this script, not yet waited for): SIGTERM, up to 10 s, then SIGKILL
 	local pid=$1 i
-	kill -0 "$pid" 2>/dev/null || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+	fi
 	wait "$pid" 2>/dev/null || true
+	forget_pid "$pid"
 }
 
 cleanup() {
@@ -249,12 +259,19 @@ measure() { # PEER GROUP/VERSION USER=PID...
 	shift 2
 	for i in "$@"; do args+=(--controller-pid "$i"); done
 	port=$(sed -n 's/^apiserver=//p' "$state/ports")
+	# In the background and waited for, so that a signal to this script runs
+	# its trap at once (bash runs traps only between foreground commands).
 	python3 "$here/measure.py" --peer "$p" --server "https://127.0.0.1:$port" \
 		--ca "$state/pki/ca.crt" --cert "$state/pki/admin.crt" --key "$state/pki/admin.key" \
 		--releases "$releases" --namespaces "$namespaces" --objects "$work/objects-$p.json" \
 		--group-version "$gv" "${args[@]}" \
 		--apiserver-pid "$(component_pid "$state" kube-apiserver)" --etcd-pid "$(component_pid "$state" etcd)" \
-		--audit-log "$state/logs/audit.log" --interval "$interval_s" --poll "$poll"
+		--audit-log "$state/logs/audit.log" --interval "$interval_s" --poll "$poll" &
+	local mpid=$! rc=0
+	stop_pids+=("$mpid")
+	wait "$mpid" || rc=$?
+	forget_pid "$mpid"
+	return "$rc"
 }
 
 free_port() {
@@ -323,9 +340,11 @@ EOF
 	local rc=0
 	kill -TERM "$pid_hc" "$pid_sc"
 	wait "$pid_hc" || rc=$?
+	forget_pid "$pid_hc"
 	echo "flux_helm_controller_exit_status $rc code"
 	rc=0
 	wait "$pid_sc" || rc=$?
+	forget_pid "$pid_sc"
 	echo "flux_source_controller_exit_status $rc code"
 	stop_pid "$pid_http"
 	stop_cluster
@@ -348,6 +367,7 @@ run_rudder() {
 	local rc=0
 	kill -TERM "$pid"
 	wait "$pid" || rc=$?
+	forget_pid "$pid"
 	echo "rudder_controller_exit_status $rc code"
 	stop_cluster
 }
