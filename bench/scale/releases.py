@@ -13,7 +13,7 @@ namespaces.
 rudder: the chart travels inline (spec.chart.inline: every file of
 DIR/templates, the chart's values as JSON, name and versions from Chart.yaml).
 flux: helm.toolkit.fluxcd.io/v2 with the chart from a HelmRepository named
-NAME in each release's namespace, waits off (rudder does not wait yet).
+NAME in each release's namespace, Helm's waits off unless --wait.
 """
 import argparse
 import json
@@ -52,6 +52,7 @@ def main():
     ap.add_argument("--releases", type=int, required=True)
     ap.add_argument("--interval", required=True)
     ap.add_argument("--repository", default="scale")
+    ap.add_argument("--wait", action="store_true", help="flux: keep Helm's readiness waits (Flux's default)")
     a = ap.parse_args()
     if a.releases > 99999:
         sys.exit("releases.py: at most 99999 releases (names are app-NNNNN)")
@@ -91,11 +92,12 @@ def main():
                         "sourceRef": {"kind": "HelmRepository", "name": a.repository},
                         "interval": a.interval,
                     }},
-                    "install": {"disableWait": True},
-                    "upgrade": {"disableWait": True},
                     "values": user_values(i),
                 },
             })
+            if not a.wait:
+                objs[-1]["spec"]["install"] = {"disableWait": True}
+                objs[-1]["spec"]["upgrade"] = {"disableWait": True}
     json.dump(objs, sys.stdout)
 
 

@@ -26,6 +26,8 @@
 #                     fresh control plane of its own, the chart served from a
 #                     HelmRepository on 127.0.0.1 (python3 -m http.server)
 #   --peer-only       with --peer: skip rudder's run
+#   --flux-wait       keep Flux's readiness waits on (its default; the
+#                     harness turns them off unless this is given)
 #   --keep-logs DIR   copy the controller's and the API server's logs and the
 #                     audit log there before cleaning up
 #
@@ -54,6 +56,7 @@ rudder_bin=""
 keep_logs=""
 peer=""
 peer_only=0
+flux_wait=0
 
 die() { echo "run.sh: error: $*" >&2; exit 1; }
 say() { echo "run.sh: $*" >&2; }
@@ -70,6 +73,7 @@ while [[ $# -gt 0 ]]; do
 	--keep-logs) keep_logs=${2:?}; shift ;;
 	--peer) peer=${2:?}; shift ;;
 	--peer-only) peer_only=1 ;;
+	--flux-wait) flux_wait=1 ;;
 	--poll) poll=${2:?}; shift ;;
 	--*=*) a=$1; shift; set -- "${a%%=*}" "${a#*=}" "$@"; continue ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -334,7 +338,7 @@ EOF
 	"$kubectl" --kubeconfig "$state/kubeconfig" wait --for=condition=Ready --timeout=120s helmrepositories -A --all >/dev/null ||
 		{ tail -n 20 "$work/source-controller.log" >&2; die "flux: the HelmRepositories did not become Ready"; }
 	python3 "$here/releases.py" --kind flux --chart "$here/chart" --releases "$releases" \
-		--interval "$interval" --repository scale >"$work/objects-flux.json"
+		--interval "$interval" --repository scale $( ((flux_wait)) && echo --wait) >"$work/objects-flux.json"
 	measure flux helm.toolkit.fluxcd.io/v2 "flux-helm-controller=$pid_hc" "flux-source-controller=$pid_sc" ||
 		{ tail -n 20 "$work/helm-controller.log" >&2; die "flux: measurement failed"; }
 	local rc=0
@@ -380,7 +384,7 @@ echo "# tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --qu
 echo "# host: $(nproc) CPUs, $(uname -r); start: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"
 ((peer_only)) || run_rudder
 if [[ $peer == flux ]]; then
-	echo "# flux: $(for b in "${flux_bins[@]}"; do basename "$(dirname "$b")"; done | tr '\n' ' ')(chart from a HelmRepository on 127.0.0.1, install/upgrade disableWait)"
+	echo "# flux: $(for b in "${flux_bins[@]}"; do basename "$(dirname "$b")"; done | tr '\n' ' ')(chart from a HelmRepository on 127.0.0.1, $( ((flux_wait)) && echo "Helm waits on" || echo "install/upgrade disableWait"))"
 	run_flux
 fi
 echo "# end: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"
