@@ -378,7 +378,7 @@ run_rudder() {
 
 # --- the run -------------------------------------------------------------------------
 
-echo "# bench/scale/run.sh --releases $releases --concurrency $concurrency --source $source --interval $interval --namespaces $namespaces --poll $poll${qps:+ --qps $qps}${peer:+ --peer $peer}"
+echo "# bench/scale/run.sh --releases $releases --concurrency $concurrency --source $source --interval $interval --namespaces $namespaces --poll $poll${qps:+ --qps $qps}${peer:+ --peer $peer}$( ((peer_only)) && echo " --peer-only")$( ((flux_wait)) && echo " --flux-wait")"
 echo "# rudder: $("$rudder_bin" version | tr '\n' ' ')"
 echo "# tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo '+dirty')"
 echo "# host: $(nproc) CPUs, $(uname -r); start: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"
