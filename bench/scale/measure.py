@@ -1,0 +1,461 @@
+#!/usr/bin/env python3
+"""bench/scale/measure.py - the measuring half of bench/scale/run.sh.
+
+run.sh starts the control plane and the controller(s) under test; this
+program creates the N releases, watches them become Ready, waits through one
+resync interval, deletes them, and prints what each phase cost as
+`name value unit` lines on stdout (progress goes to stderr).
+
+Figures come from the kernel and the API server only:
+- wall times from this program's clock; readiness from one list of all
+  HelmReleases per second (the request `kubectl get helmreleases -A -o json`
+  makes), never one request per release;
+- CPU seconds (utime+stime) and RSS (VmRSS, VmHWM) from /proc/PID;
+- the controllers' API requests from the API server's audit log, which the
+  harness' policy (audit-policy.yaml) fills with one event per request of the
+  controllers' users and nothing else; each auditID is counted once.
+
+The harness talks to the API server with its own small client (threads with
+one kept-alive TLS connection each, as the admin user, which the audit policy
+does not log), so that creating 1,000 objects is not itself the bottleneck.
+"""
+import argparse
+import collections
+import http.client
+import json
+import os
+import re
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def log(msg):
+    print("measure: " + msg, file=sys.stderr, flush=True)
+
+
+# --- API client -------------------------------------------------------------
+
+
+class Kube:
+    def __init__(self, server, ca, cert, key):
+        u = urllib.parse.urlsplit(server)
+        self.host, self.port = u.hostname, u.port or 443
+        self.ctx = ssl.create_default_context(cafile=ca)
+        self.ctx.load_cert_chain(cert, key)
+        self.local = threading.local()
+        self.bytes_in = 0
+        self.lock = threading.Lock()
+
+    def _conn(self):
+        c = getattr(self.local, "conn", None)
+        if c is None:
+            c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=60)
+            self.local.conn = c
+        return c
+
+    def req(self, method, path, body=None, ok=(200, 201, 202), ctype="application/json", accept="application/json"):
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Accept": accept}
+        if data is not None:
+            headers["Content-Type"] = ctype
+        for attempt in range(5):
+            c = self._conn()
+            try:
+                c.request(method, path, body=data, headers=headers)
+                r = c.getresponse()
+                raw = r.read()
+            except (OSError, http.client.HTTPException) as e:
+                c.close()
+                self.local.conn = None
+                if attempt == 4:
+                    raise
+                log(f"{method} {path}: {e}; retrying")
+                time.sleep(0.5)
+                continue
+            with self.lock:
+                self.bytes_in += len(raw)
+            if r.status == 429 or r.status >= 500:
+                time.sleep(float(r.getheader("Retry-After") or 1))
+                continue
+            if r.status not in ok:
+                raise RuntimeError(f"{method} {path}: HTTP {r.status}: {raw[:300]!r}")
+            return r.status, (json.loads(raw) if raw else None)
+        raise RuntimeError(f"{method} {path}: gave up after retries")
+
+
+def parallel(items, fn, threads):
+    """Run fn(item) on `threads` threads; returns when all are done; re-raises the first error."""
+    it = iter(items)
+    lock = threading.Lock()
+    errors = []
+
+    def worker():
+        while not errors:
+            with lock:
+                try:
+                    x = next(it)
+                except StopIteration:
+                    return
+            try:
+                fn(x)
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+                return
+
+    ts = [threading.Thread(target=worker) for _ in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+# --- /proc ------------------------------------------------------------------
+
+
+def proc_cpu(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return (int(rest[11]) + int(rest[12])) / HZ  # utime, stime
+
+
+def proc_kib(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+# --- audit log --------------------------------------------------------------
+
+
+class Audit:
+    """Reads the audit log incrementally; each auditID is counted once."""
+
+    def __init__(self, path, users, name_re):
+        self.path, self.users, self.name_re = path, set(users), re.compile(name_re)
+        self.pos = 0
+        self.seen = set()
+        self.buf = b""
+
+    def take(self):
+        """Requests logged since the last call: Counter of (user, verb, resource), Counter of release names
+        (each request counts once for each release its URI names)."""
+        counts = collections.Counter()
+        names = collections.Counter()
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.pos)
+                data = f.read()
+                self.pos = f.tell()
+        except FileNotFoundError:
+            return counts, names
+        data = self.buf + data
+        lines = data.split(b"\n")
+        self.buf = lines.pop()  # an unfinished line waits for the next call
+        for line in lines:
+            if not line.strip():
+                continue
+            ev = json.loads(line)
+            user = ev.get("user", {}).get("username", "")
+            if user not in self.users or ev["auditID"] in self.seen:
+                continue
+            self.seen.add(ev["auditID"])
+            ref = ev.get("objectRef") or {}
+            res = ref.get("resource")
+            if res:
+                if ref.get("subresource"):
+                    res += "/" + ref["subresource"]
+            else:
+                res = urllib.parse.urlsplit(ev.get("requestURI", "")).path or "?"
+            counts[(user, ev.get("verb", "?"), res)] += 1
+            for m in set(self.name_re.findall(urllib.parse.unquote(ev.get("requestURI", "")))):
+                names[m] += 1
+        return counts, names
+
+
+# --- the run ------------------------------------------------------------------
+
+
+class Out:
+    def __init__(self, prefix):
+        self.prefix = prefix
+
+    def __call__(self, name, value, unit):
+        if isinstance(value, float):
+            value = f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
+        print(f"{self.prefix}_{name} {value} {unit}", flush=True)
+
+
+def ready_of(item, ready_reason_ok=None):
+    """True once the object's Ready condition is True for its current generation."""
+    st = item.get("status") or {}
+    gen = item["metadata"].get("generation")
+    if st.get("observedGeneration") != gen:
+        return False
+    for c in st.get("conditions") or []:
+        if c.get("type") == "Ready":
+            return c.get("status") == "True" and c.get("observedGeneration", gen) == gen
+    return False
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    if not xs:
+        return 0.0
+    k = (len(xs) - 1) * p / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--peer", required=True, help="name printed before every figure (rudder, flux)")
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--ca", required=True)
+    ap.add_argument("--cert", required=True)
+    ap.add_argument("--key", required=True)
+    ap.add_argument("--releases", type=int, required=True)
+    ap.add_argument("--namespaces", type=int, required=True)
+    ap.add_argument("--objects", required=True, help="JSON file: a list of HelmRelease objects, without metadata.namespace")
+    ap.add_argument("--group-version", required=True, help="e.g. rudder.dev/v1alpha1")
+    ap.add_argument("--controller-pid", action="append", required=True, metavar="NAME=PID")
+    ap.add_argument("--apiserver-pid", type=int, required=True)
+    ap.add_argument("--etcd-pid", type=int, required=True)
+    ap.add_argument("--audit-log", required=True)
+    ap.add_argument("--interval", type=float, required=True, help="the releases' spec.interval, seconds")
+    ap.add_argument("--resync-slack", type=float, default=5.0)
+    ap.add_argument("--create-threads", type=int, default=8)
+    ap.add_argument("--timeout", type=float, default=3600.0, help="give up waiting after this long (a safety, not a threshold)")
+    ap.add_argument("--poll", choices=("table", "json"), default="table",
+                    help="list the releases as the server-side table (Ready column; default) or as whole objects (-o json)")
+    ap.add_argument("--chart-objects", type=int, default=4, help="objects each release applies")
+    a = ap.parse_args()
+
+    out = Out(a.peer)
+    kube = Kube(a.server, a.ca, a.cert, a.key)
+    ctrl = []
+    for spec in a.controller_pid:
+        n, p = spec.split("=", 1)
+        ctrl.append((n, int(p)))
+    users = [n for n, _ in ctrl]
+    audit = Audit(a.audit_log, users, r"app-\d{5}")
+    objs = json.load(open(a.objects))
+    assert len(objs) == a.releases
+    plural = "/apis/" + a.group_version + "/"
+    nss = [f"scale-{i + 1}" for i in range(a.namespaces)]
+    for i, o in enumerate(objs):
+        o["metadata"]["namespace"] = nss[i % len(nss)]
+
+    def alive():
+        for n, p in ctrl:
+            if not os.path.exists(f"/proc/{p}"):
+                raise SystemExit(f"measure: the controller {n} (pid {p}) exited; see its log")
+
+    def snap():
+        time.sleep(0.3)  # let the API server write the events of requests just answered
+        c, names = audit.take()
+        return {
+            "t": time.monotonic(),
+            "ctrl_cpu": {n: proc_cpu(p) for n, p in ctrl},
+            "api_cpu": proc_cpu(a.apiserver_pid),
+            "etcd_cpu": proc_cpu(a.etcd_pid),
+            "rss": {n: proc_kib(p, "VmRSS") for n, p in ctrl},
+            "hwm": {n: proc_kib(p, "VmHWM") for n, p in ctrl},
+            "req": c,
+            "names": names,
+        }
+
+    def report(phase, s0, s1, n_rel, detail=True):
+        reqs = s1["req"]
+        total = sum(reqs.values())
+        out(f"{phase}_requests", total, "requests")
+        out(f"{phase}_requests_per_release", total / n_rel, "requests")
+        if len(users) > 1:
+            for u in users:
+                out(f"{phase}_requests_{u}", sum(v for (uu, _, _), v in reqs.items() if uu == u), "requests")
+        if detail:
+            by = collections.Counter()
+            for (u, verb, res), v in reqs.items():
+                by[(u if len(users) > 1 else None, verb, res)] += v
+            for (u, verb, res), v in sorted(by.items(), key=lambda kv: (-kv[1], kv[0][1:])):
+                nm = f"{phase}_requests_by." + (u + "." if u else "") + verb + "." + res.replace("/", "_").strip("_")
+                out(nm, v, "requests")
+        cc = sum(s1["ctrl_cpu"].values()) - sum(s0["ctrl_cpu"].values())
+        out(f"{phase}_controller_cpu_seconds", cc, "s")
+        out(f"{phase}_controller_cpu_ms_per_release", 1000 * cc / n_rel, "ms")
+        if len(users) > 1:
+            for n, _ in ctrl:
+                out(f"{phase}_controller_cpu_seconds_{n}", s1["ctrl_cpu"][n] - s0["ctrl_cpu"][n], "s")
+        ac = s1["api_cpu"] - s0["api_cpu"]
+        out(f"{phase}_apiserver_cpu_seconds", ac, "s")
+        out(f"{phase}_apiserver_cpu_ms_per_release", 1000 * ac / n_rel, "ms")
+        out(f"{phase}_etcd_cpu_seconds", s1["etcd_cpu"] - s0["etcd_cpu"], "s")
+        for n, _ in ctrl:
+            sfx = "" if len(ctrl) == 1 else "_" + n
+            out(f"{phase}_controller_rss_kib{sfx}", s1["rss"][n], "KiB")
+
+    def list_releases():
+        """[(name, ready)] of every HelmRelease, from one list request (names are unique across the namespaces)."""
+        if a.poll == "json":
+            _, body = kube.req("GET", plural + a.plural)
+            return [(it["metadata"]["name"], ready_of(it)) for it in body["items"]]
+        # The server-side table: only the CRD's printer columns (Name, and
+        # both peers' CRDs have Ready: the Ready condition's status), instead
+        # of every whole object.
+        _, body = kube.req("GET", plural + a.plural + "?includeObject=None",
+                           accept="application/json;as=Table;v=v1;g=meta.k8s.io")
+        cols = [c["name"] for c in body["columnDefinitions"]]
+        name, ready = cols.index("Name"), cols.index("Ready")
+        return [(r["cells"][name], r["cells"][ready] == "True") for r in body.get("rows") or []]
+
+    def count(path, selector):
+        q = "?labelSelector=" + urllib.parse.quote(selector)
+        _, body = kube.req("GET", path + q)
+        return len(body["items"])
+
+    a.plural = "helmreleases"
+    out("releases", a.releases, "count")
+    out("namespaces", len(nss), "count")
+
+    # --- namespaces, then the starting point ---------------------------------
+    for ns in nss:
+        kube.req("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, ok=(201, 409))
+    alive()
+    s_start = snap()  # everything since the controller started: its start-up lists and watches
+    out("startup_requests", sum(s_start["req"].values()), "requests")
+    base_rss = {n: s_start["rss"][n] for n, _ in ctrl}
+    for n, _ in ctrl:
+        sfx = "" if len(ctrl) == 1 else "_" + n
+        out(f"idle_controller_rss_kib{sfx}", base_rss[n], "KiB")
+
+    # --- install ---------------------------------------------------------------
+    log(f"{a.peer}: creating {a.releases} HelmReleases in {len(nss)} namespaces")
+    created_at = {}
+    t0 = time.monotonic()
+
+    def create(o):
+        ns = o["metadata"]["namespace"]
+        kube.req("POST", f"{plural}namespaces/{ns}/{a.plural}", o, ok=(201,))
+        created_at[o["metadata"]["name"]] = time.monotonic()
+
+    parallel(objs, create, a.create_threads)
+    t_created = time.monotonic()
+    out("install_create_seconds", t_created - t0, "s")
+    out("install_creates_per_second", a.releases / max(t_created - t0, 1e-9), "1/s")
+
+    ready_at = {}
+    polls = 0
+    poll_bytes0 = kube.bytes_in
+    next_poll = time.monotonic()
+    while True:
+        alive()
+        items = list_releases()
+        polls += 1
+        now = time.monotonic()
+        for k, ready in items:
+            if ready and k not in ready_at:
+                ready_at[k] = now
+        if len(ready_at) >= a.releases:
+            break
+        if now - t0 > a.timeout:
+            raise SystemExit(f"measure: {a.peer}: only {len(ready_at)} of {a.releases} Ready after {a.timeout:.0f}s; giving up")
+        if polls % 15 == 0:
+            log(f"{a.peer}: {len(ready_at)}/{a.releases} Ready after {now - t0:.0f}s")
+        next_poll += 1.0
+        time.sleep(max(0.0, next_poll - time.monotonic()))
+    t_ready = time.monotonic()
+    s_ready = snap()
+    out("install_ready_seconds", t_ready - t0, "s")
+    lat = [ready_at[k] - created_at[k] for k in ready_at]
+    out("install_time_to_ready_p50_seconds", pct(lat, 50), "s")
+    out("install_time_to_ready_p90_seconds", pct(lat, 90), "s")
+    out("install_time_to_ready_max_seconds", max(lat), "s")
+    out("install_polls", polls, "requests")
+    out("install_poll_mib", (kube.bytes_in - poll_bytes0) / 1048576, "MiB")
+    report("install", s_start, s_ready, a.releases)
+    for n, _ in ctrl:
+        sfx = "" if len(ctrl) == 1 else "_" + n
+        out(f"install_controller_peak_rss_kib{sfx}", s_ready["hwm"][n], "KiB")
+        out(f"install_controller_kib_per_release{sfx}", (s_ready["hwm"][n] - base_rss[n]) / a.releases, "KiB")
+
+    # What the releases left in the cluster: release records and objects.
+    sel_helm = "app.kubernetes.io/managed-by=Helm"
+    secrets = count("/api/v1/secrets", "owner=helm")
+    objects = sum(count(p, sel_helm) for p in ("/apis/apps/v1/deployments", "/api/v1/services",
+                                                 "/api/v1/serviceaccounts", "/apis/networking.k8s.io/v1/ingresses"))
+    out("install_release_secrets", secrets, "count")
+    out("install_objects", objects, "count")
+    if objects != a.chart_objects * a.releases:
+        log(f"{a.peer}: WARNING: {objects} objects, expected {a.chart_objects * a.releases}")
+    if secrets < a.releases:
+        log(f"{a.peer}: WARNING: {secrets} release Secrets, expected at least {a.releases}")
+    s_check = snap()  # the resync window starts after the harness' own checks above
+    stragglers = sum(s_check["req"].values())  # controller requests answered during the checks
+
+    # --- resync of unchanged releases ----------------------------------------
+    window = a.interval + a.resync_slack
+    log(f"{a.peer}: all Ready; watching one resync interval ({window:.0f}s)")
+    end = time.monotonic() + window
+    while time.monotonic() < end:
+        alive()
+        time.sleep(min(1.0, max(0.0, end - time.monotonic())))
+    s_resync = snap()
+    out("resync_window_seconds", s_resync["t"] - s_check["t"], "s")
+    touched = s_resync["names"]
+    out("resync_releases_touched", len(touched), "count")
+    out("resync_releases_touched_more_than_once", sum(1 for v in touched.values() if v > 1), "count")
+    out("resync_requests_naming_one_release_max", max(touched.values()) if touched else 0, "requests")
+    report("resync", s_check, s_resync, a.releases)
+    for n, _ in ctrl:
+        sfx = "" if len(ctrl) == 1 else "_" + n
+        out(f"steady_controller_rss_kib{sfx}", s_resync["rss"][n], "KiB")
+
+    # --- delete ------------------------------------------------------------------
+    log(f"{a.peer}: deleting all {a.releases}")
+    t_del = time.monotonic()
+    for ns in nss:  # one deletecollection per namespace
+        kube.req("DELETE", f"{plural}namespaces/{ns}/{a.plural}")
+    next_poll = time.monotonic()
+    polls = 0
+    while True:
+        alive()
+        items = list_releases()
+        polls += 1
+        if not items:
+            break
+        if time.monotonic() - t_del > a.timeout:
+            raise SystemExit(f"measure: {a.peer}: {len(items)} HelmReleases still there after {a.timeout:.0f}s; giving up")
+        if polls % 15 == 0:
+            log(f"{a.peer}: {len(items)} left after {time.monotonic() - t_del:.0f}s")
+        next_poll += 1.0
+        time.sleep(max(0.0, next_poll - time.monotonic()))
+    t_gone = time.monotonic()
+    s_gone = snap()
+    out("delete_seconds", t_gone - t_del, "s")
+    report("delete", s_resync, s_gone, a.releases)
+    left_secrets = count("/api/v1/secrets", "owner=helm")
+    left = sum(count(p, sel_helm) for p in ("/apis/apps/v1/deployments", "/api/v1/services",
+                                              "/api/v1/serviceaccounts", "/apis/networking.k8s.io/v1/ingresses"))
+    out("delete_left_release_secrets", left_secrets, "count")
+    out("delete_left_objects", left, "count")
+
+    # --- whole run ---------------------------------------------------------------
+    for n, p in ctrl:
+        sfx = "" if len(ctrl) == 1 else "_" + n
+        out(f"controller_peak_rss_kib{sfx}", proc_kib(p, "VmHWM"), "KiB")
+        out(f"controller_cpu_seconds_total{sfx}", proc_cpu(p), "s")
+    allreq = sum(sum(s["req"].values()) for s in (s_start, s_ready, s_resync, s_gone)) + stragglers
+    out("requests_total", allreq, "requests")
+
+
+if __name__ == "__main__":
+    main()

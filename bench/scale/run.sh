@@ -1,0 +1,390 @@
+#!/usr/bin/env bash
+# bench/scale/run.sh - the scale harness (issue 16): N HelmReleases of a
+# 4-object chart on a fresh local control plane, and what they cost.
+#
+#   bench/scale/run.sh [--releases N] [--concurrency C] [--source inline]
+#                      [--qps Q] [--interval D] [--namespaces K]
+#                      [--rudder PATH] [--peer flux] [--keep-logs DIR]
+#
+#   --releases N      HelmReleases to create (default 100)
+#   --concurrency C   the controller's --concurrency (default 10)
+#   --source inline   where the chart comes from; only `inline` for now
+#                     (the chart of bench/scale/chart carried in each object)
+#   --qps Q           the controller's --qps (default: the controller's own)
+#   --interval D      the releases' spec.interval, a Go duration (default 1m);
+#                     the resync phase watches one such interval
+#   --namespaces K    spread the releases over K namespaces (default 4)
+#   --poll table|json how the harness lists the releases once a second: the
+#                     server-side table with the CRD's Ready column (default)
+#                     or whole objects, as `kubectl get -o json` (at 1,000
+#                     inline releases that is ~6 MiB a second of the API
+#                     server's CPU)
+#   --rudder PATH     the rudder binary to measure (default: build a
+#                     RelWithDebInfo one in ${RUDDER_SCALE_BUILD:-build-scale})
+#   --peer flux       then run the same releases through Flux (helm-controller
+#                     and source-controller, built once by flux-build.sh), on a
+#                     fresh control plane of its own, the chart served from a
+#                     HelmRepository on 127.0.0.1 (python3 -m http.server)
+#   --peer-only       with --peer: skip rudder's run
+#   --flux-wait       keep Flux's readiness waits on (its default; the
+#                     harness turns them off unless this is given)
+#   --keep-logs DIR   copy the controller's and the API server's logs and the
+#                     audit log there before cleaning up
+#
+# Starts its own control plane (tests/cluster/up) with an audit log of the
+# controller's requests only (bench/scale/audit-policy.yaml), runs
+# `rudder controller` as its own user (a client certificate for
+# CN=rudder-controller, bound to cluster-admin), and lets
+# bench/scale/measure.py create the releases, wait until all are Ready, watch
+# one resync interval and delete them. Figures go to stdout as
+# `name value unit` lines (lines starting with `#` describe the run);
+# progress to stderr. There are no thresholds. Everything it starts is
+# stopped, and its temporary directory removed, on every exit path.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+releases=100
+concurrency=10
+source=inline
+qps=""
+interval=1m
+namespaces=4
+poll=table
+rudder_bin=""
+keep_logs=""
+peer=""
+peer_only=0
+flux_wait=0
+
+die() { echo "run.sh: error: $*" >&2; exit 1; }
+say() { echo "run.sh: $*" >&2; }
+
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--releases) releases=${2:?}; shift ;;
+	--concurrency) concurrency=${2:?}; shift ;;
+	--source) source=${2:?}; shift ;;
+	--qps) qps=${2:?}; shift ;;
+	--interval) interval=${2:?}; shift ;;
+	--namespaces) namespaces=${2:?}; shift ;;
+	--rudder) rudder_bin=${2:?}; shift ;;
+	--keep-logs) keep_logs=${2:?}; shift ;;
+	--peer) peer=${2:?}; shift ;;
+	--peer-only) peer_only=1 ;;
+	--flux-wait) flux_wait=1 ;;
+	--poll) poll=${2:?}; shift ;;
+	--*=*) a=$1; shift; set -- "${a%%=*}" "${a#*=}" "$@"; continue ;;
+	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown argument: $1 (see --help)" ;;
+	esac
+	shift
+done
+[[ $releases =~ ^[1-9][0-9]*$ && $releases -le 99999 ]] || die "--releases wants 1..99999, got '$releases'"
+[[ $concurrency =~ ^[1-9][0-9]*$ ]] || die "--concurrency wants a positive number, got '$concurrency'"
+[[ $namespaces =~ ^[1-9][0-9]*$ ]] || die "--namespaces wants a positive number, got '$namespaces'"
+[[ -z $qps || $qps =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || die "--qps wants a number, got '$qps'"
+case $source in
+inline) ;;
+repo | oci) die "--source $source: not yet (the chart-sources work has to land first); use --source inline" ;;
+*) die "--source wants inline, got '$source'" ;;
+esac
+[[ $poll == table || $poll == json ]] || die "--poll wants table or json, got '$poll'"
+[[ -z $peer || $peer == flux ]] || die "--peer wants flux, got '$peer'"
+[[ $peer_only == 0 || -n $peer ]] || die "--peer-only needs --peer"
+((namespaces <= releases)) || namespaces=$releases
+interval_s=$(python3 - "$interval" <<'EOF'
+import re, sys
+d = sys.argv[1]
+units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+parts = re.findall(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)", d)
+if not parts or "".join(a + b for a, b in parts) != d:
+    sys.exit(f"run.sh: --interval wants a Go duration like 1m or 90s, got '{d}'")
+print(sum(float(a) * units[b] for a, b in parts))
+EOF
+) || exit 1
+
+# --- cleanup on every exit path -------------------------------------------------
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/rudder-scale-XXXXXX")
+stop_pids=()   # processes this script started, stopped newest first
+clusters=()    # state dirs of clusters this script started
+
+# forget_pid PID: PID has been waited for; never signal that number again
+# (the kernel may give it to someone else's process).
+forget_pid() {
+	local p keep=()
+	for p in "${stop_pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+	stop_pids=("${keep[@]}")
+}
+
+stop_pid() { # PID (a child of this script, not yet waited for): SIGTERM, up to 10 s, then SIGKILL
+	local pid=$1 i
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+	fi
+	wait "$pid" 2>/dev/null || true
+	forget_pid "$pid"
+}
+
+cleanup() {
+	local rc=$? i
+	trap - EXIT INT TERM HUP
+	for ((i = ${#stop_pids[@]} - 1; i >= 0; i--)); do stop_pid "${stop_pids[i]}"; done
+	if [[ -n $keep_logs ]]; then
+		mkdir -p "$keep_logs"
+		cp "$work"/*.log "$keep_logs"/ 2>/dev/null || true
+	fi
+	for i in "${clusters[@]}"; do
+		[[ -d $i ]] && down_cluster "$i"
+	done
+	rm -rf "$work"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# --- binaries ---------------------------------------------------------------------
+
+if [[ -z $rudder_bin ]]; then
+	build=${RUDDER_SCALE_BUILD:-$root/build-scale}
+	say "building rudder (RelWithDebInfo) in $build"
+	cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUDDER_E2E=OFF >"$work/build.log" 2>&1 ||
+		{ tail -n 30 "$work/build.log" >&2; die "cmake configure failed"; }
+	cmake --build "$build" -j"${RUDDER_SCALE_JOBS:-2}" --target rudder >>"$work/build.log" 2>&1 ||
+		{ tail -n 30 "$work/build.log" >&2; die "build failed"; }
+	rudder_bin=$build/rudder
+fi
+[[ -x $rudder_bin ]] || die "no rudder executable at $rudder_bin"
+rudder_bin=$(cd "$(dirname "$rudder_bin")" && pwd)/$(basename "$rudder_bin")
+bindir=$("$root/tests/cluster/build" | tail -n 1)
+kubectl=$bindir/kubectl
+if [[ $peer == flux ]]; then
+	mapfile -t flux_bins < <("$here/flux-build.sh")
+	[[ ${#flux_bins[@]} == 2 ]] || die "flux-build.sh did not give two binaries"
+fi
+
+# The chart's values as JSON, as Helm reads them (the project's own renderer
+# does the YAML, so the harness needs no YAML library).
+mkdir -p "$work/values-chart/templates"
+cp "$here/chart/Chart.yaml" "$here/chart/values.yaml" "$work/values-chart/"
+echo '{"kind":"ConfigMap","data":{"values":{{ toJson .Values | toJson }}}}' >"$work/values-chart/templates/values.json"
+"$rudder_bin" template values "$work/values-chart" | grep '^{' |
+	python3 -c 'import json,sys; sys.stdout.write(json.load(sys.stdin)["data"]["values"])' >"$work/values.json"
+
+# --- one peer on its own control plane ---------------------------------------------
+
+# mint_user STATE NAME: a client certificate for user NAME signed by the
+# cluster's CA, a kubeconfig for it in $work/NAME.kubeconfig, and a binding
+# to cluster-admin (a controller applies whatever its charts hold).
+mint_user() {
+	local state=$1 n=$2 pki=$1/pki port
+	openssl ecparam -name prime256v1 -genkey -noout -out "$work/$n.key" 2>/dev/null
+	openssl req -new -key "$work/$n.key" -subj "/O=rudder:bench/CN=$n" -out "$work/$n.csr" 2>/dev/null
+	printf 'basicConstraints = critical, CA:FALSE\nkeyUsage = critical, digitalSignature\nextendedKeyUsage = clientAuth\n' >"$work/$n.ext"
+	openssl x509 -req -in "$work/$n.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" \
+		-set_serial "0x$(openssl rand -hex 16)" -days 2 -sha256 -extfile "$work/$n.ext" -out "$work/$n.crt" 2>/dev/null
+	port=$(sed -n 's/^apiserver=//p' "$state/ports")
+	(
+		umask 077
+		cat >"$work/$n.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: scale
+  cluster:
+    server: https://127.0.0.1:$port
+    certificate-authority-data: $(base64 -w0 <"$pki/ca.crt")
+users:
+- name: $n
+  user:
+    client-certificate-data: $(base64 -w0 <"$work/$n.crt")
+    client-key-data: $(base64 -w0 <"$work/$n.key")
+contexts:
+- name: scale
+  context: {cluster: scale, user: $n, namespace: default}
+current-context: scale
+EOF
+	)
+	"$kubectl" --kubeconfig "$state/kubeconfig" create clusterrolebinding "bench-$n" \
+		--clusterrole=cluster-admin --user="$n" >/dev/null
+}
+
+component_pid() { # STATE NAME
+	local f
+	f=$(ls "$1"/pids/*-"$2".pid 2>/dev/null | head -n 1)
+	[[ -n $f ]] || die "no pid file for $2 in $1"
+	cat "$f"
+}
+
+# wait_watching STATE USER RESOURCE PID LOG: until USER has a watch open on
+# RESOURCE (its informers are up), at most 60 s, while PID lives.
+wait_watching() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$4" 2>/dev/null || { tail -n 20 "$5" >&2; die "$2 (pid $4) exited before it watched $3"; }
+		grep -F "\"username\":\"$2\"" "$1/logs/audit.log" 2>/dev/null | grep -F '"verb":"watch"' |
+			grep -qF "\"resource\":\"$3\"" && return 0
+		sleep 0.1
+	done
+	tail -n 20 "$5" >&2
+	die "$2 opened no watch on $3 within 60 s"
+}
+
+start_cluster() { # PEER -> sets state
+	state=$work/cluster-$1
+	clusters+=("$state")
+	say "$1: starting a local control plane in $state"
+	RUDDER_CLUSTER_APISERVER_ARGS="--audit-policy-file=$here/audit-policy.yaml --audit-log-path=$state/logs/audit.log --audit-log-format=json --audit-log-maxsize=0 --audit-log-mode=blocking" \
+		"$root/tests/cluster/up" --name "scale-$1-$$" --state-dir "$state" >"$work/up-$1.env" 2>"$work/up-$1.log" ||
+		{ tail -n 30 "$work/up-$1.log" >&2; die "tests/cluster/up failed"; }
+}
+
+down_cluster() { # STATE: keep its logs if asked, then stop it and remove its state dir
+	if [[ -n $keep_logs && -d $1/logs ]]; then
+		mkdir -p "$keep_logs/$(basename "$1")"
+		cp -r "$1"/logs/. "$keep_logs/$(basename "$1")"/ 2>/dev/null || true
+	fi
+	"$root/tests/cluster/down" "$1" >/dev/null 2>&1 || true
+}
+
+stop_cluster() { down_cluster "$state"; }
+
+measure() { # PEER GROUP/VERSION USER=PID...
+	local p=$1 gv=$2 port i args=()
+	shift 2
+	for i in "$@"; do args+=(--controller-pid "$i"); done
+	port=$(sed -n 's/^apiserver=//p' "$state/ports")
+	# In the background and waited for, so that a signal to this script runs
+	# its trap at once (bash runs traps only between foreground commands).
+	python3 "$here/measure.py" --peer "$p" --server "https://127.0.0.1:$port" \
+		--ca "$state/pki/ca.crt" --cert "$state/pki/admin.crt" --key "$state/pki/admin.key" \
+		--releases "$releases" --namespaces "$namespaces" --objects "$work/objects-$p.json" \
+		--group-version "$gv" "${args[@]}" \
+		--apiserver-pid "$(component_pid "$state" kube-apiserver)" --etcd-pid "$(component_pid "$state" etcd)" \
+		--audit-log "$state/logs/audit.log" --interval "$interval_s" --poll "$poll" &
+	local mpid=$! rc=0
+	stop_pids+=("$mpid")
+	wait "$mpid" || rc=$?
+	forget_pid "$mpid"
+	return "$rc"
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# Flux: source-controller serves the chart's artifacts to helm-controller
+# over HTTP; the chart comes from a HelmRepository (one per namespace) at a
+# python3 http.server on 127.0.0.1 holding the chart packaged by the real helm.
+run_flux() {
+	local sc=${flux_bins[0]} hc=${flux_bins[1]} repo_port storage_port i pid_sc pid_hc pid_http ns
+	start_cluster flux
+	say "flux: installing the Flux CRDs"
+	local crd_args=()
+	for i in "$(dirname "$sc")"/crds/*.yaml "$(dirname "$hc")"/crds/*.yaml; do crd_args+=(-f "$i"); done
+	"$kubectl" --kubeconfig "$state/kubeconfig" apply --server-side --field-manager=bench-scale "${crd_args[@]}" >/dev/null
+	"$kubectl" --kubeconfig "$state/kubeconfig" wait --for=condition=Established --timeout=60s crd --all >/dev/null
+	mint_user "$state" flux-source-controller
+	mint_user "$state" flux-helm-controller
+
+	mkdir -p "$work/repo" "$work/flux-storage"
+	repo_port=$(free_port)
+	"$bindir/helm" package "$here/chart" -d "$work/repo" >/dev/null
+	"$bindir/helm" repo index "$work/repo" --url "http://127.0.0.1:$repo_port" >/dev/null
+	python3 -m http.server --bind 127.0.0.1 --directory "$work/repo" "$repo_port" >"$work/chart-server.log" 2>&1 &
+	pid_http=$!
+	stop_pids+=("$pid_http")
+
+	storage_port=$(free_port)
+	local common=(--concurrent="$concurrency" --enable-leader-election=false --watch-all-namespaces=true --log-encoding=json)
+	[[ -z $qps ]] || common+=(--kube-api-qps="$qps")
+	say "flux: $sc ${common[*]} --storage-addr=127.0.0.1:$storage_port"
+	KUBECONFIG=$work/flux-source-controller.kubeconfig RUNTIME_NAMESPACE=flux-system \
+		"$sc" "${common[@]}" --metrics-addr="127.0.0.1:$(free_port)" --health-addr="127.0.0.1:$(free_port)" --storage-path="$work/flux-storage" \
+		--storage-addr="127.0.0.1:$storage_port" --storage-adv-addr="127.0.0.1:$storage_port" \
+		>"$work/source-controller.log" 2>&1 &
+	pid_sc=$!
+	stop_pids+=("$pid_sc")
+	say "flux: $hc ${common[*]}"
+	KUBECONFIG=$work/flux-helm-controller.kubeconfig RUNTIME_NAMESPACE=flux-system \
+		"$hc" "${common[@]}" --metrics-addr="127.0.0.1:$(free_port)" --health-addr="127.0.0.1:$(free_port)" \
+		>"$work/helm-controller.log" 2>&1 &
+	pid_hc=$!
+	stop_pids+=("$pid_hc")
+	wait_watching "$state" flux-source-controller helmrepositories "$pid_sc" "$work/source-controller.log"
+	wait_watching "$state" flux-helm-controller helmreleases "$pid_hc" "$work/helm-controller.log"
+
+	# The HelmRepositories are the source, not what is measured: made and
+	# Ready before the clock starts (measure.py finds the namespaces there).
+	for ((i = 1; i <= namespaces; i++)); do
+		ns=scale-$i
+		"$kubectl" --kubeconfig "$state/kubeconfig" create namespace "$ns" >/dev/null
+		"$kubectl" --kubeconfig "$state/kubeconfig" apply -f - >/dev/null <<EOF
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: scale, namespace: $ns}
+spec: {url: "http://127.0.0.1:$repo_port", interval: $interval}
+EOF
+	done
+	"$kubectl" --kubeconfig "$state/kubeconfig" wait --for=condition=Ready --timeout=120s helmrepositories -A --all >/dev/null ||
+		{ tail -n 20 "$work/source-controller.log" >&2; die "flux: the HelmRepositories did not become Ready"; }
+	python3 "$here/releases.py" --kind flux --chart "$here/chart" --releases "$releases" \
+		--interval "$interval" --repository scale $( ((flux_wait)) && echo --wait) >"$work/objects-flux.json"
+	measure flux helm.toolkit.fluxcd.io/v2 "flux-helm-controller=$pid_hc" "flux-source-controller=$pid_sc" ||
+		{ tail -n 20 "$work/helm-controller.log" >&2; die "flux: measurement failed"; }
+	local rc=0
+	kill -TERM "$pid_hc" "$pid_sc"
+	wait "$pid_hc" || rc=$?
+	forget_pid "$pid_hc"
+	echo "flux_helm_controller_exit_status $rc code"
+	rc=0
+	wait "$pid_sc" || rc=$?
+	forget_pid "$pid_sc"
+	echo "flux_source_controller_exit_status $rc code"
+	stop_pid "$pid_http"
+	stop_cluster
+}
+
+run_rudder() {
+	start_cluster rudder
+	mint_user "$state" rudder-controller
+	local args=(controller --kubeconfig "$work/rudder-controller.kubeconfig" --concurrency "$concurrency")
+	[[ -z $qps ]] || args+=(--qps "$qps")
+	say "rudder: $rudder_bin ${args[*]}"
+	"$rudder_bin" "${args[@]}" >"$work/rudder.log" 2>&1 &
+	local pid=$!
+	stop_pids+=("$pid")
+	wait_watching "$state" rudder-controller helmreleases "$pid" "$work/rudder.log"
+	python3 "$here/releases.py" --kind rudder --chart "$here/chart" --values-json "$work/values.json" \
+		--releases "$releases" --interval "$interval" >"$work/objects-rudder.json"
+	measure rudder rudder.dev/v1alpha1 "rudder-controller=$pid" ||
+		{ tail -n 20 "$work/rudder.log" >&2; die "rudder: measurement failed"; }
+	local rc=0
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	forget_pid "$pid"
+	echo "rudder_controller_exit_status $rc code"
+	stop_cluster
+}
+
+# --- the run -------------------------------------------------------------------------
+
+echo "# bench/scale/run.sh --releases $releases --concurrency $concurrency --source $source --interval $interval --namespaces $namespaces --poll $poll${qps:+ --qps $qps}${peer:+ --peer $peer}$( ((peer_only)) && echo " --peer-only")$( ((flux_wait)) && echo " --flux-wait")"
+echo "# rudder: $("$rudder_bin" version | tr '\n' ' ')"
+echo "# tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo '+dirty')"
+echo "# host: $(nproc) CPUs, $(uname -r); start: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"
+((peer_only)) || run_rudder
+if [[ $peer == flux ]]; then
+	echo "# flux: $(for b in "${flux_bins[@]}"; do basename "$(dirname "$b")"; done | tr '\n' ' ')(chart from a HelmRepository on 127.0.0.1, $( ((flux_wait)) && echo "Helm waits on" || echo "install/upgrade disableWait"))"
+	run_flux
+fi
+echo "# end: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"
