@@ -152,6 +152,11 @@ class Audit:
         names = collections.Counter()
         try:
             with open(self.path, "rb") as f:
+                if os.fstat(f.fileno()).st_size < self.pos:
+                    # Rotated (the server's log writer rotates at its maxsize):
+                    # what was written between the last read and the rotation is lost.
+                    log("WARNING: the audit log was rotated; request counts from here on are short")
+                    self.pos, self.buf = 0, b""
                 f.seek(self.pos)
                 data = f.read()
                 self.pos = f.tell()

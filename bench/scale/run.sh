@@ -4,7 +4,8 @@
 #
 #   bench/scale/run.sh [--releases N] [--concurrency C] [--source inline]
 #                      [--qps Q] [--interval D] [--namespaces K]
-#                      [--rudder PATH] [--peer flux] [--keep-logs DIR]
+#                      [--poll table|json] [--rudder PATH] [--peer flux]
+#                      [--peer-only] [--flux-wait] [--keep-logs DIR]
 #
 #   --releases N      HelmReleases to create (default 100)
 #   --concurrency C   the controller's --concurrency (default 10)
@@ -17,8 +18,8 @@
 #   --poll table|json how the harness lists the releases once a second: the
 #                     server-side table with the CRD's Ready column (default)
 #                     or whole objects, as `kubectl get -o json` (at 1,000
-#                     inline releases that is ~6 MiB a second of the API
-#                     server's CPU)
+#                     inline releases ~6 MiB per list, which costs the API
+#                     server CPU that then counts in its figure)
 #   --rudder PATH     the rudder binary to measure (default: build a
 #                     RelWithDebInfo one in ${RUDDER_SCALE_BUILD:-build-scale})
 #   --peer flux       then run the same releases through Flux (helm-controller
