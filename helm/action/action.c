@@ -327,6 +327,19 @@ static kube_watch_t *act__watch_object(act_t *a, const act__doc_t *d, kube_watch
   return w;
 }
 
+/* Writes record r back (an update of its Secret, annotated with owner), then cb. */
+static void act__put_record(act_t *a, const record_t *r, const char *owner, kube_response_cb cb) {
+  char *body = record_secret_json(r, a->storage_ns, 0, owner);
+  buf_reset(&a->p->path);
+  kube_path(&a->p->path, "", "v1", "secrets", a->storage_ns, r->secret_name, NULL);
+  if (!body) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  act__sent(a, kube_update(a->env->c, a->p->path.data, body, cb, a));
+  free(body);
+}
+
 /* ---- kind mapping ---- */
 
 static void act__map_next(act_t *a);
@@ -783,15 +796,7 @@ static void act__supersede_next(act_t *a) {
     record_t *r = &a->recs[p->i];
     if (r->version != a->version && !strcmp(r->status, "deployed")) {
       record_set_status(r, "superseded", NULL);
-      char *body = record_secret_json(r, a->storage_ns, 0, r->owner_uid);
-      buf_reset(&p->path);
-      kube_path(&p->path, "", "v1", "secrets", a->storage_ns, r->secret_name, NULL);
-      if (!body) {
-        act__finish(a, UV_ENOMEM);
-        return;
-      }
-      act__sent(a, kube_update(a->env->c, p->path.data, body, act__record_updated, a));
-      free(body);
+      act__put_record(a, r, r->owner_uid, act__record_updated);
       return;
     }
     p->i++;
@@ -814,15 +819,7 @@ static void act__mark_deployed(act_t *a) {
   char desc[64];
   if (a->kind == ACT_ROLLBACK) snprintf(desc, sizeof desc, "Rollback to %lld", a->rollback_to);
   record_set_status(&a->next, "deployed", a->kind == ACT_ROLLBACK ? desc : done[a->kind == ACT_UPGRADE]);
-  char *body = record_secret_json(&a->next, a->storage_ns, 0, a->owner_uid);
-  buf_reset(&a->p->path);
-  kube_path(&a->p->path, "", "v1", "secrets", a->storage_ns, a->next.secret_name, NULL);
-  if (!body) {
-    act__finish(a, UV_ENOMEM);
-    return;
-  }
-  act__sent(a, kube_update(a->env->c, a->p->path.data, body, act__deployed_written, a));
-  free(body);
+  act__put_record(a, &a->next, a->owner_uid, act__deployed_written);
 }
 
 /* Keeps at most max_history records (the new one included), deleting the oldest first. */
@@ -1547,15 +1544,7 @@ static void act__records_delete_next(act_t *a) {
       return;
     }
     record_set_status(r, "uninstalled", "Uninstallation complete");
-    char *body = record_secret_json(r, a->storage_ns, 0, r->owner_uid);
-    buf_reset(&p->path);
-    kube_path(&p->path, "", "v1", "secrets", a->storage_ns, r->secret_name, NULL);
-    if (!body) {
-      act__finish(a, UV_ENOMEM);
-      return;
-    }
-    act__sent(a, kube_update(a->env->c, p->path.data, body, act__uninstalled_written, a));
-    free(body);
+    act__put_record(a, r, r->owner_uid, act__uninstalled_written);
     return;
   }
   if (p->i < a->nrecs) {
@@ -1618,15 +1607,7 @@ static void act__unlock(act_t *a) {
   snprintf(desc, sizeof desc, "Release \"%s\" failed: the %s operation was interrupted and did not finish",
            a->release_name, r->status + 8);
   record_set_status(r, "failed", desc);
-  char *body = record_secret_json(r, a->storage_ns, 0, r->owner_uid);
-  buf_reset(&a->p->path);
-  kube_path(&a->p->path, "", "v1", "secrets", a->storage_ns, r->secret_name, NULL);
-  if (!body) {
-    act__finish(a, UV_ENOMEM);
-    return;
-  }
-  act__sent(a, kube_update(a->env->c, a->p->path.data, body, act__unlocked, a));
-  free(body);
+  act__put_record(a, r, r->owner_uid, act__unlocked);
 }
 
 /* ---- test ---- */
@@ -1644,15 +1625,7 @@ static void act__test_written(const kube_response_t *res, void *data) {
 
 static void act__test_record(act_t *a) {
   record_t *r = a->p->prev;
-  char *body = record_secret_json(r, a->storage_ns, 0, r->owner_uid);
-  buf_reset(&a->p->path);
-  kube_path(&a->p->path, "", "v1", "secrets", a->storage_ns, r->secret_name, NULL);
-  if (!body) {
-    act__finish(a, UV_ENOMEM);
-    return;
-  }
-  act__sent(a, kube_update(a->env->c, a->p->path.data, body, act__test_written, a));
-  free(body);
+  act__put_record(a, r, r->owner_uid, act__test_written);
 }
 
 static void act__test(act_t *a) {
