@@ -1211,6 +1211,9 @@ static void rc__remediate_or_stall(rc_t *x, act_kind_t failed) {
   x->ready = "False";
   x->out.stalled = "True";
   x->out.stalled_reason = "RetriesExceeded";
+  /* These inputs were remediated before this last attempt (the count says so): the condition says
+   * it even when the informer has not yet shown us the status that first said it. */
+  if (o->strategy != REQ_REMEDIATE_NONE && *count > 1 && failed != ACT_ROLLBACK) x->out.remediated = "True";
   buf_printf(&x->msg, " (%d failure%s; retries exhausted)", *count, *count == 1 ? "" : "s");
   x->out.applied_revision = r->applied_revision;
   x->out.applied_digest = r->applied_digest;
