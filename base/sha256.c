@@ -120,3 +120,57 @@ void base_sha256(const void *data, size_t n, uint8_t out[32]) {
 #endif
   sha256__run(sha256__blocks_c, data, n, out);
 }
+
+static sha256__blocks_fn sha256__best(void) {
+#ifdef BASE_SHA256_NI
+  if (__builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1")) return sha256__blocks_ni;
+#endif
+  return sha256__blocks_c;
+}
+
+void base_sha256_init(base_sha256_ctx_t *c) {
+  static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  memcpy(c->st, iv, sizeof iv);
+  c->nbuf = 0;
+  c->total = 0;
+}
+
+void base_sha256_update(base_sha256_ctx_t *c, const void *data, size_t n) {
+  sha256__blocks_fn blocks = sha256__best();
+  const uint8_t *p = data;
+  c->total += n;
+  if (c->nbuf) {
+    size_t take = 64 - c->nbuf < n ? 64 - c->nbuf : n;
+    memcpy(c->buf + c->nbuf, p, take);
+    c->nbuf += take;
+    p += take;
+    n -= take;
+    if (c->nbuf < 64) return;
+    blocks(c->st, c->buf, 1);
+    c->nbuf = 0;
+  }
+  if (n >= 64) {
+    blocks(c->st, p, n / 64);
+    p += n / 64 * 64;
+    n %= 64;
+  }
+  if (n) memcpy(c->buf, p, n);
+  c->nbuf = n;
+}
+
+void base_sha256_final(base_sha256_ctx_t *c, uint8_t out[32]) {
+  uint8_t tail[128] = {0};
+  memcpy(tail, c->buf, c->nbuf);
+  tail[c->nbuf] = 0x80;
+  size_t tl = c->nbuf + 9 > 64 ? 128 : 64;
+  uint64_t bits = c->total * 8;
+  for (int i = 0; i < 8; i++) tail[tl - 1 - i] = (uint8_t)(bits >> (8 * i));
+  sha256__best()(c->st, tail, tl / 64);
+  for (int i = 0; i < 8; i++) {
+    out[4 * i] = (uint8_t)(c->st[i] >> 24);
+    out[4 * i + 1] = (uint8_t)(c->st[i] >> 16);
+    out[4 * i + 2] = (uint8_t)(c->st[i] >> 8);
+    out[4 * i + 3] = (uint8_t)c->st[i];
+  }
+}

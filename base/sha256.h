@@ -7,3 +7,14 @@
 void base_sha256(const void *data, size_t n, uint8_t out[32]);
 /* As base_sha256 but never with the CPU's SHA extensions (the portable code, for tests). */
 void base_sha256_portable(const void *data, size_t n, uint8_t out[32]);
+
+/* Incremental SHA-256 for data that arrives in pieces (a streamed index, a download). */
+typedef struct base_sha256_ctx_s {
+  uint32_t st[8];
+  uint8_t buf[64];
+  size_t nbuf;
+  uint64_t total;
+} base_sha256_ctx_t;
+void base_sha256_init(base_sha256_ctx_t *c);
+void base_sha256_update(base_sha256_ctx_t *c, const void *data, size_t n);
+void base_sha256_final(base_sha256_ctx_t *c, uint8_t out[32]);

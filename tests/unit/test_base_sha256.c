@@ -38,6 +38,14 @@ int main(void) {
     mbedtls_sha256_ret(buf, n, c, 0);
     CHECK(memcmp(a, c, 32) == 0);
     CHECK(memcmp(b, c, 32) == 0);
+    /* the incremental form, fed in pieces of every size from 1 to 130 bytes */
+    for (size_t piece = 1; piece <= 130; piece += piece < 10 ? 1 : 29) {
+      base_sha256_ctx_t ctx;
+      base_sha256_init(&ctx);
+      for (size_t off = 0; off < n; off += piece) base_sha256_update(&ctx, buf + off, n - off < piece ? n - off : piece);
+      base_sha256_final(&ctx, a);
+      CHECK(memcmp(a, c, 32) == 0);
+    }
   }
   free(buf);
   return t_done();
