@@ -180,6 +180,9 @@ static int chart__files_copy(const chart_file_t *s, size_t n, chart_file_t **d) 
   return 0;
 }
 
+static chart_t *chart__clone(const chart_t *s);
+chart_t *chart_clone(const chart_t *s) { return chart__clone(s); }
+
 static chart_t *chart__clone(const chart_t *s) {
   chart_t *c = calloc(1, sizeof *c);
   if (!c) return NULL;

@@ -83,6 +83,9 @@ int chart_load_path(const char *path, const chart_limits_t *lim, chart_t **out, 
 /* Frees a chart and its subcharts. */
 void chart_free(chart_t *c);
 
+/* A deep copy of a chart and its subcharts (the copy's parent is NULL); NULL on OOM. Rendering
+ * changes a chart (dependency processing), so a shared cached chart is rendered from a copy. */
+chart_t *chart_clone(const chart_t *c);
 /* The chart's path from the root as Helm names it ("root/charts/sub"), malloc'd; NULL on OOM. */
 char *chart_full_path(const chart_t *c);
 /* True when the chart has type library. */

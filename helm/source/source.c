@@ -1,0 +1,982 @@
+/* Chart sources on the loop (see source.h). */
+#include "helm/source/source.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/log.h"
+#include "base/sha256.h"
+
+#define SRC__DEFAULT_DISK ((size_t)1 << 30)
+#define SRC__DEFAULT_ARCHIVE ((size_t)20 << 20)
+
+typedef enum { OP_REFRESH, OP_REPO_CHART, OP_URL_CHART, OP_BYTES_CHART } op_kind_t;
+
+typedef struct oplist_s {
+  source_op_t *head;
+} oplist_t;
+
+typedef struct conn_copy_s {
+  source_conn_t c; /* pointers into the strings below */
+  char *ca, *cert, *key, *user, *pass, *bearer;
+} conn_copy_t;
+
+typedef struct repo_s repo_t;
+typedef struct dl_s dl_t;
+
+struct source_op_s {
+  source_t *s;
+  op_kind_t kind;
+  source_index_cb icb;
+  source_chart_cb ccb;
+  void *data;
+  char *key, *name, *constraint, *url, *what;
+  conn_copy_t conn;       /* OP_URL_CHART */
+  void *bytes;            /* OP_BYTES_CHART */
+  size_t nbytes;
+  int refetched;          /* the index was fetched again for this op's name */
+  oplist_t *on;           /* the list it waits on */
+  source_op_t *prev, *next;
+  /* the result, once on the ready list */
+  int err;
+  char *msg;
+  chart_cache_entry_t *entry;
+  char *version, *digest, *chart_name, *from;
+  source_index_info_t info;
+  char *info_digest;
+};
+
+struct repo_s {
+  repo_t *next;
+  source_t *s;
+  char *key, *url;
+  conn_copy_t conn;
+  index_parser_t *snap;      /* the kept index, or NULL */
+  char **names;              /* chart names asked for */
+  size_t nnames, snap_names; /* snap holds the first snap_names of names */
+  char *etag, *last_modified;
+  char digest[72];
+  size_t charts, versions;
+  int64_t fetched_at;
+  /* the fetch in flight */
+  fetch_req_t *req;
+  index_parser_t *parser;
+  base_sha256_ctx_t sha;
+  size_t fetch_names;
+  int feed_err;
+  char feed_msg[512];
+  oplist_t waiters;
+};
+
+struct dl_s {
+  dl_t *next;
+  source_t *s;
+  char *url, *want;
+  fetch_req_t *req;
+  buf_t body;
+  oplist_t waiters;
+};
+
+typedef struct disk_file_s {
+  char hex[65];
+  size_t size;
+  uint64_t used; /* a counter: larger is more recent */
+} disk_file_t;
+
+struct source_s {
+  uv_loop_t *loop;
+  fetch_t *f;
+  chart_cache_t *cache;
+  char *dir;
+  size_t max_disk, max_archive;
+  index_limits_t ilim;
+  repo_t *repos;
+  dl_t *dls;
+  oplist_t ready;
+  uv_timer_t kick;
+  int kick_armed;
+  void (*on_change)(const char *key, void *data);
+  void *on_change_data;
+  disk_file_t *files;
+  size_t nfiles, capfiles;
+  uint64_t use_clock;
+  source_stats_t stats;
+};
+
+/* ---- small helpers ---- */
+
+static char *src__dup(const char *s) { return s ? strdup(s) : NULL; }
+static char *src__dupn(const char *s, size_t n) {
+  if (!s) return NULL;
+  char *d = malloc(n + 1);
+  if (d) {
+    memcpy(d, s, n);
+    d[n] = 0;
+  }
+  return d;
+}
+
+static void oplist_push(oplist_t *l, source_op_t *op) {
+  op->on = l;
+  op->prev = NULL;
+  op->next = l->head;
+  if (l->head) l->head->prev = op;
+  l->head = op;
+}
+
+static void oplist_remove(source_op_t *op) {
+  if (!op->on) return;
+  if (op->prev) op->prev->next = op->next;
+  else op->on->head = op->next;
+  if (op->next) op->next->prev = op->prev;
+  op->on = NULL;
+  op->prev = op->next = NULL;
+}
+
+static void conn_free(conn_copy_t *c) {
+  free(c->ca);
+  free(c->cert);
+  free(c->key);
+  free(c->user);
+  free(c->pass);
+  free(c->bearer);
+  memset(c, 0, sizeof *c);
+}
+
+static int conn_copy(conn_copy_t *d, const source_conn_t *s) {
+  memset(d, 0, sizeof *d);
+  if (!s) return 0;
+  d->c = *s;
+  if (s->tls.ca_pem && !(d->ca = src__dupn(s->tls.ca_pem, s->tls.ca_len))) return -1;
+  if (s->tls.cert_pem && !(d->cert = src__dupn(s->tls.cert_pem, s->tls.cert_len))) return -1;
+  if (s->tls.key_pem && !(d->key = src__dupn(s->tls.key_pem, s->tls.key_len))) return -1;
+  if (s->auth.username && !(d->user = strdup(s->auth.username))) return -1;
+  if (s->auth.password && !(d->pass = strdup(s->auth.password))) return -1;
+  if (s->auth.bearer && !(d->bearer = strdup(s->auth.bearer))) return -1;
+  d->c.tls.ca_pem = d->ca;
+  d->c.tls.cert_pem = d->cert;
+  d->c.tls.key_pem = d->key;
+  d->c.auth.username = d->user;
+  d->c.auth.password = d->pass;
+  d->c.auth.bearer = d->bearer;
+  return 0;
+}
+
+static int src__streq(const char *a, const char *b) { return (!a && !b) || (a && b && !strcmp(a, b)); }
+
+static int conn_same(const conn_copy_t *a, const source_conn_t *b) {
+  source_conn_t none = {0};
+  if (!b) b = &none;
+  return src__streq(a->ca, b->tls.ca_pem) && src__streq(a->cert, b->tls.cert_pem) &&
+         src__streq(a->key, b->tls.key_pem) && src__streq(a->user, b->auth.username) &&
+         src__streq(a->pass, b->auth.password) && src__streq(a->bearer, b->auth.bearer) &&
+         a->c.tls.insecure_skip_verify == b->tls.insecure_skip_verify && a->c.pass_credentials == b->pass_credentials &&
+         a->c.timeout_ms == b->timeout_ms;
+}
+
+/* The host[:port] of an absolute URL (userinfo left out), into out. */
+static void src__host(const char *url, char *out, size_t len) {
+  out[0] = 0;
+  const char *p = strstr(url, "://");
+  if (!p) return;
+  p += 3;
+  size_t n = strcspn(p, "/?#");
+  const char *at = memchr(p, '@', n);
+  if (at) {
+    n -= (size_t)(at + 1 - p);
+    p = at + 1;
+  }
+  if (n >= len) n = len - 1;
+  memcpy(out, p, n);
+  out[n] = 0;
+}
+
+/* A URL for messages: userinfo and query left out. */
+static void src__safe_url(const char *url, buf_t *out) {
+  const char *p = strstr(url, "://");
+  if (!p) {
+    buf_append(out, url, strcspn(url, "?#"));
+    return;
+  }
+  buf_append(out, url, (size_t)(p + 3 - url));
+  const char *h = p + 3;
+  size_t n = strcspn(h, "/?#");
+  const char *at = memchr(h, '@', n);
+  if (at) h = at + 1;
+  buf_append(out, h, strcspn(h, "?#"));
+}
+
+static void src__hex(const uint8_t d[32], char out[65]) {
+  static const char hx[] = "0123456789abcdef";
+  for (int i = 0; i < 32; i++) out[2 * i] = hx[d[i] >> 4], out[2 * i + 1] = hx[d[i] & 15];
+  out[64] = 0;
+}
+
+/* ---- completion: every op finishes through the ready list, delivered from a timer ---- */
+
+static void src__deliver(source_op_t *op) {
+  if (op->kind == OP_REFRESH) {
+    op->info.message = op->msg;
+    op->info.digest = op->info_digest ? op->info_digest : "";
+    if (op->icb) op->icb(&op->info, op->data);
+  } else {
+    source_chart_t ch = {.entry = op->entry, .name = op->chart_name ? op->chart_name : "",
+                         .version = op->version ? op->version : "", .digest = op->digest ? op->digest : "",
+                         .url = op->from ? op->from : ""};
+    op->entry = NULL;
+    if (op->ccb) op->ccb(op->err, op->err ? (op->msg ? op->msg : "failed") : NULL, op->err ? NULL : &ch, op->data);
+    else if (ch.entry) chart_cache_release(op->s->cache, ch.entry);
+  }
+  if (op->entry) chart_cache_release(op->s->cache, op->entry);
+  free(op->key);
+  free(op->name);
+  free(op->constraint);
+  free(op->url);
+  free(op->what);
+  conn_free(&op->conn);
+  free(op->bytes);
+  free(op->msg);
+  free(op->version);
+  free(op->digest);
+  free(op->chart_name);
+  free(op->from);
+  free(op->info_digest);
+  free(op);
+}
+
+static void src__kick_cb(uv_timer_t *t) {
+  source_t *s = t->data;
+  s->kick_armed = 0;
+  while (s->ready.head) {
+    source_op_t *op = s->ready.head;
+    oplist_remove(op);
+    src__deliver(op);
+  }
+}
+
+static void src__complete(source_op_t *op, int err, const char *msg) {
+  source_t *s = op->s;
+  oplist_remove(op);
+  op->err = err;
+  if (msg && !op->msg) op->msg = strdup(msg);
+  oplist_push(&s->ready, op);
+  if (!s->kick_armed) {
+    s->kick_armed = 1;
+    uv_timer_start(&s->kick, src__kick_cb, 0, 0);
+  }
+}
+
+static void src__completef(source_op_t *op, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void src__completef(source_op_t *op, int err, const char *fmt, ...) {
+  buf_t b = BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  src__complete(op, err, b.data ? b.data : "out of memory");
+  buf_free(&b);
+}
+
+static source_op_t *src__op_new(source_t *s, op_kind_t kind, void *data) {
+  source_op_t *op = calloc(1, sizeof *op);
+  if (!op) return NULL;
+  op->s = s;
+  op->kind = kind;
+  op->data = data;
+  return op;
+}
+
+/* A chart op succeeds with entry (one reference, handed to the op). */
+static void src__chart_done(source_op_t *op, chart_cache_entry_t *e, const char *version, const char *url) {
+  op->entry = e;
+  const chart_t *c = e->chart;
+  op->chart_name = src__dup(c->meta.name ? c->meta.name : "");
+  op->version = src__dup(version ? version : c->meta.version ? c->meta.version : "");
+  buf_t d = BUF_INIT;
+  buf_printf(&d, "sha256:%s", e->digest_hex);
+  op->digest = buf_steal(&d);
+  op->from = src__dup(url ? url : "");
+  src__complete(op, 0, NULL);
+}
+
+/* ---- the disk cache ---- */
+
+static void disk__path(const source_t *s, const char *hex, buf_t *out) { buf_printf(out, "%s/%s.tgz", s->dir, hex); }
+
+static uint64_t disk__total(const source_t *s) {
+  uint64_t t = 0;
+  for (size_t i = 0; i < s->nfiles; i++) t += s->files[i].size;
+  return t;
+}
+
+static disk_file_t *disk__find(source_t *s, const char *hex) {
+  for (size_t i = 0; i < s->nfiles; i++)
+    if (!strcmp(s->files[i].hex, hex)) return &s->files[i];
+  return NULL;
+}
+
+static void disk__evict(source_t *s) {
+  while (s->nfiles > 1 && disk__total(s) > s->max_disk) {
+    size_t old = 0;
+    for (size_t i = 1; i < s->nfiles; i++)
+      if (s->files[i].used < s->files[old].used) old = i;
+    buf_t p = BUF_INIT;
+    disk__path(s, s->files[old].hex, &p);
+    if (p.data) unlink(p.data);
+    buf_free(&p);
+    s->files[old] = s->files[--s->nfiles];
+  }
+  s->stats.disk_files = s->nfiles;
+  s->stats.disk_bytes = disk__total(s);
+}
+
+static void disk__note(source_t *s, const char *hex, size_t size) {
+  disk_file_t *f = disk__find(s, hex);
+  if (!f) {
+    if (s->nfiles == s->capfiles) {
+      size_t cap = s->capfiles ? s->capfiles * 2 : 16;
+      disk_file_t *n = realloc(s->files, cap * sizeof *n);
+      if (!n) return;
+      s->files = n;
+      s->capfiles = cap;
+    }
+    f = &s->files[s->nfiles++];
+    memcpy(f->hex, hex, 65);
+  }
+  f->size = size;
+  f->used = ++s->use_clock;
+  disk__evict(s);
+}
+
+static void disk__scan(source_t *s) {
+  DIR *d = opendir(s->dir);
+  if (!d) return;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    size_t n = strlen(de->d_name);
+    if (n != 68 || strcmp(de->d_name + 64, ".tgz")) continue;
+    char hex[65];
+    memcpy(hex, de->d_name, 64);
+    hex[64] = 0;
+    if (strspn(hex, "0123456789abcdef") != 64) continue;
+    buf_t p = BUF_INIT;
+    disk__path(s, hex, &p);
+    struct stat st;
+    if (p.data && stat(p.data, &st) == 0 && S_ISREG(st.st_mode)) disk__note(s, hex, (size_t)st.st_size);
+    buf_free(&p);
+  }
+  closedir(d);
+}
+
+/* Reads the archive hex from disk into out; 0 when there. */
+static int disk__read(source_t *s, const char *hex, buf_t *out) {
+  if (!s->dir || !disk__find(s, hex)) return -1;
+  buf_t p = BUF_INIT;
+  disk__path(s, hex, &p);
+  FILE *fp = p.data ? fopen(p.data, "rb") : NULL;
+  buf_free(&p);
+  if (!fp) return -1;
+  char chunk[16384];
+  size_t n;
+  int rc = 0;
+  while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+    if (out->len + n > s->max_archive || buf_append(out, chunk, n)) {
+      rc = -1;
+      break;
+    }
+  fclose(fp);
+  return rc;
+}
+
+static void disk__write(source_t *s, const char *hex, const void *p, size_t n) {
+  if (!s->dir) return;
+  buf_t tmp = BUF_INIT, fin = BUF_INIT;
+  buf_printf(&tmp, "%s/.%s.tmp", s->dir, hex);
+  disk__path(s, hex, &fin);
+  FILE *fp = tmp.data && fin.data ? fopen(tmp.data, "wb") : NULL;
+  if (fp) {
+    int ok = fwrite(p, 1, n, fp) == n;
+    ok = fclose(fp) == 0 && ok;
+    if (ok && rename(tmp.data, fin.data) == 0) disk__note(s, hex, n);
+    else {
+      unlink(tmp.data);
+      LOG_W("cannot write a chart archive to the disk cache", "path", fin.data, "error", strerror(errno));
+    }
+  }
+  buf_free(&tmp);
+  buf_free(&fin);
+}
+
+/* Loads an archive whose sha256 must be want (NULL: any) into the memory cache, then onto disk. */
+static int src__load(source_t *s, const void *p, size_t n, const char *want, const char *what,
+                     chart_cache_entry_t **out, buf_t *msg) {
+  char err[1024] = "";
+  int rc = chart_cache_load(s->cache, p, n, want, what, out, err, sizeof err);
+  if (rc) {
+    buf_puts(msg, err);
+    return rc;
+  }
+  if (s->dir && !disk__find(s, (*out)->digest_hex)) disk__write(s, (*out)->digest_hex, p, n);
+  return 0;
+}
+
+/* ---- downloads (one per URL at a time) ---- */
+
+static void dl__free(source_t *s, dl_t *d) {
+  for (dl_t **pp = &s->dls; *pp; pp = &(*pp)->next)
+    if (*pp == d) {
+      *pp = d->next;
+      break;
+    }
+  free(d->url);
+  free(d->want);
+  buf_free(&d->body);
+  free(d);
+}
+
+static void dl__fail_all(dl_t *d, int err, const char *msg) {
+  while (d->waiters.head) src__complete(d->waiters.head, err, msg);
+}
+
+static void dl__done(const fetch_response_t *res, void *data) {
+  dl_t *d = data;
+  source_t *s = d->s;
+  d->req = NULL;
+  if (!d->waiters.head || res->err == UV_ECANCELED) { /* every waiter cancelled, or the source is closing */
+    dl__fail_all(d, UV_ECANCELED, "cancelled");
+    dl__free(s, d);
+    return;
+  }
+  buf_t safe = BUF_INIT;
+  src__safe_url(d->url, &safe);
+  if (res->err || res->status != 200) {
+    buf_t m = BUF_INIT;
+    if (res->errmsg) buf_printf(&m, "cannot download chart %s: %s", safe.data, res->errmsg);
+    else buf_printf(&m, "cannot download chart %s: HTTP %d", safe.data, res->status);
+    dl__fail_all(d, res->err ? res->err : -EIO, m.data);
+    buf_free(&m);
+  } else {
+    s->stats.downloads++;
+    chart_cache_entry_t *e = NULL;
+    buf_t m = BUF_INIT;
+    int rc = src__load(s, res->body, res->body_len, d->want, safe.data, &e, &m);
+    if (rc) dl__fail_all(d, rc, m.data);
+    else {
+      while (d->waiters.head) {
+        source_op_t *op = d->waiters.head;
+        chart_cache_addref(s->cache, e);
+        src__chart_done(op, e, op->version, d->url);
+      }
+      chart_cache_release(s->cache, e);
+    }
+    buf_free(&m);
+  }
+  buf_free(&safe);
+  dl__free(s, d);
+}
+
+/* Gets the archive at url for op (want: the digest the index gave, or NULL), from memory, disk or
+ * the network; conn decides TLS and whether credentials go along. */
+static void src__get_archive(source_t *s, source_op_t *op, const char *url, const char *want,
+                             const conn_copy_t *conn, int send_auth) {
+  uint8_t dg[32];
+  if (want && *want && chart_cache_digest_parse(want, dg) == 0) {
+    chart_cache_entry_t *e = chart_cache_lookup(s->cache, dg);
+    if (e) {
+      s->stats.memory_hits++;
+      src__chart_done(op, e, op->version, url);
+      return;
+    }
+    char hex[65];
+    src__hex(dg, hex);
+    buf_t b = BUF_INIT;
+    if (disk__read(s, hex, &b) == 0) {
+      buf_t m = BUF_INIT;
+      if (src__load(s, b.data ? b.data : "", b.len, want, url, &e, &m) == 0) {
+        s->stats.disk_hits++;
+        disk__note(s, hex, b.len);
+        buf_free(&b);
+        buf_free(&m);
+        src__chart_done(op, e, op->version, url);
+        return;
+      }
+      buf_free(&m); /* a bad file on disk: fetched again below */
+    }
+    buf_free(&b);
+  }
+  for (dl_t *d = s->dls; d; d = d->next)
+    if (!strcmp(d->url, url) && src__streq(d->want, want && *want ? want : NULL)) {
+      oplist_push(&d->waiters, op);
+      return;
+    }
+  dl_t *d = calloc(1, sizeof *d);
+  if (!d || !(d->url = strdup(url)) || (want && *want && !(d->want = strdup(want)))) {
+    if (d) free(d->url);
+    free(d);
+    src__complete(op, UV_ENOMEM, "out of memory");
+    return;
+  }
+  d->s = s;
+  d->next = s->dls;
+  s->dls = d;
+  oplist_push(&d->waiters, op);
+  fetch_auth_t none = {0};
+  fetch_opts_t fo = {.url = url,
+                     .accept = "application/gzip, application/octet-stream, */*",
+                     .tls = &conn->c.tls,
+                     .auth = send_auth ? &conn->c.auth : &none,
+                     .pass_credentials = conn->c.pass_credentials,
+                     .timeout_ms = conn->c.timeout_ms,
+                     .max_body = s->max_archive};
+  d->req = fetch_request(s->f, &fo, dl__done, d);
+  if (!d->req) {
+    dl__fail_all(d, UV_ENOMEM, "out of memory starting a download");
+    dl__free(s, d);
+  }
+}
+
+/* ---- repositories ---- */
+
+static repo_t *repo__find(const source_t *s, const char *key) {
+  for (repo_t *r = s->repos; r; r = r->next)
+    if (!strcmp(r->key, key)) return r;
+  return NULL;
+}
+
+static void repo__drop_index(repo_t *r) {
+  index_parser_free(r->snap);
+  r->snap = NULL;
+  r->snap_names = 0;
+  free(r->etag);
+  free(r->last_modified);
+  r->etag = r->last_modified = NULL;
+}
+
+static void repo__cancel_fetch(repo_t *r) {
+  if (r->req) {
+    fetch_req_t *q = r->req;
+    r->req = NULL;
+    fetch_cancel(q);
+  }
+  index_parser_free(r->parser);
+  r->parser = NULL;
+}
+
+static void repo__free(repo_t *r) {
+  repo__cancel_fetch(r);
+  while (r->waiters.head) src__complete(r->waiters.head, UV_ECANCELED, "the repository was removed");
+  repo__drop_index(r);
+  for (size_t i = 0; i < r->nnames; i++) free(r->names[i]);
+  free(r->names);
+  free(r->key);
+  free(r->url);
+  conn_free(&r->conn);
+  free(r);
+}
+
+static int repo__want(repo_t *r, const char *name) {
+  for (size_t i = 0; i < r->nnames; i++)
+    if (!strcmp(r->names[i], name)) return 0;
+  char **n = realloc(r->names, (r->nnames + 1) * sizeof *n);
+  if (!n) return -1;
+  r->names = n;
+  if (!(r->names[r->nnames] = strdup(name))) return -1;
+  r->nnames++;
+  return 0;
+}
+
+static int repo__has_name(const repo_t *r, const char *name) {
+  for (size_t i = 0; i < r->snap_names; i++)
+    if (!strcmp(r->names[i], name)) return 1;
+  return 0;
+}
+
+static void repo__index_url(const repo_t *r, buf_t *out) {
+  const char *q = strchr(r->url, '?');
+  size_t n = q ? (size_t)(q - r->url) : strlen(r->url);
+  while (n && r->url[n - 1] == '/') n--;
+  buf_append(out, r->url, n);
+  buf_puts(out, "/index.yaml");
+  if (q) buf_puts(out, q);
+}
+
+static void repo__select(source_t *s, repo_t *r, source_op_t *op);
+static void repo__fetch(source_t *s, repo_t *r);
+
+static int repo__on_body(const char *p, size_t n, void *data) {
+  repo_t *r = data;
+  base_sha256_update(&r->sha, p, n);
+  if (r->feed_err) return 0;
+  int rc = index_parser_feed(r->parser, p, n, r->feed_msg, sizeof r->feed_msg);
+  if (rc) r->feed_err = rc;
+  return 0;
+}
+
+static void repo__fetched(const fetch_response_t *res, void *data) {
+  repo_t *r = data;
+  source_t *s = r->s;
+  if (!r->req) return; /* cancelled by repo__cancel_fetch */
+  r->req = NULL;
+  index_parser_t *p = r->parser;
+  r->parser = NULL;
+  buf_t safe = BUF_INIT, m = BUF_INIT;
+  buf_t iu = BUF_INIT;
+  repo__index_url(r, &iu);
+  src__safe_url(iu.data ? iu.data : r->url, &safe);
+  buf_free(&iu);
+  int err = 0, changed = 0;
+  if (res->err || (res->status != 200 && res->status != 304)) {
+    err = res->err ? res->err : -EIO;
+    if (res->errmsg) buf_printf(&m, "cannot fetch the index %s: %s", safe.data, res->errmsg);
+    else buf_printf(&m, "cannot fetch the index %s: HTTP %d", safe.data, res->status);
+  } else if (res->status == 304 && r->snap) {
+    r->fetched_at = (int64_t)time(NULL);
+  } else if (res->status == 304) {
+    err = -EIO;
+    buf_printf(&m, "the index %s answered 304 Not Modified to an unconditional request", safe.data);
+  } else {
+    char msg[512] = "";
+    int rc = r->feed_err;
+    if (!rc) rc = index_parser_finish(p, msg, sizeof msg);
+    else snprintf(msg, sizeof msg, "%s", r->feed_msg);
+    if (rc) {
+      err = rc;
+      buf_printf(&m, "the index %s is not valid: %s", safe.data, msg);
+    } else {
+      uint8_t dg[32];
+      base_sha256_final(&r->sha, dg);
+      char hex[65], nd[72];
+      src__hex(dg, hex);
+      snprintf(nd, sizeof nd, "sha256:%s", hex);
+      changed = strcmp(nd, r->digest) != 0;
+      memcpy(r->digest, nd, sizeof nd);
+      index_counts_t ct = index_parser_counts(p);
+      r->charts = ct.charts;
+      r->versions = ct.versions;
+      index_parser_free(r->snap);
+      r->snap = p;
+      p = NULL;
+      r->snap_names = r->fetch_names;
+      r->fetched_at = (int64_t)time(NULL);
+      free(r->etag);
+      free(r->last_modified);
+      r->etag = src__dup(fetch_response_header(res, "ETag"));
+      r->last_modified = src__dup(fetch_response_header(res, "Last-Modified"));
+    }
+  }
+  index_parser_free(p);
+  buf_free(&safe);
+  s->stats.index_fetches++;
+  if (!err && res->status == 304) s->stats.index_not_modified++;
+  /* Waiters: refreshes get the outcome; chart ops choose their version (or fail). Chart ops that
+   * need a name this fetch did not carry start another fetch. */
+  oplist_t w = r->waiters;
+  r->waiters.head = NULL;
+  for (source_op_t *op = w.head; op; op = op->next) op->on = &w;
+  while (w.head) {
+    source_op_t *op = w.head;
+    oplist_remove(op);
+    if (op->kind == OP_REFRESH) {
+      op->info.err = err;
+      op->info.status = err ? res->status : res->status == 304 ? 304 : 200;
+      op->info_digest = src__dup(r->digest);
+      op->info.charts = r->charts;
+      op->info.versions = r->versions;
+      op->info.fetched_at = r->fetched_at;
+      op->info.changed = changed;
+      src__complete(op, err, err ? m.data : NULL);
+    } else if (err && !r->snap) {
+      src__complete(op, err, m.data);
+    } else {
+      repo__select(s, r, op);
+    }
+  }
+  buf_free(&m);
+  if (changed && s->on_change) s->on_change(r->key, s->on_change_data);
+}
+
+static void repo__fetch(source_t *s, repo_t *r) {
+  if (r->req) return;
+  r->fetch_names = r->nnames;
+  int conditional = r->snap && r->snap_names == r->nnames;
+  if (index_parser_new((const char *const *)r->names, r->nnames, &s->ilim, &r->parser)) {
+    while (r->waiters.head) src__complete(r->waiters.head, UV_ENOMEM, "out of memory");
+    return;
+  }
+  base_sha256_init(&r->sha);
+  r->feed_err = 0;
+  r->feed_msg[0] = 0;
+  buf_t u = BUF_INIT;
+  repo__index_url(r, &u);
+  fetch_opts_t fo = {.url = u.data ? u.data : "",
+                     .accept = "application/x-yaml, application/yaml, text/yaml, */*",
+                     .tls = &r->conn.c.tls,
+                     .auth = &r->conn.c.auth,
+                     .pass_credentials = r->conn.c.pass_credentials,
+                     .timeout_ms = r->conn.c.timeout_ms,
+                     .max_body = s->ilim.max_bytes,
+                     .if_none_match = conditional ? r->etag : NULL,
+                     .if_modified_since = conditional ? r->last_modified : NULL,
+                     .gzip = true,
+                     .on_body = repo__on_body};
+  r->req = fetch_request(s->f, &fo, repo__fetched, r);
+  buf_free(&u);
+  if (!r->req) {
+    index_parser_free(r->parser);
+    r->parser = NULL;
+    while (r->waiters.head) src__complete(r->waiters.head, UV_ENOMEM, "out of memory fetching an index");
+  }
+}
+
+/* With r's index in hand: choose op's version and get its archive. */
+static void repo__select(source_t *s, repo_t *r, source_op_t *op) {
+  if (!repo__has_name(r, op->name)) {
+    if (op->refetched || repo__want(r, op->name)) {
+      src__completef(op, INDEX_ENOENT, "chart %s not found in repository %s", op->name, r->key);
+      return;
+    }
+    op->refetched = 1;
+    oplist_push(&r->waiters, op);
+    repo__fetch(s, r);
+    return;
+  }
+  const index_chart_t *ch = index_parser_chart(r->snap, op->name);
+  const index_version_t *v = NULL;
+  char err[512] = "";
+  int rc = index_chart_select(ch, op->constraint ? op->constraint : "", &v, err, sizeof err);
+  if (rc) {
+    src__completef(op, rc, "repository %s: %s", r->key, err);
+    return;
+  }
+  if (!v->nurls) {
+    src__completef(op, INDEX_EINVAL, "repository %s: chart %s version %s has no URL in the index", r->key, op->name,
+                   v->version);
+    return;
+  }
+  buf_t u = BUF_INIT;
+  if (index_url_resolve(r->url, v->urls[0], &u, err, sizeof err)) {
+    buf_free(&u);
+    src__completef(op, INDEX_EINVAL, "repository %s: chart %s version %s: %s", r->key, op->name, v->version, err);
+    return;
+  }
+  free(op->version);
+  op->version = src__dup(v->version);
+  char rh[300], ch_host[300];
+  src__host(r->url, rh, sizeof rh);
+  src__host(u.data, ch_host, sizeof ch_host);
+  int send_auth = r->conn.c.pass_credentials || !strcmp(rh, ch_host);
+  src__get_archive(s, op, u.data, v->digest, &r->conn, send_auth);
+  buf_free(&u);
+}
+
+/* ---- public ---- */
+
+int source_new(uv_loop_t *loop, fetch_t *f, const source_opts_t *o, source_t **out) {
+  *out = NULL;
+  source_t *s = calloc(1, sizeof *s);
+  if (!s) return UV_ENOMEM;
+  s->loop = loop;
+  s->f = f;
+  s->cache = o->cache;
+  s->max_disk = o->max_disk_bytes ? o->max_disk_bytes : SRC__DEFAULT_DISK;
+  s->max_archive = o->max_archive_bytes ? o->max_archive_bytes : SRC__DEFAULT_ARCHIVE;
+  s->ilim = o->index_limits;
+  index_limits_defaults(&s->ilim);
+  if (o->storage_path && *o->storage_path) {
+    if (!(s->dir = strdup(o->storage_path))) {
+      free(s);
+      return UV_ENOMEM;
+    }
+    if (mkdir(s->dir, 0700) && errno != EEXIST)
+      LOG_W("cannot create the chart storage directory; charts are kept in memory only", "path", s->dir, "error",
+            strerror(errno));
+    disk__scan(s);
+  }
+  uv_timer_init(loop, &s->kick);
+  s->kick.data = s;
+  *out = s;
+  return 0;
+}
+
+static void src__kick_closed(uv_handle_t *h) {
+  source_t *s = h->data;
+  free(s->files);
+  free(s->dir);
+  free(s);
+}
+
+void source_free(source_t *s) {
+  if (!s) return;
+  while (s->repos) {
+    repo_t *r = s->repos;
+    s->repos = r->next;
+    repo__free(r);
+  }
+  while (s->dls) {
+    dl_t *d = s->dls;
+    dl__fail_all(d, UV_ECANCELED, "cancelled");
+    if (d->req) fetch_cancel(d->req); /* dl__done frees it */
+    else dl__free(s, d);
+  }
+  src__kick_cb(&s->kick);
+  uv_close((uv_handle_t *)&s->kick, src__kick_closed);
+}
+
+int source_repo_set(source_t *s, const char *key, const char *url, const source_conn_t *conn, char *message,
+                    size_t msglen) {
+  if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+    snprintf(message, msglen, "the repository URL must start with http:// or https://");
+    return UV_EINVAL;
+  }
+  repo_t *r = repo__find(s, key);
+  if (r && !strcmp(r->url, url) && conn_same(&r->conn, conn)) return 0;
+  if (!r) {
+    if (!(r = calloc(1, sizeof *r)) || !(r->key = strdup(key))) {
+      free(r);
+      return UV_ENOMEM;
+    }
+    r->s = s;
+    r->next = s->repos;
+    s->repos = r;
+  }
+  char *u = strdup(url);
+  conn_copy_t c;
+  if (!u || conn_copy(&c, conn)) {
+    free(u);
+    conn_free(&c);
+    return UV_ENOMEM;
+  }
+  free(r->url);
+  r->url = u;
+  conn_free(&r->conn);
+  r->conn = c;
+  /* A fetch under the old URL or credentials is not trusted: start again. */
+  int had_fetch = r->req != NULL;
+  repo__cancel_fetch(r);
+  repo__drop_index(r);
+  r->digest[0] = 0;
+  if (had_fetch && r->waiters.head) repo__fetch(s, r);
+  return 0;
+}
+
+void source_repo_remove(source_t *s, const char *key) {
+  for (repo_t **pp = &s->repos; *pp; pp = &(*pp)->next)
+    if (!strcmp((*pp)->key, key)) {
+      repo_t *r = *pp;
+      *pp = r->next;
+      repo__free(r);
+      return;
+    }
+}
+
+bool source_repo_known(const source_t *s, const char *key) { return repo__find(s, key) != NULL; }
+
+source_op_t *source_repo_refresh(source_t *s, const char *key, source_index_cb cb, void *data) {
+  repo_t *r = repo__find(s, key);
+  if (!r) return NULL;
+  source_op_t *op = src__op_new(s, OP_REFRESH, data);
+  if (!op) return NULL;
+  op->icb = cb;
+  oplist_push(&r->waiters, op);
+  repo__fetch(s, r);
+  return op;
+}
+
+void source_on_index_change(source_t *s, void (*cb)(const char *key, void *data), void *data) {
+  s->on_change = cb;
+  s->on_change_data = data;
+}
+
+source_op_t *source_chart_from_repo(source_t *s, const char *key, const char *name, const char *constraint,
+                                    source_chart_cb cb, void *data) {
+  source_op_t *op = src__op_new(s, OP_REPO_CHART, data);
+  if (!op) return NULL;
+  op->ccb = cb;
+  if (!(op->key = strdup(key)) || !(op->name = strdup(name)) || !(op->constraint = strdup(constraint ? constraint : ""))) {
+    src__complete(op, UV_ENOMEM, "out of memory");
+    return op;
+  }
+  repo_t *r = repo__find(s, key);
+  if (!r) {
+    src__completef(op, UV_ENOENT, "HelmRepository %s is not known (missing, or not reconciled yet)", key);
+    return op;
+  }
+  if (r->snap && repo__has_name(r, name)) {
+    repo__select(s, r, op);
+    return op;
+  }
+  if (repo__want(r, name)) {
+    src__complete(op, UV_ENOMEM, "out of memory");
+    return op;
+  }
+  op->refetched = 1;
+  oplist_push(&r->waiters, op);
+  repo__fetch(s, r);
+  return op;
+}
+
+source_op_t *source_chart_from_url(source_t *s, const char *url, const source_conn_t *conn, source_chart_cb cb,
+                                   void *data) {
+  source_op_t *op = src__op_new(s, OP_URL_CHART, data);
+  if (!op) return NULL;
+  op->ccb = cb;
+  if (!(op->url = strdup(url)) || conn_copy(&op->conn, conn)) {
+    src__complete(op, UV_ENOMEM, "out of memory");
+    return op;
+  }
+  src__get_archive(s, op, url, NULL, &op->conn, 1);
+  return op;
+}
+
+source_op_t *source_chart_from_bytes(source_t *s, const void *tgz, size_t len, const char *what, source_chart_cb cb,
+                                     void *data) {
+  source_op_t *op = src__op_new(s, OP_BYTES_CHART, data);
+  if (!op) return NULL;
+  op->ccb = cb;
+  if (len > s->max_archive) {
+    src__completef(op, UV_E2BIG, "%s: the chart archive is %zu bytes, more than the limit of %zu", what, len,
+                   s->max_archive);
+    return op;
+  }
+  uint8_t dg[32];
+  base_sha256(tgz, len, dg);
+  chart_cache_entry_t *e = chart_cache_lookup(s->cache, dg);
+  if (e) {
+    s->stats.memory_hits++;
+    src__chart_done(op, e, NULL, "");
+    return op;
+  }
+  char err[1024] = "";
+  int rc = chart_cache_load(s->cache, tgz, len, NULL, what, &e, err, sizeof err);
+  if (rc) src__complete(op, rc, err);
+  else src__chart_done(op, e, NULL, "");
+  return op;
+}
+
+void source_cancel(source_op_t *op) {
+  if (!op) return;
+  oplist_remove(op);
+  if (op->entry) {
+    chart_cache_release(op->s->cache, op->entry);
+    op->entry = NULL;
+  }
+  op->err = UV_ECANCELED;
+  free(op->msg);
+  op->msg = strdup("cancelled");
+  op->info.err = UV_ECANCELED;
+  src__deliver(op);
+}
+
+void source_chart_release(source_t *s, chart_cache_entry_t *e) {
+  if (e) chart_cache_release(s->cache, e);
+}
+
+source_stats_t source_get_stats(const source_t *s) { return s->stats; }
