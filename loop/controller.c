@@ -6,6 +6,10 @@
 #include "reconcile/doors/doors.h"
 #include "reconcile/engine.h"
 #include "reconcile/request.h"
+#include "reconcile/sources/helmrepository.h"
+#include "helm/source/cache.h"
+#include "helm/source/source.h"
+#include "watch/fetch.h"
 #include "watch/client.h"
 #include "watch/discovery.h"
 #include "watch/events.h"
@@ -26,6 +30,10 @@ typedef struct ctl_s {
   engine_t *engines[8]; /* one per front door */
   size_t nengines, running;
   engine_opts_t eopts;
+  fetch_t *fetch;         /* HTTP(S) to chart repositories */
+  chart_cache_t *charts;  /* charts in memory, one per digest */
+  source_t *source;       /* repositories, downloads, the archive cache on disk */
+  repoctl_t *repos;       /* the HelmRepository kind */
   int stopping;
   int exit_code;
 } ctl_t;
@@ -60,21 +68,35 @@ static void ctl__leader_released(void *data) {
 
 /* Shutdown order is the reverse of start: reconcilers drain, the lease is released, then the
  * mapper, the event recorder and the client close. */
+static void ctl__fetch_closed(void *data) {
+  ctl_t *c = data;
+  c->fetch = NULL;
+  if (c->charts) chart_cache_free(c->charts);
+  c->charts = NULL;
+  if (c->leader) leader_stop(c->leader, ctl__leader_released, c);
+  else ctl__leader_released(c);
+}
+
 static void ctl__engine_stopped(void *data) {
   ctl_t *c = data;
   if (--c->running) return;
   c->nengines = 0;
+  c->repos = NULL;
   if (!c->stopping) return; /* leadership lost: wait to lead again (or for a signal) */
-  if (c->leader) leader_stop(c->leader, ctl__leader_released, c);
-  else ctl__leader_released(c);
+  /* Every reconcile is gone: nothing holds a chart any more. */
+  source_free(c->source);
+  c->source = NULL;
+  if (c->fetch) fetch_close(c->fetch, ctl__fetch_closed, c);
+  else ctl__fetch_closed(c);
 }
 
 static void ctl__shutdown(ctl_t *c) {
   if (c->stopping) return;
   c->stopping = 1;
-  if (c->nengines) {
-    c->running = c->nengines;
+  if (c->nengines || c->repos) {
+    c->running = c->nengines + (c->repos != NULL);
     for (size_t i = 0; i < c->nengines; i++) engine_stop(c->engines[i], ctl__engine_stopped, c);
+    if (c->repos) repoctl_stop(c->repos, ctl__engine_stopped, c);
   } else {
     c->running = 1;
     ctl__engine_stopped(c);
@@ -93,6 +115,17 @@ static void ctl__on_signal(uv_signal_t *s, int signum) {
 
 /* One engine per front door (reconcile/doors). */
 static void ctl__start_reconcilers(ctl_t *c) {
+  if (c->source) {
+    repoctl_opts_t ro = {.namespace = c->eopts.namespace, .events = c->events};
+    int rc = repoctl_start(&c->loop, c->client, c->source, &ro, &c->repos);
+    if (rc) {
+      LOG_E("cannot start the HelmRepository reconciler", "error", uv_strerror(rc));
+      c->repos = NULL;
+      c->exit_code = 1;
+      ctl__shutdown(c);
+      return;
+    }
+  }
   for (size_t i = 0; doors[i] && c->nengines < sizeof c->engines / sizeof *c->engines; i++) {
     int rc = engine_start(&c->loop, c->client, c->disc, doors[i], &c->eopts, &c->engines[c->nengines]);
     if (rc) {
@@ -137,7 +170,10 @@ static const char ctl__usage[] =
   "  --log-level LEVEL   debug, info, warn or error (default info)\n"
   "  --max-render-memory SIZE, --max-render-output SIZE, --max-render-time TIME\n"
   "                      each render's budgets (defaults 256Mi, 64Mi, 30s): a chart that exceeds one\n"
-  "                      fails alone (RenderFailed, not retried until its inputs change)\n";
+  "                      fails alone (RenderFailed, not retried until its inputs change)\n"
+  "  --storage-path DIR  where downloaded chart archives are kept (default /tmp/rudder-charts)\n"
+  "  --max-storage SIZE  archives kept there, least recently used dropped first (default 1Gi)\n"
+  "  --max-chart-cache SIZE  charts kept loaded in memory when no release holds them (default 256Mi)\n";
 
 int controller_main(int argc, char **argv) {
   const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *le_ns = NULL, *le_id = "rudder-controller";
@@ -145,6 +181,8 @@ int controller_main(int argc, char **argv) {
   double qps = 50;
   int leader_elect = 0;
   render_limits_t limits = {0};
+  const char *storage_path = "/tmp/rudder-charts";
+  size_t max_storage = 0, max_chart_cache = 0;
   long le_lease = 15000, le_renew = 10000, le_retry = 2000;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -196,6 +234,14 @@ int controller_main(int argc, char **argv) {
       else limits.max_output = n;
     } else if (!strcmp(flag, "--max-render-time")) {
       if (cli_parse_ms(v, &limits.max_time_ms)) { fprintf(stderr, "rudder controller: %s: \"%s\" is not a time such as 30s\n", flag, v); return 2; }
+    } else if (!strcmp(flag, "--storage-path")) {
+      if (!*v) { fprintf(stderr, "rudder controller: --storage-path: give a directory\n"); return 2; }
+      storage_path = v;
+    } else if (!strcmp(flag, "--max-storage") || !strcmp(flag, "--max-chart-cache")) {
+      size_t n;
+      if (cli_parse_size(v, &n) || !n) { fprintf(stderr, "rudder controller: %s: \"%s\" is not a size such as 1Gi\n", flag, v); return 2; }
+      if (strstr(flag, "storage")) max_storage = n;
+      else max_chart_cache = n;
     } else if (!strcmp(flag, "--log-level")) {
       int l = log_level_parse(v);
       if (l < 0) { fprintf(stderr, "rudder controller: --log-level: \"%s\" is not debug, info, warn or error\n", v); return 2; }
@@ -235,7 +281,15 @@ int controller_main(int argc, char **argv) {
 
   LOG_I("rudder controller starting", "version", RUDDER_VERSION, "commit", RUDDER_GIT_COMMIT,
         "server", c->cfg.server, "namespace", ns && *ns ? ns : "(all)");
-  c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .events = c->events, .limits = limits};
+  chart_cache_options_t cco = {.max_bytes = max_chart_cache};
+  source_opts_t so = {.storage_path = storage_path, .max_disk_bytes = max_storage};
+  if ((rc = fetch_new(&c->loop, NULL, &c->fetch)) || (rc = chart_cache_new(&cco, &c->charts)) ||
+      ((so.cache = c->charts), (rc = source_new(&c->loop, c->fetch, &so, &c->source)))) {
+    LOG_E("cannot set up chart sources", "error", uv_strerror(rc));
+    c->exit_code = 1;
+  }
+  c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .events = c->events, .limits = limits,
+                             .source = c->source};
   if (leader_elect) {
     leader_opts_t lo = {.namespace = le_ns && *le_ns ? le_ns : c->cfg.namespace, .name = le_id,
                         .lease_ms = (uint64_t)le_lease, .renew_ms = (uint64_t)le_renew, .retry_ms = (uint64_t)le_retry};

@@ -13,6 +13,7 @@
 #include "reconcile/engine.h"
 #include "base/container.h"
 #include "base/log.h"
+#include "base/sha256.h"
 #include "helm/action/action.h"
 #include "helm/render/manifest.h"
 #include "helm/render/render.h"
@@ -43,6 +44,7 @@ typedef struct memo_s {
   char failed[65];          /* the inputs of the last failure, and the counts for them */
   int install_failures, upgrade_failures;
   char *owner; /* in the release index: the object key that manages this release */
+  char *repo;  /* the chart repository the release's chart comes from, or NULL */
   char key[];
 } memo_t;
 
@@ -99,6 +101,7 @@ static void memo_del(memo_table_t *t, const char *key) {
       memo_t *m = *p;
       *p = m->next;
       free(m->owner);
+      free(m->repo);
       free(m);
       t->n--;
       return;
@@ -110,6 +113,7 @@ static void memo_free_all(memo_table_t *t) {
     for (memo_t *e = t->b[i], *nx; e; e = nx) {
       nx = e->next;
       free(e->owner);
+      free(e->repo);
       free(e);
     }
   free(t->b);
@@ -150,6 +154,7 @@ struct engine_s {
   render_limits_t limits;
   events_t *events;
   char *kube_version; /* the server's gitVersion, once known */
+  source_t *source;   /* charts that are not inline come from here (NULL: refused) */
   memo_table_t memo;
   memo_table_t releases; /* "storage namespace/release name" -> owner: the object key */
   rc_t *running;      /* reconciles in flight (doubly linked) */
@@ -184,6 +189,8 @@ struct rc_s {
   int act_running;
   int remediating;      /* the action running is a remediation */
   kube_req_t *inflight; /* the engine's own request (finalizer, list, status) */
+  source_op_t *src_op;  /* the chart being fetched */
+  chart_cache_entry_t *src_entry; /* the fetched chart (a reference) */
   int cancelled;
   int outcome;
   uint64_t after_ms;
@@ -253,6 +260,7 @@ static void rc__adopt_next(rc_t *x) {
 }
 
 static void rc__free(rc_t *x) {
+  if (x->src_entry) source_chart_release(x->e->source, x->src_entry);
   req_free(&x->req);
   buf_free(&x->err);
   buf_free(&x->path);
@@ -471,6 +479,66 @@ static memo_t *rc__memo_note(rc_t *x, long long revision, const char *applied) {
   return m;
 }
 
+static void rc__begin_with_chart(rc_t *x);
+
+/* The fetched chart: its digest joins the inputs' digest, so that a new chart version (or a
+ * republished archive) is an upgrade and an unchanged one costs nothing. */
+static void rc__chart_fetched(int err, const char *message, const source_chart_t *ch, void *data) {
+  rc_t *x = data;
+  x->src_op = NULL;
+  if (err == UV_ECANCELED || x->cancelled) {
+    if (ch) source_chart_release(x->e->source, ch->entry);
+    rc__finish(x, RC_RETRY);
+    return;
+  }
+  if (err) {
+    buf_reset(&x->err);
+    buf_puts(&x->err, message ? message : "cannot fetch the chart");
+    rc__fail(x, "ArtifactFailed", RC_RETRY);
+    return;
+  }
+  x->src_entry = ch->entry;
+  buf_t in = BUF_INIT;
+  buf_printf(&in, "%s\n%s", x->req.digest, ch->digest);
+  uint8_t d[32];
+  base_sha256(in.data ? in.data : "", in.len, d);
+  buf_free(&in);
+  for (int i = 0; i < 32; i++) snprintf(x->req.digest + 2 * i, 3, "%02x", d[i]);
+  LOG_D("chart fetched", "release", x->key, "chart", ch->name, "version", ch->version, "digest", ch->digest);
+  rc__begin_with_chart(x);
+}
+
+static void rc__fetch_chart(rc_t *x) {
+  engine_t *e = x->e;
+  req_chart_src_t *src = &x->req.src;
+  if (!e->source) {
+    buf_reset(&x->err);
+    buf_puts(&x->err, "spec.chart: charts from repositories and URLs are not enabled in this controller");
+    rc__fail(x, "ArtifactFailed", RC_STALL);
+    return;
+  }
+  if (src->kind == REQ_SRC_REPOSITORY) {
+    memo_t *m = memo_put(&e->memo, x->key);
+    if (m && (!m->repo || strcmp(m->repo, src->repo_key))) {
+      free(m->repo);
+      m->repo = strdup(src->repo_key);
+    }
+    if (!strncmp(src->repo_key, "url:", 4) && !source_repo_known(e->source, src->repo_key)) {
+      char msg[256] = "";
+      if (source_repo_set(e->source, src->repo_key, src->url, NULL, msg, sizeof msg)) {
+        buf_reset(&x->err);
+        buf_printf(&x->err, "spec.chart.url: %s", msg);
+        rc__fail(x, "InvalidSpec", RC_STALL);
+        return;
+      }
+    }
+    x->src_op = source_chart_from_repo(e->source, src->repo_key, src->name, src->version, rc__chart_fetched, x);
+  } else {
+    x->src_op = source_chart_from_url(e->source, src->url, NULL, rc__chart_fetched, x);
+  }
+  if (!x->src_op) rc__finish(x, RC_RETRY);
+}
+
 static void rc__begin(rc_t *x) {
   engine_t *e = x->e;
   const cJSON *obj = informer_get(e->inf, x->key);
@@ -495,17 +563,33 @@ static void rc__begin(rc_t *x) {
     return;
   }
   rc__index_release(x);
-  rc__merge_memo(x);
   if (x->req.suspend) {
     LOG_I("release suspended", "release", x->key);
     rc__finish(x, RC_FORGET);
     return;
   }
+  if (x->req.src.kind != REQ_SRC_INLINE) {
+    rc__fetch_chart(x);
+    return;
+  }
+  rc__begin_with_chart(x);
+}
+
+/* With the chart's identity known (inline, or fetched): decided from the memo when nothing changed. */
+static void rc__begin_with_chart(rc_t *x) {
+  engine_t *e = x->e;
+  rc__merge_memo(x);
   memo_t *m = memo_get(&e->memo, x->key);
   if (m && m->generation == x->req.generation && !strcmp(m->digest, x->req.digest) && m->state != MEMO_NONE) {
     /* Unchanged inputs: nothing to observe, render or apply. */
     e->stats.memo_hits++;
     rc__finish(x, m->state == MEMO_OK ? RC_DONE : RC_FORGET);
+    return;
+  }
+  if (x->src_entry && !x->req.chart && !(x->req.chart = chart_clone(x->src_entry->chart))) {
+    buf_reset(&x->err);
+    buf_puts(&x->err, "out of memory copying the chart");
+    rc__fail(x, "InternalError", RC_RETRY);
     return;
   }
   if (!x->req.has_finalizer) {
@@ -1265,6 +1349,8 @@ static void rc__cancel(rc_t *x) {
     kube_req_t *r = x->inflight;
     x->inflight = NULL;
     kube_request_cancel(r);
+  } else if (x->src_op) {
+    source_cancel(x->src_op); /* rc__chart_fetched finishes it */
   } else if (x->act_running) {
     act_cancel(&x->act);
   } else if (x->rendering) {
@@ -1427,6 +1513,15 @@ static void engine__on_bad_object(informer_t *inf, const char *key, const char *
   req_free(&req);
 }
 
+/* A repository's index changed: every release whose chart comes from it is looked at again. */
+static void engine__index_changed(const char *repo, void *data) {
+  engine_t *e = data;
+  if (e->stopping) return;
+  for (size_t i = 0; i < e->memo.nb; i++)
+    for (memo_t *m = e->memo.b[i]; m; m = m->next)
+      if (m->repo && !strcmp(m->repo, repo)) queue_add(&e->q, m->key);
+}
+
 static void engine__queue_closed(queue_t *q) {
   engine_t *e = container_of(q, engine_t, q);
   void (*cb)(void *) = e->stop_cb;
@@ -1453,6 +1548,7 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   e->field_manager = strdup(o && o->field_manager ? o->field_manager : "rudder");
   e->events = o ? o->events : NULL;
   if (o) e->limits = o->limits;
+  e->source = o ? o->source : NULL;
   e->env = (act_env_t){.loop = loop, .c = c, .d = d, .field_manager = e->field_manager};
   queue_options_t qo;
   queue_options_init(&qo);
@@ -1491,6 +1587,7 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
     uv_close((uv_handle_t *)&e->lookups, engine__lookups_closed);
     return rc;
   }
+  if (e->source) source_on_index_change(e->source, engine__index_changed, e);
   *out = e;
   return 0;
 }
@@ -1522,6 +1619,7 @@ static void engine__informer_stopped(void *data) {
 
 void engine_stop(engine_t *e, void (*cb)(void *data), void *data) {
   e->stopping = 1;
+  if (e->source) source_off_index_change(e->source, engine__index_changed, e);
   e->stop_cb = cb;
   e->stop_data = data;
   /* No request after this: every reconcile in flight is cancelled now (next is read first: a

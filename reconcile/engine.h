@@ -9,6 +9,7 @@
 #pragma once
 #include <uv.h>
 #include "helm/render/render.h"
+#include "helm/source/source.h"
 #include "reconcile/door.h"
 #include "watch/client.h"
 #include "watch/discovery.h"
@@ -22,6 +23,7 @@ typedef struct engine_opts_s {
   events_t *events;          /* Kubernetes Events are recorded here when not NULL (owned by the caller) */
   const char *field_manager; /* server-side apply field manager (default "rudder") */
   render_limits_t limits;    /* every render's budgets (0 fields: render.h's defaults) */
+  source_t *source;          /* chart repositories and URLs (the caller's; NULL: only inline charts) */
 } engine_opts_t;
 
 /* Counters for tests and benchmarks. */

@@ -21,6 +21,17 @@ typedef struct req_action_opts_s {
   bool disable_hooks, disable_wait, take_ownership;
 } req_action_opts_t;
 
+/* Where the chart comes from when it is not carried in the object (the engine fetches it). */
+typedef enum { REQ_SRC_INLINE = 0, REQ_SRC_REPOSITORY, REQ_SRC_URL } req_src_kind_t;
+
+typedef struct req_chart_src_s {
+  req_src_kind_t kind;
+  char *repo_key;      /* REQ_SRC_REPOSITORY: "namespace/name" of the repository object */
+  char *name;          /* chart name in the repository */
+  char *version;       /* semver constraint ("" = "*") */
+  char *url;           /* REQ_SRC_URL: a packaged chart's URL (http(s)://.../chart.tgz) */
+} req_chart_src_t;
+
 typedef struct release_req_s {
   /* The object that asked: identity for status, events and the records' owner annotation. */
   char *ns, *name, *uid, *resource_version;
@@ -32,7 +43,8 @@ typedef struct release_req_s {
 
   /* The release. */
   char *release_name, *target_ns, *storage_ns;
-  chart_t *chart;      /* loaded from its source, owned */
+  chart_t *chart;      /* loaded from its source, owned (for fetched charts: a copy made for this reconcile) */
+  req_chart_src_t src; /* where a chart that is not inline comes from */
   cJSON *values;       /* the user's values (object), owned */
   char digest[65];     /* of every input that decides the release (chart, values, options) */
   int max_history;     /* 0 keeps all */

@@ -103,8 +103,10 @@ struct source_s {
   oplist_t ready;
   uv_timer_t kick;
   int kick_armed;
-  void (*on_change)(const char *key, void *data);
-  void *on_change_data;
+  struct {
+    void (*cb)(const char *key, void *data);
+    void *data;
+  } listeners[8];
   disk_file_t *files;
   size_t nfiles, capfiles;
   uint64_t use_clock;
@@ -700,7 +702,9 @@ static void repo__fetched(const fetch_response_t *res, void *data) {
     }
   }
   buf_free(&m);
-  if (changed && s->on_change) s->on_change(r->key, s->on_change_data);
+  if (changed)
+    for (size_t i = 0; i < sizeof s->listeners / sizeof *s->listeners; i++)
+      if (s->listeners[i].cb) s->listeners[i].cb(r->key, s->listeners[i].data);
 }
 
 static void repo__fetch(source_t *s, repo_t *r) {
@@ -890,9 +894,19 @@ source_op_t *source_repo_refresh(source_t *s, const char *key, source_index_cb c
   return op;
 }
 
-void source_on_index_change(source_t *s, void (*cb)(const char *key, void *data), void *data) {
-  s->on_change = cb;
-  s->on_change_data = data;
+int source_on_index_change(source_t *s, void (*cb)(const char *key, void *data), void *data) {
+  for (size_t i = 0; i < sizeof s->listeners / sizeof *s->listeners; i++)
+    if (!s->listeners[i].cb) {
+      s->listeners[i].cb = cb;
+      s->listeners[i].data = data;
+      return 0;
+    }
+  return UV_ENOSPC;
+}
+
+void source_off_index_change(source_t *s, void (*cb)(const char *key, void *data), void *data) {
+  for (size_t i = 0; i < sizeof s->listeners / sizeof *s->listeners; i++)
+    if (s->listeners[i].cb == cb && s->listeners[i].data == data) s->listeners[i].cb = NULL;
 }
 
 source_op_t *source_chart_from_repo(source_t *s, const char *key, const char *name, const char *constraint,

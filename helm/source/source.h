@@ -78,8 +78,9 @@ void source_repo_remove(source_t *s, const char *key);
 bool source_repo_known(const source_t *s, const char *key);
 /* Fetches key's index now; cb gets the outcome. NULL when key is unknown or out of memory. */
 source_op_t *source_repo_refresh(source_t *s, const char *key, source_index_cb cb, void *data);
-/* cb(key) runs after each fetch that found a changed index. */
-void source_on_index_change(source_t *s, void (*cb)(const char *key, void *data), void *data);
+/* cb(key) runs after each fetch that found a changed index (up to 8 listeners; 0 or UV_ENOSPC). */
+int source_on_index_change(source_t *s, void (*cb)(const char *key, void *data), void *data);
+void source_off_index_change(source_t *s, void (*cb)(const char *key, void *data), void *data);
 
 /* Chart name at the version Helm picks for constraint ("" = "*") from repository key: the
  * archive from memory, disk or the chart URL (its digest checked against the index's), loaded

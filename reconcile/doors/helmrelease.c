@@ -206,6 +206,69 @@ static void hr__digest(const cJSON *spec, char out[65]) {
   for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
 
+/* spec.chart.repository + name + version, or spec.chart.url (a packaged chart, or with name a
+ * repository URL): the engine fetches the chart through helm/source. */
+static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *url, release_req_t *r, buf_t *err) {
+  const char *name = hr__str(chart, "name"), *version = hr__str(chart, "version");
+  const cJSON *nv = cJSON_GetObjectItemCaseSensitive(chart, "name");
+  const cJSON *vv = cJSON_GetObjectItemCaseSensitive(chart, "version");
+  if ((nv && !cJSON_IsString(nv)) || (vv && !cJSON_IsString(vv))) {
+    buf_puts(err, "spec.chart.name and spec.chart.version must be strings");
+    return -22;
+  }
+  if (!repo) {
+    if (!cJSON_IsString(url) || !*url->valuestring) {
+      if (cJSON_GetObjectItemCaseSensitive(chart, "configMapRef") || cJSON_GetObjectItemCaseSensitive(chart, "secretRef")) {
+        buf_puts(err, "spec.chart: configMapRef and secretRef are not supported yet by this rudder version");
+        return -95;
+      }
+      buf_puts(err, "spec.chart.url: must be a non-empty string");
+      return -22;
+    }
+    const char *u = url->valuestring;
+    if (!strncmp(u, "oci://", 6)) {
+      buf_puts(err, "spec.chart.url: oci:// references are not supported yet by this rudder version");
+      return -95;
+    }
+    if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) {
+      buf_printf(err, "spec.chart.url: \"%s\" must start with https://, http:// or oci://", u);
+      return -22;
+    }
+    if (name && *name) { /* a repository URL and a chart in it */
+      r->src.kind = REQ_SRC_REPOSITORY;
+      buf_t k = BUF_INIT;
+      buf_printf(&k, "url:%s", u);
+      r->src.repo_key = buf_steal(&k);
+      r->src.url = hr__dup(u);
+    } else {
+      r->src.kind = REQ_SRC_URL;
+      r->src.url = hr__dup(u);
+    }
+  } else {
+    const char *rn = hr__str(repo, "name"), *rns = hr__str(repo, "namespace");
+    if (!rn || !*rn) {
+      buf_puts(err, "spec.chart.repository.name: must name a HelmRepository");
+      return -22;
+    }
+    if (!name || !*name) {
+      buf_puts(err, "spec.chart.name: the chart's name in the repository is required with spec.chart.repository");
+      return -22;
+    }
+    r->src.kind = REQ_SRC_REPOSITORY;
+    buf_t k = BUF_INIT;
+    buf_printf(&k, "%s/%s", rns && *rns ? rns : r->ns, rn);
+    r->src.repo_key = buf_steal(&k);
+  }
+  r->src.name = hr__dup(name ? name : "");
+  r->src.version = hr__dup(version ? version : "");
+  if (!r->src.name || !r->src.version || (r->src.kind == REQ_SRC_REPOSITORY && !r->src.repo_key) ||
+      (r->src.kind == REQ_SRC_URL && !r->src.url)) {
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  return 0;
+}
+
 static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
   const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
   const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
@@ -375,16 +438,18 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
     return -22;
   }
   const cJSON *inl = cJSON_GetObjectItemCaseSensitive(chart, "inline");
-  if (!inl) {
-    static const char *const others[] = {"repository", "url", "configMapRef", "secretRef"};
-    for (size_t i = 0; i < sizeof others / sizeof *others; i++)
-      if (cJSON_GetObjectItemCaseSensitive(chart, others[i])) {
-        buf_printf(err, "spec.chart.%s: this rudder version installs only inline charts (spec.chart.inline)", others[i]);
-        return -95;
-      }
-    buf_puts(err, "spec.chart: no chart source set (inline, repository, url, configMapRef or secretRef)");
+  const cJSON *repo = cJSON_GetObjectItemCaseSensitive(chart, "repository");
+  const cJSON *url = cJSON_GetObjectItemCaseSensitive(chart, "url");
+  static const char *const sources[] = {"inline", "repository", "url", "configMapRef", "secretRef"};
+  int nsrc = 0;
+  for (size_t i = 0; i < sizeof sources / sizeof *sources; i++)
+    if (cJSON_GetObjectItemCaseSensitive(chart, sources[i])) nsrc++;
+  if (nsrc != 1) {
+    buf_puts(err, nsrc ? "spec.chart: set exactly one of inline, repository, url, configMapRef or secretRef"
+                       : "spec.chart: no chart source set (inline, repository, url, configMapRef or secretRef)");
     return -22;
   }
+  if (!inl) return hr__chart_source(chart, repo, url, r, err);
   return hr__load_inline(inl, r, err);
 }
 
