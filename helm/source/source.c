@@ -883,6 +883,13 @@ void source_repo_remove(source_t *s, const char *key) {
 
 bool source_repo_known(const source_t *s, const char *key) { return repo__find(s, key) != NULL; }
 
+int64_t source_repo_age(const source_t *s, const char *key) {
+  const repo_t *r = repo__find(s, key);
+  if (!r || !r->snap) return -1;
+  int64_t age = (int64_t)time(NULL) - r->fetched_at;
+  return age < 0 ? 0 : age;
+}
+
 source_op_t *source_repo_refresh(source_t *s, const char *key, source_index_cb cb, void *data) {
   repo_t *r = repo__find(s, key);
   if (!r) return NULL;
