@@ -184,6 +184,70 @@ ok "helm pull --repo SRV_MTLS_URL with --cert-file/--key-file"
   fail "helm pull trusted the test CA without --ca-file"
 ok "helm pull without --ca-file refuses the test server"
 
+# --- the OCI registries ------------------------------------------------------------------------
+
+accept='Accept: application/vnd.oci.image.manifest.v1+json'
+for reg in "$SRV_REGISTRY" "$SRV_REGISTRY_TOKEN"; do
+  printf '%s' "$SRV_PASS" | "$HELM" registry login "$reg" --username "$SRV_USER" --password-stdin \
+    --ca-file "$SRV_CA" >/dev/null 2>&1 || fail "helm registry login $reg"
+  rm -rf "$WORK/oci" && mkdir -p "$WORK/oci"
+  "$HELM" pull "oci://$reg/charts/podlike" --version 0.2.0 --ca-file "$SRV_CA" -d "$WORK/oci" >/dev/null 2>&1 ||
+    fail "helm pull oci://$reg/charts/podlike --version 0.2.0"
+  tar xzf "$WORK/oci/podlike-0.2.0.tgz" -O podlike/Chart.yaml | grep -q '^version: 0.2.0$' || fail "oci pull is not 0.2.0"
+  cmp -s "$WORK/oci/podlike-0.2.0.tgz" "$SRV_REPO_DIR/podlike-0.2.0.tgz" ||
+    fail "the chart in oci://$reg is not the one in the repository"
+  "$HELM" pull "oci://$reg/charts/settings" --version 0.1.0 --ca-file "$SRV_CA" -d "$WORK/oci" >/dev/null 2>&1 ||
+    fail "helm pull oci://$reg/charts/settings --version 0.1.0"
+  ok "helm pull oci://$reg/charts/podlike --version 0.2.0 (the same bytes as the repository's)"
+  "$HELM" registry logout "$reg" >/dev/null 2>&1 || true
+  ! "$HELM" pull "oci://$reg/charts/podlike" --version 0.2.0 --ca-file "$SRV_CA" -d "$WORK/oci2" >/dev/null 2>&1 ||
+    fail "helm pull from $reg without credentials worked"
+  ok "helm pull from $reg without credentials is refused"
+done
+
+# basic-auth registry: a Basic challenge; the manifest with credentials is a Helm chart's.
+hdrs=$(curl -sS -D - -o /dev/null "${ca[@]}" -H "$accept" "https://$SRV_REGISTRY/v2/charts/podlike/manifests/0.2.0")
+grep -q '^HTTP/[0-9.]* 401' <<<"$hdrs" && grep -qi '^www-authenticate: Basic realm=' <<<"$hdrs" ||
+  fail "anonymous manifest GET on the basic registry: $hdrs"
+ok "basic registry: anonymous manifest GET gets 401 with a Basic challenge"
+curl -sS "${ca[@]}" -u "$SRV_USER:$SRV_PASS" -H "$accept" \
+  "https://$SRV_REGISTRY/v2/charts/podlike/manifests/0.2.0" >"$WORK/manifest.json"
+python3 - "$WORK/manifest.json" <<'EOF' || fail "manifest: $(cat "$WORK/manifest.json")"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["config"]["mediaType"] == "application/vnd.cncf.helm.config.v1+json", m
+assert m["layers"][0]["mediaType"] == "application/vnd.cncf.helm.chart.content.v1.tar+gzip", m
+EOF
+ok "basic registry: the manifest of podlike:0.2.0 is a Helm chart's (config and layer media types)"
+curl -sS "${ca[@]}" -u "$SRV_USER:$SRV_PASS" "https://$SRV_REGISTRY/v2/charts/podlike/tags/list" >"$WORK/tags.json"
+python3 - "$WORK/tags.json" <<'EOF' || fail "tags: $(cat "$WORK/tags.json")"
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert sorted(t["tags"]) == ["0.1.0", "0.2.0", "1.0.0-rc.1"], t
+EOF
+ok "basic registry: tags/list shows 0.1.0, 0.2.0, 1.0.0-rc.1"
+expect_code 401 "basic registry: wrong password" "${ca[@]}" -u "$SRV_USER:wrong" "https://$SRV_REGISTRY/v2/"
+
+# token-auth registry: the Bearer challenge, the token endpoint, the token accepted.
+hdrs=$(curl -sS -D - -o /dev/null "${ca[@]}" -H "$accept" "https://$SRV_REGISTRY_TOKEN/v2/charts/podlike/manifests/0.2.0")
+grep -q '^HTTP/[0-9.]* 401' <<<"$hdrs" || fail "anonymous manifest GET on the token registry: $hdrs"
+chal=$(sed -n 's/^[Ww][Ww][Ww]-[Aa]uthenticate: *\(.*\)\r$/\1/p' <<<"$hdrs")
+want="Bearer realm=\"$SRV_TOKEN_REALM\",service=\"$SRV_TOKEN_SERVICE\",scope=\"repository:charts/podlike:pull\""
+[ "$chal" = "$want" ] || fail "token registry challenge: '$chal', want '$want'"
+ok "token registry: anonymous manifest GET gets 401 with $chal"
+q="service=$SRV_TOKEN_SERVICE&scope=repository:charts/podlike:pull"
+expect_code 401 "token issuer without credentials" "${ca[@]}" "$SRV_TOKEN_REALM?$q"
+expect_code 401 "token issuer with a wrong password" "${ca[@]}" -u "$SRV_USER:wrong" "$SRV_TOKEN_REALM?$q"
+token=$(curl -sS "${ca[@]}" -u "$SRV_USER:$SRV_PASS" "$SRV_TOKEN_REALM?$q" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])')
+[ -n "$token" ] || fail "no token from $SRV_TOKEN_REALM"
+expect_code 200 "token registry: the manifest GET with the issued Bearer token" "${ca[@]}" -H "$accept" \
+  -H "Authorization: Bearer $token" "https://$SRV_REGISTRY_TOKEN/v2/charts/podlike/manifests/0.2.0"
+expect_code 401 "token registry: a push-scope request with a pull-only token" "${ca[@]}" -X POST \
+  -H "Authorization: Bearer $token" "https://$SRV_REGISTRY_TOKEN/v2/charts/podlike/blobs/uploads/"
+expect_code 401 "token registry: a token that is not ours" "${ca[@]}" -H "$accept" \
+  -H "Authorization: Bearer ${token%.*}.AAAA" "https://$SRV_REGISTRY_TOKEN/v2/charts/podlike/manifests/0.2.0"
+
 # --- publish --------------------------------------------------------------------------------
 
 # A chart of its own, so the charts other tests rely on keep their versions.
@@ -196,3 +260,9 @@ pub=$("$src/tests/servers/publish" "$SRV_STATE" "$WORK/selftest" "0.$$.0") || fa
 "$HELM" pull srv/servers-selftest --version "0.$$.0" -d "$WORK/pull" >/dev/null || fail "helm pull of the published version"
 "$HELM" pull srv/podlike --version 0.1.0 -d "$WORK/pull3" >/dev/null || fail "the index lost podlike 0.1.0 after publish"
 ok "tests/servers/publish: the new version is in the index, the old ones stay"
+for reg in "$SRV_REGISTRY" "$SRV_REGISTRY_TOKEN"; do
+  "$HELM" pull "oci://$reg/charts/servers-selftest" --version "0.$$.0" --ca-file "$SRV_CA" \
+    --username "$SRV_USER" --password "$SRV_PASS" -d "$WORK/pull" >/dev/null 2>&1 ||
+    fail "helm pull oci://$reg/charts/servers-selftest --version 0.$$.0 (published)"
+done
+ok "tests/servers/publish: the new version is in both registries"
