@@ -6,6 +6,7 @@
 # upgrades the release; failures (no such version, wrong CA, wrong password, a corrupt archive,
 # a server that is down) leave the deployed release in place with ArtifactFailed naming the
 # cause; a direct .tgz URL.
+# fixtures: cluster servers
 . "$(dirname "$0")/lib.sh"
 : "${RUDDER_SERVERS_STATE:?run through ctest (the e2e.servers-up fixture provides the chart servers)}"
 [ -f "$RUDDER_SERVERS_STATE/env" ] || fail "no chart servers: $RUDDER_SERVERS_STATE/env is missing (e2e.servers-up failed?)"
@@ -83,7 +84,7 @@ repo wrongca "$SRV_HTTPS_URL" '{"caConfigMapRef": {"name": "other-ca"}}'
 repo badpass "$SRV_BASIC_URL" '{"secretRef": {"name": "badpass"}, "caConfigMapRef": {"name": "ca"}}'
 repo nocreds "$SRV_BASIC_URL" '{"caConfigMapRef": {"name": "ca"}}'
 repo nomtls "$SRV_MTLS_URL" '{"caConfigMapRef": {"name": "ca"}}'
-repo down "http://127.0.0.1:9"
+repo down "$SRV_DOWN_URL"
 repo unresolvable "https://charts.nonexistent.invalid"
 
 for r in plain tls basic mtls; do wait_for 60 "HelmRepository $r Ready" repo_ready "$r"; done
@@ -107,7 +108,7 @@ msg=$(repo_cond badpass message); echo "badpass: $msg"
 [[ "$msg" != *not-the-password* ]] || fail "the password appears in the status: $msg"
 msg=$(repo_cond nocreds message); [[ "$msg" == *401* ]] || fail "no credentials: message should say 401: $msg"
 msg=$(repo_cond nomtls message); echo "nomtls: $msg"; [ -n "$msg" ] || fail "no client certificate: no message"
-msg=$(repo_cond down message); echo "down: $msg"; [[ "$msg" == *127.0.0.1:9* ]] || fail "server down: message should name it: $msg"
+msg=$(repo_cond down message); echo "down: $msg"; [[ "$msg" == *"${SRV_DOWN_URL#*://}"* ]] || fail "server down: message should name it: $msg"
 msg=$(repo_cond unresolvable message); echo "unresolvable: $msg"
 [[ "$msg" == *charts.nonexistent.invalid* ]] || fail "unresolvable name: message should name the host: $msg"
 ok "failures said plainly: wrong CA, wrong or no password, no client certificate, server down, unknown host"
