@@ -152,9 +152,9 @@ static int px__unescape(buf_t *b, const char *p, size_t n) {
   return 0;
 }
 
-/* Go's url.Parse, as far as a proxy value needs it: 0 with the parts, UV_EINVAL when Go's parse
- * fails or gives no scheme or no host (then the caller tries again with "http://" in front). */
-static int px__parse_url(const char *s, watch_proxy_url_t **out) {
+/* Go's url.Parse, as far as a proxy value needs it: 0 with the parts (scheme and host may be
+ * empty; *has_host says whether URL.Host, the host and port, is), UV_EINVAL when Go's parse fails. */
+static int px__parse_url(const char *s, watch_proxy_url_t **out, int *has_host) {
   *out = NULL;
   size_t n = strlen(s);
   for (size_t i = 0; i < n; i++)
@@ -170,13 +170,36 @@ static int px__parse_url(const char *s, watch_proxy_url_t **out) {
     }
     break;
   }
-  if (i == n || s[i] != ':' || i == 0) return UV_EINVAL; /* no scheme (or Go's parse error) */
-  const char *rest = s + i + 1, *end = s + n;
+  *has_host = 0;
+  size_t sl = 0;
+  const char *rest = s;
+  if (i < n && s[i] == ':') {
+    if (i == 0) return UV_EINVAL; /* missing protocol scheme */
+    sl = i;
+    rest = s + i + 1;
+  }
+  const char *end = s + n;
   const char *hash = memchr(rest, '#', (size_t)(end - rest));
   if (hash) end = hash;
-  if (end - rest < 2 || rest[0] != '/' || rest[1] != '/') return UV_EINVAL; /* opaque: no host */
-  const char *a = rest + 2, *ae = a;
-  while (ae < end && *ae != '/' && *ae != '?') ae++;
+  const char *qm = memchr(rest, '?', (size_t)(end - rest));
+  const char *pend = qm ? qm : end;
+  const char *a, *ae;
+  if (pend - rest >= 2 && rest[0] == '/' && rest[1] == '/') {
+    a = rest + 2;
+    ae = a;
+    while (ae < pend && *ae != '/') ae++;
+  } else {
+    /* No authority: a path (or an opaque part after a scheme). Without a scheme its first
+     * segment must not hold a colon. */
+    if (!sl && rest < pend && *rest != '/') {
+      const char *slash = memchr(rest, '/', (size_t)(pend - rest));
+      if (memchr(rest, ':', (size_t)((slash ? slash : pend) - rest))) return UV_EINVAL;
+    }
+    a = ae = rest;
+  }
+  /* The path must unescape. */
+  for (const char *q = ae; q < pend; q++)
+    if (*q == '%' && (pend - q < 3 || px__hex(q[1]) < 0 || px__hex(q[2]) < 0)) return UV_EINVAL;
   const char *at = NULL;
   for (const char *q = a; q < ae; q++) if (*q == '@') at = q;
   watch_proxy_url_t *u = calloc(1, sizeof *u);
@@ -213,11 +236,12 @@ static int px__parse_url(const char *s, watch_proxy_url_t **out) {
     const char *colon = NULL;
     for (const char *q = a; q < ae; q++) if (*q == ':') colon = q;
     if (colon) { he = colon; port = colon + 1; }
+    if (colon && memchr(a, ':', (size_t)(colon - a))) { r = UV_EINVAL; goto done; }
   }
   for (const char *q = port; q && q < ae; q++) if (*q < '0' || *q > '9') { r = UV_EINVAL; goto done; }
   if ((r = px__unescape(&host, hs, (size_t)(he - hs)))) goto done;
-  if (!host.len) { r = UV_EINVAL; goto done; }
-  if (!(u->scheme = strndup(s, i)) || !(u->host = buf_steal(&host))) { r = UV_ENOMEM; goto done; }
+  *has_host = ae > a;
+  if (!(u->scheme = strndup(s, sl)) || !(u->host = host.len ? buf_steal(&host) : strdup(""))) { r = UV_ENOMEM; goto done; }
   for (char *q = u->scheme; *q; q++) if (*q >= 'A' && *q <= 'Z') *q = (char)(*q + 32);
   long pv = -1;
   if (port && port < ae && ae - port <= 5) pv = strtol(port, NULL, 10);
@@ -235,6 +259,7 @@ static int px__parse_url(const char *s, watch_proxy_url_t **out) {
     free(enc);
     if (r || !(u->auth = buf_steal(&tmp))) { r = UV_ENOMEM; goto done; }
   }
+  buf_reset(&tmp);
   r = strchr(u->host, ':') ? buf_printf(&tmp, "%s://[%s]:%d", u->scheme, u->host, u->port)
                            : buf_printf(&tmp, "%s://%s:%d", u->scheme, u->host, u->port);
   if (r || !(u->shown = buf_steal(&tmp))) r = UV_ENOMEM;
@@ -255,16 +280,27 @@ done:
 static int px__parse_proxy(const char *v, const char *from, watch_proxy_url_t **out) {
   *out = NULL;
   if (!v || !*v) return 0;
-  int r = px__parse_url(v, out);
-  if (r == UV_EINVAL) {
+  int has_host;
+  int r = px__parse_url(v, out, &has_host);
+  if (r == UV_ENOMEM) return r;
+  if (r || !*(*out)->scheme || !has_host) {
+    /* As Go: try again with http:// in front; when that fails too, the first answer stands
+     * unless it was an error. */
     buf_t b = BUF_INIT;
+    watch_proxy_url_t *second = NULL;
     if (buf_printf(&b, "http://%s", v)) return UV_ENOMEM;
-    r = px__parse_url(b.data, out);
+    int r2 = px__parse_url(b.data, &second, &has_host);
     buf_free(&b);
+    if (r2 == UV_ENOMEM) return r2;
+    if (!r2) {
+      px__url_free(*out);
+      *out = second;
+      r = 0;
+    }
   }
   if (r == UV_EINVAL) return 0; /* ignored, as Go ignores it */
-  if (!r) (*out)->from = from;
-  return r;
+  (*out)->from = from;
+  return 0;
 }
 
 static int px__add(watch_proxy_env_t *e, const watch_noproxy_rule_t *r) {

@@ -50,6 +50,8 @@ static void url__split(const char *s, size_t len, url__parts_t *o) {
   if (p < end && *p == '#') o->frag = (url__span_t){p + 1, (size_t)(end - p - 1), true};
 }
 
+static int url__escape(buf_t *b, const char *p, size_t n);
+
 /* RFC 3986 5.2.4 remove_dot_segments, from in to out. */
 static int url__remove_dots(const char *in, size_t n, buf_t *out) {
   buf_t b = BUF_INIT;
@@ -136,10 +138,10 @@ int watch_url_resolve(const char *base, const char *ref, char **out, const char 
     e |= buf_puts(&o, "//");
     e |= buf_append(&o, auth.p, auth.n);
   }
-  e |= buf_append(&o, path.data ? path.data : "", path.len);
+  e |= url__escape(&o, path.data ? path.data : "", path.len);
   if (query.set) {
     e |= buf_putc(&o, '?');
-    e |= buf_append(&o, query.p, query.n);
+    e |= url__escape(&o, query.p, query.n);
   }
   buf_free(&path);
   if (e || !(*out = buf_steal(&o))) {
