@@ -496,7 +496,7 @@ static void dl__done(const fetch_response_t *res, void *data) {
   src__safe_url(d->url, &safe);
   if (res->err || res->status != 200) {
     buf_t m = BUF_INIT;
-    if (res->errmsg) buf_printf(&m, "cannot download chart %s: %s", safe.data, res->errmsg);
+    if (res->errmsg) buf_printf(&m, "cannot download the chart: %s", res->errmsg);
     else buf_printf(&m, "cannot download chart %s: HTTP %d", safe.data, res->status);
     dl__fail_all(d, res->err ? res->err : -EIO, m.data);
     buf_free(&m);
@@ -683,7 +683,7 @@ static void repo__fetched(const fetch_response_t *res, void *data) {
   int err = 0, changed = 0;
   if (res->err || (res->status != 200 && res->status != 304)) {
     err = res->err ? res->err : -EIO;
-    if (res->errmsg) buf_printf(&m, "cannot fetch the index %s: %s", safe.data, res->errmsg);
+    if (res->errmsg) buf_printf(&m, "cannot fetch the repository index: %s", res->errmsg);
     else buf_printf(&m, "cannot fetch the index %s: HTTP %d", safe.data, res->status);
   } else if (res->status == 304 && r->snap) {
     r->fetched_at = (int64_t)time(NULL);

@@ -484,6 +484,9 @@ int repoctl_start(uv_loop_t *loop, kube_client_t *c, source_t *s, const repoctl_
   queue_options_t qo;
   queue_options_init(&qo);
   qo.name = HRP_RESOURCE;
+  /* A failed fetch is tried again after 1 s, 2 s, ... up to 5 min: repositories are outside servers. */
+  qo.backoff.base_ms = 1000;
+  qo.backoff.max_ms = 5 * 60 * 1000;
   if (o && o->concurrency) qo.max_in_flight = o->concurrency;
   int r = queue_init(loop, &rc->q, &qo, repoctl__process, rc);
   if (r) {

@@ -136,13 +136,36 @@ release_record "$NS-oracle" sh.helm.release.v1.a.v1 >"$WORK/helm.json"
 python3 - "$WORK/ours.json" "$WORK/helm.json" <<'PY' || fail "record differs from helm install --repo (see above)"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:])
+def first_diff(x, y, path):
+    if type(x) != type(y):
+        print(" ours:", json.dumps(x)[:400], file=sys.stderr)
+        print(" helm:", json.dumps(y)[:400], file=sys.stderr)
+        return path
+    if isinstance(x, dict):
+        for k in sorted(set(x) | set(y)):
+            d = first_diff(x.get(k), y.get(k), path + "." + k)
+            if d:
+                return d
+        return None
+    if isinstance(x, list):
+        if len(x) != len(y):
+            return path + "[len %d vs %d]" % (len(x), len(y))
+        for i, (p, q) in enumerate(zip(x, y)):
+            d = first_diff(p, q, "%s[%d]" % (path, i))
+            if d:
+                return d
+        return None
+    if x != y:
+        print(" ours:", json.dumps(x)[:400], file=sys.stderr)
+        print(" helm:", json.dumps(y)[:400], file=sys.stderr)
+        return path
+    return None
 ok = True
 for k in ("chart", "config", "manifest", "name", "version"):
-    if a.get(k) != b.get(k):
+    d = first_diff(a.get(k), b.get(k), k)
+    if d:
         ok = False
-        print("differs:", k, file=sys.stderr)
-        print(" ours:", json.dumps(a.get(k))[:600], file=sys.stderr)
-        print(" helm:", json.dumps(b.get(k))[:600], file=sys.stderr)
+        print("differs at", d, file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
 ok "record (chart, config, manifest) equal to helm install --repo"
@@ -163,7 +186,9 @@ msg=$(hr_cond_msg c Ready); echo "c: $msg"
 [ "$(helm_status helm c)" = "deployed 1" ] || fail "c's deployed release must stay: $(helm_status helm c)"
 ok "no matching version: ArtifactFailed naming it, the deployed release left in place"
 
-# A direct .tgz URL; a corrupt archive; a traversal archive.
+# A direct .tgz URL; a corrupt archive; archives with '..' members, each as the real helm takes it
+# (the first path segment is the chart's directory: '../evil.yaml' is the chart's 'evil.yaml'; a
+# member that is outside the chart once cleaned is refused).
 tgz=$(cd "$SRV_REPO_DIR" && ls podlike-0.1.0.tgz)
 kubectl apply -f - >/dev/null <<Y
 apiVersion: rudder.dev/v1alpha1
@@ -183,23 +208,36 @@ kind: HelmRelease
 metadata: {name: traversal, namespace: $NS}
 spec:
   chart: {url: "$SRV_FAULT_URL/traversal.tgz"}
+---
+apiVersion: rudder.dev/v1alpha1
+kind: HelmRelease
+metadata: {name: parent, namespace: $NS}
+spec:
+  chart: {url: "$SRV_FAULT_URL/parent.tgz"}
 Y
 wait_for 60 "direct Ready" hr_ready direct
 [ "$(v direct)" = "podlike 0.1.0" ] || fail "direct: $(v direct)"
 wait_for 60 "corrupt failed" hr_failed corrupt
-wait_for 60 "traversal failed" hr_failed traversal
-echo "corrupt: $(hr_cond_msg corrupt Ready)"; echo "traversal: $(hr_cond_msg traversal Ready)"
+wait_for 60 "parent failed" hr_failed parent
+echo "corrupt: $(hr_cond_msg corrupt Ready)"; echo "parent: $(hr_cond_msg parent Ready)"
 [[ "$(hr_cond_msg corrupt Ready)" == *corrupt.tgz* ]] || fail "corrupt: message should name the URL"
-[ "$(hr_field traversal '{.status.conditions[?(@.type=="Ready")].reason}')" = ArtifactFailed ] || fail "traversal reason"
-ok "a direct .tgz URL installs; a corrupt or path-traversal archive fails with ArtifactFailed"
+[ "$(hr_field parent '{.status.conditions[?(@.type=="Ready")].reason}')" = ArtifactFailed ] || fail "parent reason"
+curl -sS "$SRV_FAULT_URL/traversal.tgz" -o "$WORK/traversal.tgz"; curl -sS "$SRV_FAULT_URL/parent.tgz" -o "$WORK/parent.tgz"
+helm template x "$WORK/traversal.tgz" >/dev/null 2>&1 || fail "helm refuses traversal.tgz: the test's premise is wrong"
+! helm template x "$WORK/parent.tgz" >/dev/null 2>&1 || fail "helm loads parent.tgz: the test's premise is wrong"
+wait_for 60 "traversal Ready (as helm loads it)" hr_ready traversal
+ok "a direct .tgz URL installs; a corrupt archive and one reaching outside the chart fail with ArtifactFailed; '../x' loads as helm loads it"
 
-# One download per archive: b and the new direct one share the disk cache entries.
+# One download per archive: a (tls) and c (basic) use podlike 0.1.0 under two URLs with one index
+# digest, so it is fetched once; the direct URL gives no digest and is fetched once more.
 n=$(ls "$WORK/charts"/*.tgz | wc -l)
-echo "archives on disk: $n"
-[ "$n" -ge 3 ] && [ "$n" -le 5 ] || fail "expected one archive per chart version used (3-5), found $n"
-ok "archives cached on disk once per digest"
+gets=$(grep -c 'GET [^ ]*podlike-0.1.0.tgz.*ua="rudder"' "$SRV_NGINX_LOG" || true)
+echo "archives on disk: $n; GETs of podlike-0.1.0.tgz: $gets"
+[ "$n" = 5 ] || fail "expected 5 archives on disk (0.1.0, 0.2.0, 0.3.0, 1.0.0-rc.1, evil), found $n"
+[ "$gets" = 2 ] || fail "expected podlike-0.1.0.tgz downloaded twice (once by digest, once by direct URL), got $gets"
+ok "each archive downloaded once per digest and kept on disk once"
 
-kubectl -n "$NS" delete helmrelease a b c d direct corrupt traversal --wait=false >/dev/null
+kubectl -n "$NS" delete helmrelease a b c d direct corrupt traversal parent --wait=false >/dev/null
 wait_for 60 "releases uninstalled" bash -c "[ -z \"\$(helm ls -n $NS -q)\" ]"
 stop_controller
 grep -q "$SRV_PASS" "$CTRL_LOG" && fail "the repository password appears in the controller log"

@@ -27,7 +27,10 @@ Paths (any method; HEAD sends no body):
                                a valid Helm index.yaml with C charts of V
                                versions each (default 100 x 1000 = 100,000)
   /corrupt.tgz                 bytes that are not gzip
-  /traversal.tgz               a chart archive with a member '../evil.yaml'
+  /traversal.tgz               a chart archive with a member '../evil.yaml' (Helm drops the first
+                               path segment, so this one loads, as 'evil.yaml')
+  /parent.tgz                  a chart archive with a member 'evil/../../evil.yaml' (outside the
+                               chart once cleaned: Helm refuses it)
   /etag                        a small body with ETag and Last-Modified; 304 to
                                a matching If-None-Match / If-Modified-Since
   anything else                404
@@ -112,7 +115,7 @@ def make_index(charts, versions):
     return out.getvalue().encode()
 
 
-def make_traversal():
+def make_traversal(escape="../evil.yaml"):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.USTAR_FORMAT) as tar:
         def add(name, data):
@@ -122,12 +125,13 @@ def make_traversal():
         add("evil/Chart.yaml", b"apiVersion: v2\nname: evil\nversion: 0.1.0\n")
         add("evil/templates/cm.yaml",
             b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil\n")
-        add("../evil.yaml", b"escaped: true\n")
+        add(escape, b"escaped: true\n")
     return buf.getvalue()
 
 
 BOMB = Lazy(make_gzip_bomb)
 TRAVERSAL = Lazy(make_traversal)
+PARENT = Lazy(lambda: make_traversal("evil/../../evil.yaml"))
 INDEXES = {}
 INDEXES_LOCK = threading.Lock()
 
@@ -261,6 +265,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
         if path == "/traversal.tgz":
             return self.reply(200, TRAVERSAL.get(), "application/gzip")
+
+        if path == "/parent.tgz":
+            return self.reply(200, PARENT.get(), "application/gzip")
 
         if path == "/etag":
             hdrs = [("ETag", ETAG), ("Last-Modified", LAST_MODIFIED)]
