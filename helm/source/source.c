@@ -662,10 +662,10 @@ static void repo__fetch(source_t *s, repo_t *r);
 static int repo__on_body(const char *p, size_t n, void *data) {
   repo_t *r = data;
   base_sha256_update(&r->sha, p, n);
-  if (r->feed_err) return 0;
+  if (r->feed_err) return r->feed_err;
   int rc = index_parser_feed(r->parser, p, n, r->feed_msg, sizeof r->feed_msg);
-  if (rc) r->feed_err = rc;
-  return 0;
+  if (rc) r->feed_err = rc; /* the rest is not read: the index is refused as it stands */
+  return rc;
 }
 
 static void repo__fetched(const fetch_response_t *res, void *data) {
@@ -681,7 +681,10 @@ static void repo__fetched(const fetch_response_t *res, void *data) {
   src__safe_url(iu.data ? iu.data : r->url, &safe);
   buf_free(&iu);
   int err = 0, changed = 0;
-  if (res->err || (res->status != 200 && res->status != 304)) {
+  if (r->feed_err) {
+    err = r->feed_err;
+    buf_printf(&m, "the index %s is not valid: %s", safe.data, r->feed_msg);
+  } else if (res->err || (res->status != 200 && res->status != 304)) {
     err = res->err ? res->err : -EIO;
     if (res->errmsg) buf_printf(&m, "cannot fetch the repository index: %s", res->errmsg);
     else buf_printf(&m, "cannot fetch the index %s: HTTP %d", safe.data, res->status);

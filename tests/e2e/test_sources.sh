@@ -113,6 +113,28 @@ msg=$(repo_cond unresolvable message); echo "unresolvable: $msg"
 [[ "$msg" == *charts.nonexistent.invalid* ]] || fail "unresolvable name: message should name the host: $msg"
 ok "failures said plainly: wrong CA, wrong or no password, no client certificate, server down, unknown host"
 
+# Servers that misbehave: each fails with its cause named, or (a huge index) works.
+repo stall "$SRV_FAULT_URL/stall" '{"timeout": "2s"}'
+repo err500 "$SRV_FAULT_URL/status/500"
+repo loop "$SRV_FAULT_URL/redirect-loop"
+repo bombidx "$SRV_FAULT_URL/gzip-bomb"
+repo huge "$SRV_FAULT_URL/index-huge"
+repo baddigest "$SRV_FAULT_URL/baddigest"
+repo insecure "$SRV_HTTPS_URL" '{"insecureSkipTLSVerify": true}'
+for r in stall err500 loop bombidx; do wait_for 90 "HelmRepository $r not Ready" repo_failed "$r"; done
+for r in huge baddigest insecure; do wait_for 90 "HelmRepository $r Ready" repo_ready "$r"; done
+for r in stall err500 loop bombidx; do echo "$r: $(repo_cond "$r" message)"; done
+[[ "$(repo_cond stall message)" == *"timed out after 2s"* ]] || fail "stall: should say it timed out after 2s"
+[[ "$(repo_cond err500 message)" == *500* ]] || fail "500: should say 500"
+[[ "$(repo_cond loop message)" == *redirect* ]] || fail "redirect loop: should say so"
+[[ "$(repo_cond bombidx message)" == *"not valid"* || "$(repo_cond bombidx message)" == *limit* ]] || fail "gzip bomb index: should be refused"
+[ "$(kubectl -n "$NS" get helmrepository huge -o jsonpath='{.status.versions}')" = 100000 ] || fail "huge index: versions"
+[ "$(kubectl -n "$NS" get helmrepository insecure -o jsonpath='{.status.conditions[?(@.type=="Insecure")].status}')" = True ] ||
+  fail "insecureSkipTLSVerify: no Insecure condition"
+kubectl -n "$NS" get events --field-selector involvedObject.name=insecure -o jsonpath='{.items[*].reason}' | grep -q InsecureSkipTLSVerify ||
+  fail "insecureSkipTLSVerify: no Warning Event"
+ok "a stalling server times out, 500 and a redirect loop are said, a gzip-bomb index is refused, 100,000 versions load, insecureSkipTLSVerify works and says so"
+
 hr_repo a tls podlike "~0.1"
 hr_repo b plain podlike "*"
 hr_repo c basic podlike "0.1.0"
@@ -215,6 +237,20 @@ metadata: {name: parent, namespace: $NS}
 spec:
   chart: {url: "$SRV_FAULT_URL/parent.tgz"}
 Y
+hr_repo digest baddigest podlike "0.1.0"
+kubectl apply -f - >/dev/null <<Y
+apiVersion: rudder.dev/v1alpha1
+kind: HelmRelease
+metadata: {name: bomb, namespace: $NS}
+spec:
+  chart: {url: "$SRV_FAULT_URL/bomb.tgz"}
+Y
+wait_for 60 "digest failed" hr_failed digest
+wait_for 60 "bomb failed" hr_failed bomb
+echo "digest: $(hr_cond_msg digest Ready)"; echo "bomb: $(hr_cond_msg bomb Ready)"
+[[ "$(hr_cond_msg digest Ready)" == *sha256* || "$(hr_cond_msg digest Ready)" == *digest* ]] || fail "digest mismatch: should say so"
+[ -z "$(helm ls -n "$NS" -q --filter '^(digest|bomb)$')" ] || fail "a refused archive was installed"
+ok "an archive whose digest differs from the index's, and a gzip bomb, are refused before anything is installed"
 wait_for 60 "direct Ready" hr_ready direct
 [ "$(v direct)" = "podlike 0.1.0" ] || fail "direct: $(v direct)"
 wait_for 60 "corrupt failed" hr_failed corrupt
@@ -237,7 +273,7 @@ echo "archives on disk: $n; GETs of podlike-0.1.0.tgz: $gets"
 [ "$gets" = 2 ] || fail "expected podlike-0.1.0.tgz downloaded twice (once by digest, once by direct URL), got $gets"
 ok "each archive downloaded once per digest and kept on disk once"
 
-kubectl -n "$NS" delete helmrelease a b c d direct corrupt traversal parent --wait=false >/dev/null
+kubectl -n "$NS" delete helmrelease a b c d direct corrupt traversal parent digest bomb --wait=false >/dev/null
 wait_for 60 "releases uninstalled" bash -c "[ -z \"\$(helm ls -n $NS -q)\" ]"
 stop_controller
 grep -q "$SRV_PASS" "$CTRL_LOG" && fail "the repository password appears in the controller log"

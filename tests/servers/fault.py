@@ -29,6 +29,10 @@ Paths (any method; HEAD sends no body):
   /corrupt.tgz                 bytes that are not gzip
   /traversal.tgz               a chart archive with a member '../evil.yaml' (Helm drops the first
                                path segment, so this one loads, as 'evil.yaml')
+  /baddigest/index.yaml        an index whose podlike 0.1.0 points at /traversal.tgz with a wrong digest
+  /bomb.tgz                    a .tgz that inflates to 1 GiB of zeros
+  /stall/index.yaml, /status/NNN/index.yaml, ...   a repository URL under a fault path: its
+                               index behaves as the path
   /parent.tgz                  a chart archive with a member 'evil/../../evil.yaml' (outside the
                                chart once cleaned: Helm refuses it)
   /etag                        a small body with ETag and Last-Modified; 304 to
@@ -167,6 +171,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         q = urllib.parse.parse_qs(url.query)
         path = url.path
+        # A repository URL under a fault path: its index.yaml behaves as the path itself.
+        if path.endswith("/index.yaml") and path != "/index.yaml":
+            base = path[: -len("/index.yaml")]
+            if base in ("/stall", "/gzip-bomb", "/redirect-loop", "/drop") or base.startswith("/status/"):
+                path = base
         body = self.read_body()
         arg = lambda k, d=None: q.get(k, [d])[0]
 
@@ -265,6 +274,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
         if path == "/traversal.tgz":
             return self.reply(200, TRAVERSAL.get(), "application/gzip")
+
+        if path == "/baddigest/index.yaml":
+            # podlike 0.1.0 pointing at /traversal.tgz (a loadable chart) with a digest it does not have.
+            idx = ("apiVersion: v1\nentries:\n  podlike:\n  - apiVersion: v2\n    name: podlike\n"
+                   "    version: 0.1.0\n    digest: " + "0" * 64 + "\n    urls:\n    - /traversal.tgz\n"
+                   "generated: \"2026-12-01T00:00:00Z\"\n")
+            return self.reply(200, idx.encode(), "application/x-yaml")
+
+        if path == "/bomb.tgz":
+            # a "chart archive" that inflates to 1 GiB of zeros
+            return self.reply(200, BOMB.get(), "application/gzip")
 
         if path == "/parent.tgz":
             return self.reply(200, PARENT.get(), "application/gzip")
