@@ -345,7 +345,7 @@ static void test_cancel_and_share(fetch_t *f) {
   /* The first round opens N; the client keeps 8 idle (kube_client_limits_t.max_idle), so each later
    * round opens at most N - 8 more. */
   CHECK(s1.connections - s0.connections <= N + (ROUNDS - 1) * (N - 8));
-  CHECK_EQ_INT(s1.clients, 1);
+  CHECK(s1.clients <= s0.clients + 1); /* one origin for all of them */
   CHECK_EQ_INT(s1.requests - s0.requests, N * ROUNDS);
   free(u);
 }
