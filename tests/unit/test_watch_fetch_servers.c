@@ -312,7 +312,7 @@ static void test_cancel_and_share(fetch_t *f) {
   char *u = url(env("SRV_FAULT_URL"), "/stall");
   fetch_opts_t o = {.url = u};
   fetch_req_t *q = fetch_request(f, &o, on_res, &r);
-  uv_timer_t t;
+  static uv_timer_t t;
   uv_timer_init(loop, &t);
   t.data = q;
   uv_timer_start(&t, on_cancel_timer, 200, 0);
