@@ -141,7 +141,7 @@ static void test_kinds(fetch_t *f) {
     buf_printf(&hu, "https://%s:%s/index.yaml", hn, strrchr(env("SRV_HTTPS_URL"), ':') + 1);
     run(f, (fetch_opts_t){.url = hu.data, .tls = &trust}, &r);
     CHECK_EQ_INT(r.err, UV_EPROTO);
-    char want[300];
+    char want[400];
     snprintf(want, sizeof want, "server certificate is not valid for host name %s", hn);
     CHECK(has(r.msg, want));
     res_free(&r);
