@@ -48,7 +48,12 @@ static void handler(tconn_t *c, const char *method, const char *url, const char 
                     size_t body_len) {
   int other = c->s == &s1 ? s2.port : s1.port, self = c->s->port;
   buf_t b = BUF_INIT;
-  if (!strncmp(url, "/echo", 5) || !strncmp(url, "/rel/c", 6)) {
+  if (!strcmp(method, "CONNECT")) {
+    /* Acting as a proxy that refuses tunnels. */
+    buf_printf(&b, "CONNECT %s\n%s", url, headers);
+    reply(c, "403 Forbidden", b.data, b.len);
+  } else if (!strncmp(url, "http://", 7) || !strncmp(url, "/echo", 5) || !strncmp(url, "/rel/c", 6)) {
+    /* /echo, and, acting as a proxy, any absolute-form request. */
     buf_printf(&b, "%s %s\n%s\n", method, url, headers);
     buf_append(&b, body, body_len);
     reply(c, "200 OK", b.data, b.len);
@@ -301,10 +306,85 @@ static void test_origins(void) {
   fetch_close(f, NULL, NULL);
 }
 
+/* Proxies from the environment, read at fetch_new: s1 plays the proxy. */
+static void test_env_proxies(void) {
+  res_t r = {0};
+  buf_t px = BUF_INIT;
+  buf_printf(&px, "http://pu:pp@127.0.0.1:%d", s1.port);
+  setenv("HTTP_PROXY", px.data, 1);
+  setenv("HTTPS_PROXY", px.data, 1);
+  setenv("NO_PROXY", "skip.test, .direct.test", 1);
+  fetch_t *f;
+  CHECK_EQ_INT(fetch_new(loop, NULL, &f), 0);
+  unsetenv("HTTP_PROXY");
+  unsetenv("HTTPS_PROXY");
+  unsetenv("NO_PROXY");
+  /* http: the absolute form, Host as the URL writes it, Proxy-Authorization from the userinfo. */
+  run(f, (fetch_opts_t){.url = "http://charts.example.test:8080/index.yaml?x=1"}, &r);
+  CHECK_EQ_INT(r.status, 200);
+  CHECK(has(r.body, "GET http://charts.example.test:8080/index.yaml?x=1\n"));
+  CHECK(has(r.body, "Host: charts.example.test:8080\n"));
+  CHECK(has(r.body, "Proxy-Authorization: Basic cHU6cHA=\n"));
+  res_free(&r);
+  /* https: CONNECT host:port, refused here; the message names the proxy (not its password). */
+  run(f, (fetch_opts_t){.url = "https://charts.example.test/index.yaml"}, &r);
+  CHECK_EQ_INT(r.err, UV_ECONNREFUSED);
+  char want[128];
+  snprintf(want, sizeof want, "proxy 127.0.0.1:%d refused to open a tunnel to charts.example.test:443: HTTP 403", s1.port);
+  CHECK(has(r.msg, want));
+  CHECK(!strstr(r.msg, "pp"));
+  res_free(&r);
+  /* NO_PROXY and loopback go direct (here: to a name that does not resolve, and to s2). */
+  run(f, (fetch_opts_t){.url = "http://a.direct.test/x", .timeout_ms = 20000}, &r);
+  CHECK(has(r.msg, "cannot resolve a.direct.test"));
+  res_free(&r);
+  buf_t d = BUF_INIT;
+  buf_printf(&d, "http://localhost:%d/echo", s2.port);
+  int before = s1.requests;
+  run(f, (fetch_opts_t){.url = d.data}, &r);
+  CHECK_EQ_INT(r.status, 200);
+  CHECK(has(r.body, "GET /echo"));
+  CHECK_EQ_INT(s1.requests, before);
+  res_free(&r);
+  buf_free(&d);
+  fetch_close(f, NULL, NULL);
+
+  /* Only http:// proxies; and in a CGI environment HTTP_PROXY is refused, as Go refuses it. */
+  setenv("HTTPS_PROXY", "socks5://127.0.0.1:1080", 1);
+  setenv("HTTP_PROXY", px.data, 1);
+  setenv("REQUEST_METHOD", "GET", 1);
+  CHECK_EQ_INT(fetch_new(loop, NULL, &f), 0);
+  unsetenv("HTTPS_PROXY");
+  unsetenv("HTTP_PROXY");
+  unsetenv("REQUEST_METHOD");
+  run(f, (fetch_opts_t){.url = "https://charts.example.test/"}, &r);
+  CHECK_EQ_INT(r.err, UV_EINVAL);
+  CHECK(has(r.msg, "proxy socks5://127.0.0.1:1080 (from HTTPS_PROXY): only http:// proxies are supported"));
+  res_free(&r);
+  run(f, (fetch_opts_t){.url = "http://charts.example.test/"}, &r);
+  CHECK_EQ_INT(r.err, UV_EINVAL);
+  CHECK(has(r.msg, "refusing to use HTTP_PROXY value in CGI environment"));
+  res_free(&r);
+  /* A CA that does not parse: said when the origin is made. */
+  buf_t hu = BUF_INIT;
+  buf_printf(&hu, "https://127.0.0.1:%d/", s2.port);
+  static const char bad_ca[] = "-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n";
+  fetch_tls_t bad = {.ca_pem = bad_ca, .ca_len = sizeof bad_ca - 1};
+  run(f, (fetch_opts_t){.url = hu.data, .tls = &bad}, &r);
+  CHECK(r.err != 0);
+  CHECK(has(r.msg, "cannot parse the certificate authority data"));
+  res_free(&r);
+  buf_free(&hu);
+  fetch_close(f, NULL, NULL);
+  buf_free(&px);
+}
+
 int main(void) {
   loop = uv_default_loop();
   unsetenv("HTTP_PROXY");
   unsetenv("http_proxy");
+  unsetenv("no_proxy");
+  unsetenv("https_proxy");
   CHECK_EQ_INT(tsrv_start(&s1, loop, handler), 0);
   CHECK_EQ_INT(tsrv_start(&s2, loop, handler), 0);
   fetch_t *f;
@@ -314,6 +394,7 @@ int main(void) {
   test_bodies(f);
   fetch_close(f, NULL, NULL);
   test_origins();
+  test_env_proxies();
   tsrv_stop(&s1);
   tsrv_stop(&s2);
   uv_run(loop, UV_RUN_DEFAULT);
