@@ -113,6 +113,18 @@ msg=$(repo_cond unresolvable message); echo "unresolvable: $msg"
 [[ "$msg" == *charts.nonexistent.invalid* ]] || fail "unresolvable name: message should name the host: $msg"
 ok "failures said plainly: wrong CA, wrong or no password, no client certificate, server down, unknown host"
 
+# A credential rotated in its Secret is picked up at once (the repository's interval is 10 minutes).
+kubectl -n "$NS" create secret generic rot --from-literal=username="$SRV_USER" --from-literal=password="$SRV_PASS" >/dev/null
+repo rotated "$SRV_BASIC_URL" '{"secretRef": {"name": "rot"}, "caConfigMapRef": {"name": "ca"}, "interval": "10m"}'
+wait_for 60 "HelmRepository rotated Ready" repo_ready rotated
+kubectl -n "$NS" create secret generic rot --from-literal=username="$SRV_USER" --from-literal=password=rotated-wrong \
+  --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+wait_for 20 "rotated: the wrong password seen" repo_failed rotated
+kubectl -n "$NS" create secret generic rot --from-literal=username="$SRV_USER" --from-literal=password="$SRV_PASS" \
+  --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+wait_for 20 "rotated: the right password seen again" repo_ready rotated
+ok "a credential rotated in its Secret is used at once, not at the next 10m interval"
+
 # Servers that misbehave: each fails with its cause named, or (a huge index) works.
 repo stall "$SRV_FAULT_URL/stall" '{"timeout": "2s"}'
 repo err500 "$SRV_FAULT_URL/status/500"
