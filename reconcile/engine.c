@@ -962,6 +962,7 @@ static void rc__start_action(rc_t *x, act_kind_t kind) {
   a->disable_hooks = kind == ACT_UNINSTALL ? r->uninstall_disable_hooks : rc__opts(x, kind)->disable_hooks;
   a->timeout_ms = (uint64_t)r->timeout_ms;
   a->wait = kind != ACT_UNINSTALL && kind != ACT_UNLOCK && !rc__opts(x, kind)->disable_wait;
+  a->force = kind == ACT_UPGRADE && r->force;
   a->propagation = r->deletion_propagation;
   a->recs = x->recs;
   a->nrecs = x->nrecs;

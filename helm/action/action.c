@@ -82,6 +82,7 @@ typedef struct act__priv_s {
   int wtimer_pending, wtimed_out;
   act__step_t after_wait;
   int test_failed;             /* test: a test hook failed (the record is written first) */
+  int replacing;               /* the request in flight is a forced replace (or create) */
 } act__priv_t;
 
 static void act__finish(act_t *a, int rc);
@@ -576,6 +577,15 @@ static void act__write_pending(act_t *a) {
     rc = record_new(&in, a->version, st[a->kind == ACT_UPGRADE], a->kind == ACT_UPGRADE ? "Preparing upgrade"
                                                                                           : "Initial install underway",
                     a->nrecs ? &a->recs[0] : NULL, &a->next, &a->err);
+    /* Replacing is client-side apply to Helm 4 (it refuses --force-replace with server-side apply). */
+    if (!rc && a->force && a->kind == ACT_UPGRADE) {
+      char *m = strdup("csa");
+      if (!m) rc = -12;
+      else {
+        free(a->next.rel->apply_method);
+        a->next.rel->apply_method = m;
+      }
+    }
   }
   if (rc) {
     act__finish(a, rc);
@@ -618,9 +628,14 @@ static void act__prune_next(act_t *a);
 static void act__applied(const kube_response_t *res, void *data) {
   act_t *a = data;
   act__doc_t *d = &a->p->want.v[a->p->i];
+  int replaced = a->p->replacing;
+  a->p->replacing = 0;
   if (!kube_response_ok(res) && !a->p->cancelled && res->err != UV_ECANCELED) {
     a->p->req = NULL;
-    act__fail(a, "%s: applying %s \"%s\": %s", d->source, d->kind, d->name, res->errmsg ? res->errmsg : "");
+    if (replaced)
+      act__fail(a, "%s: replacing %s \"%s\": failed to replace object: %s", d->source, d->kind, d->name,
+                res->errmsg ? res->errmsg : "");
+    else act__fail(a, "%s: applying %s \"%s\": %s", d->source, d->kind, d->name, res->errmsg ? res->errmsg : "");
     return;
   }
   if (act__check(a, res, "applying")) return;
@@ -631,6 +646,46 @@ static void act__applied(const kube_response_t *res, void *data) {
   a->applied++;
   a->p->i++;
   act__apply_next(a);
+}
+
+/* Force (Helm's --force-replace, which Helm 4 allows only with client-side apply): an object that
+ * exists is replaced whole (a PUT at its current resourceVersion, as Helm's helper.Replace), one that
+ * does not is created. A refused PUT fails the upgrade, as it does Helm's. */
+static void act__replace_got(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->want.v[p->i];
+  if (res->status != 404 && !kube_response_ok(res) && !p->cancelled && res->err != UV_ECANCELED) {
+    p->req = NULL;
+    act__fail(a, "%s: could not get information about the resource %s \"%s\": %s", d->source, d->kind, d->name,
+              res->errmsg ? res->errmsg : uv_strerror(res->err));
+    return;
+  }
+  if (res->status != 404 && act__check(a, res, "replacing")) return;
+  p->req = NULL;
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
+  const char *rv = NULL;
+  cJSON *live = res->status == 404 ? NULL : cJSON_ParseWithLength(res->body, res->body_len);
+  rv = act__str(cJSON_GetObjectItemCaseSensitive(live, "metadata"), "resourceVersion");
+  if (meta && rv) {
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
+    cJSON_AddStringToObject(meta, "resourceVersion", rv);
+  }
+  cJSON_Delete(live);
+  char *body = cJSON_PrintUnformatted(d->obj);
+  if (!body) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  buf_reset(&p->path);
+  const char *ns = act__doc_ns(d, a->ns);
+  kube_path(&p->path, d->group, d->version, d->resource, *ns ? ns : NULL, res->status == 404 ? NULL : d->name, NULL);
+  kube_query_add(&p->path, "fieldManager", a->env->field_manager);
+  kube_query_add(&p->path, "fieldValidation", "Strict");
+  p->replacing = 1;
+  act__sent(a, res->status == 404 ? kube_create(a->env->c, p->path.data, body, act__applied, a)
+                                  : kube_update(a->env->c, p->path.data, body, act__applied, a));
+  free(body);
 }
 
 static void act__apply_next(act_t *a) {
@@ -644,8 +699,12 @@ static void act__apply_next(act_t *a) {
   const char *ns = act__doc_ns(d, a->ns);
   cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
   if (*ns && meta && !cJSON_GetObjectItemCaseSensitive(meta, "namespace")) cJSON_AddStringToObject(meta, "namespace", ns);
-  char *body = cJSON_PrintUnformatted(d->obj);
   act__doc_path(a, d, a->ns);
+  if (a->force && a->kind == ACT_UPGRADE) {
+    act__sent(a, kube_get(a->env->c, p->path.data, act__replace_got, a));
+    return;
+  }
+  char *body = cJSON_PrintUnformatted(d->obj);
   if (!body) {
     act__finish(a, UV_ENOMEM);
     return;

@@ -51,6 +51,8 @@ struct act_s {
   const char *propagation;                      /* uninstall and prune: NULL for Background */
   bool disable_hooks;                           /* Helm's --no-hooks: hooks are stored, not run */
   bool wait;                                    /* install/upgrade/rollback: wait until every object is ready */
+  bool force;                                   /* upgrade: replace objects (PUT) instead of applying them, as
+                                                   helm upgrade --force-replace --server-side=false; recorded csa */
   uint64_t timeout_ms;                          /* each hook's wait, and the wait for readiness; 0: 5 min */
   record_t *recs;                               /* the observed records, oldest first */
   size_t nrecs;
