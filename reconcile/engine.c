@@ -963,6 +963,7 @@ static void rc__start_action(rc_t *x, act_kind_t kind) {
   a->timeout_ms = (uint64_t)r->timeout_ms;
   a->wait = kind != ACT_UNINSTALL && kind != ACT_UNLOCK && !rc__opts(x, kind)->disable_wait;
   a->force = kind == ACT_UPGRADE && r->force;
+  a->cleanup_on_fail = kind == ACT_UPGRADE && r->cleanup_on_fail;
   a->propagation = r->deletion_propagation;
   a->recs = x->recs;
   a->nrecs = x->nrecs;

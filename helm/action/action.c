@@ -28,6 +28,7 @@ typedef struct act__doc_s {
   char *source, *api_version, *kind, *name, *ns; /* ns as written in the document ("" when none) */
   cJSON *obj;                                    /* to apply (ownership metadata added); NULL for old docs */
   cJSON *live;                                   /* its state as last seen (apply response, watch), when waited for */
+  char *created_uid;                             /* created by this action (it did not exist): its uid */
   int keep;                                      /* helm.sh/resource-policy: keep */
   char *group, *version, *resource;
   int namespaced, mapped;
@@ -83,6 +84,8 @@ typedef struct act__priv_s {
   act__step_t after_wait;
   int test_failed;             /* test: a test hook failed (the record is written first) */
   int replacing;               /* the request in flight is a forced replace (or create) */
+  size_t ci;                   /* cleanupOnFail: the next object to delete */
+  buf_t cerr;                  /* its failures */
 } act__priv_t;
 
 static void act__finish(act_t *a, int rc);
@@ -105,7 +108,7 @@ static void act__docs_free(act__docs_t *d) {
   for (size_t i = 0; i < d->n; i++) {
     act__doc_t *h = &d->v[i];
     free(h->source); free(h->api_version); free(h->kind); free(h->name); free(h->ns);
-    free(h->group); free(h->version); free(h->resource);
+    free(h->group); free(h->version); free(h->resource); free(h->created_uid);
     cJSON_Delete(h->obj);
     cJSON_Delete(h->live);
   }
@@ -243,12 +246,65 @@ static void act__fail(act_t *a, const char *fmt, ...) {
   act__finish(a, -22);
 }
 
+/* cleanupOnFail (Helm's failRelease): after the failed record, the objects this upgrade created (that
+ * did not exist before it) are deleted, in the order they were applied; an object already gone is
+ * fine, any other failure is added to the upgrade's error as Helm reports it. */
+static void act__cleanup_next(act_t *a);
+
+static void act__cleanup_deleted(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->want.v[p->ci];
+  p->req = NULL;
+  if (!kube_response_ok(res) && res->status != 404 && res->status != 409) {
+    buf_t *e = &p->cerr;
+    buf_puts(e, e->len ? ", " : "");
+    buf_printf(e, "deleting %s \"%s\": %s", d->kind, d->name, res->errmsg ? res->errmsg : uv_strerror(res->err));
+  } else if (kube_response_ok(res)) {
+    a->deleted++;
+  }
+  p->ci++;
+  act__cleanup_next(a);
+}
+
+static void act__cleanup_next(act_t *a) {
+  act__priv_t *p = a->p;
+  for (; p->ci < p->want.n && !kube_client_is_closing(a->env->c); p->ci++) {
+    act__doc_t *d = &p->want.v[p->ci];
+    if (!d->created_uid) continue;
+    LOG_I("cleanup on fail: deleting an object the failed upgrade created", "release", a->log_key, "kind", d->kind,
+          "name", d->name);
+    kube_delete_opts_t o = {.propagation = "Background", .precondition_uid = d->created_uid, .grace_period_seconds = -1};
+    act__doc_path(a, d, a->ns);
+    if ((p->req = kube_delete_ex(a->env->c, p->path.data, &o, act__cleanup_deleted, a))) return;
+  }
+  if (p->cerr.len) {
+    buf_t e = BUF_INIT;
+    buf_printf(&e, "an error occurred while cleaning up resources. original upgrade error: %s: unable to cleanup "
+               "resources: %s", a->err.data ? a->err.data : "", p->cerr.data);
+    buf_free(&a->err);
+    a->err = e;
+  }
+  p->cb(a, p->data);
+}
+
+/* What follows a failure once it is recorded: the cleanup, or the callback. */
+static void act__after_failure(act_t *a) {
+  act__priv_t *p = a->p;
+  if (a->cleanup_on_fail && a->kind == ACT_UPGRADE && a->rc != UV_ECANCELED) {
+    p->ci = 0;
+    act__cleanup_next(a);
+    return;
+  }
+  p->cb(a, p->data);
+}
+
 static void act__record_failed_written(const kube_response_t *res, void *data) {
   act_t *a = data;
   a->p->req = NULL;
   if (!kube_response_ok(res))
     LOG_W("cannot record the failed release", "release", a->log_key, "error", res->errmsg ? res->errmsg : "");
-  a->p->cb(a, a->p->data);
+  act__after_failure(a);
 }
 
 /* Ends the action. A failure after the pending record was written records the release as failed,
@@ -274,7 +330,8 @@ static void act__finish(act_t *a, int rc) {
     free(body);
     if (p->req) return;
   }
-  p->cb(a, p->data);
+  if (rc) act__after_failure(a);
+  else p->cb(a, p->data);
 }
 
 /* An API failure: "<what>: <errmsg>". Returns -1 after finishing. */
@@ -639,9 +696,19 @@ static void act__applied(const kube_response_t *res, void *data) {
     return;
   }
   if (act__check(a, res, "applying")) return;
-  if (a->wait && ready_kind_needs_watch(d->group, d->kind, READY_WAIT)) {
+  int want_live = a->wait && ready_kind_needs_watch(d->group, d->kind, READY_WAIT);
+  /* 201: the apply (or forced create) made the object; Helm's "created" list is those. */
+  if (want_live || (res->status == 201 && a->cleanup_on_fail)) {
+    cJSON *live = cJSON_ParseWithLength(res->body, res->body_len);
+    const char *uid = act__str(cJSON_GetObjectItemCaseSensitive(live, "metadata"), "uid");
+    if (res->status == 201 && a->cleanup_on_fail && uid && !d->created_uid && !(d->created_uid = strdup(uid))) {
+      cJSON_Delete(live);
+      act__finish(a, UV_ENOMEM);
+      return;
+    }
     cJSON_Delete(d->live);
-    d->live = cJSON_ParseWithLength(res->body, res->body_len);
+    d->live = want_live ? live : NULL;
+    if (!want_live) cJSON_Delete(live);
   }
   a->applied++;
   a->p->i++;
@@ -1820,6 +1887,7 @@ void act_free(act_t *a) {
     act__docs_free(&p->hdocs);
     free(p->hooks);
     buf_free(&p->herr);
+    buf_free(&p->cerr);
     if (p->htimer) uv_close((uv_handle_t *)p->htimer, act__timer_closed);
     if (p->wtimer) uv_close((uv_handle_t *)p->wtimer, act__timer_closed);
     buf_free(&p->path);

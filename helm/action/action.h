@@ -53,6 +53,7 @@ struct act_s {
   bool wait;                                    /* install/upgrade/rollback: wait until every object is ready */
   bool force;                                   /* upgrade: replace objects (PUT) instead of applying them, as
                                                    helm upgrade --force-replace --server-side=false; recorded csa */
+  bool cleanup_on_fail;                         /* upgrade: a failure deletes the objects it created */
   uint64_t timeout_ms;                          /* each hook's wait, and the wait for readiness; 0: 5 min */
   record_t *recs;                               /* the observed records, oldest first */
   size_t nrecs;

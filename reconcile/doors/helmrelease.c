@@ -321,10 +321,6 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
   if ((rc = hr__bool(up, "force", "spec.upgrade", &r->force, err)) ||
       (rc = hr__bool(up, "cleanupOnFail", "spec.upgrade", &r->cleanup_on_fail, err)))
     return rc;
-  if (r->cleanup_on_fail) {
-    buf_puts(err, "spec.upgrade.cleanupOnFail: not supported by this rudder version");
-    return -95;
-  }
   if (r->install.strategy == REQ_REMEDIATE_ROLLBACK) {
     buf_puts(err, "spec.install.remediation.strategy: a failed install can only be remediated by uninstall");
     return -22;

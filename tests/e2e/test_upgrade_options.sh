@@ -60,11 +60,47 @@ ok "the forced record equals helm upgrade --force-replace --server-side=false's 
 cm 4
 HR_SPEC='{"upgrade":{"force":false}}' hr_inline forced forced 1.0.3 "$WORK/t/cm.yaml" | kubectl apply -f - >/dev/null
 wait_for 60 "revision 4" bash -c "[ \"\$(kubectl -n $NS get helmrelease forced -o jsonpath='{.status.lastAppliedRevision}')\" = 4 ]"
-release_record "$NS" sh.helm.release.v1.forced.v4 | norm | grep -q '"apply_method": "ssa"' || fail "revision 4 is not ssa"
+release_record "$NS" sh.helm.release.v1.forced.v4 | norm >"$WORK/got4.json"
+grep -q '"apply_method": "ssa"' "$WORK/got4.json" || fail "revision 4 is not ssa"
 [ "$(cm_data "$NS" forced-cm v)" = 4 ] || fail "revision 4 not applied"
 ok "without force the next upgrade applies server-side again"
 helm uninstall forced -n "$NS-oracle" >/dev/null
 
-kubectl -n "$NS" delete helmrelease forced --wait=false >/dev/null
+# 5. cleanupOnFail: an upgrade that adds an object and then fails (a post-upgrade hook that never
+# completes) deletes what it created; the objects of the previous revision stay. Without it the new
+# object is left, as helm upgrade leaves it.
+mkdir -p "$WORK/u1" "$WORK/u2"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  k: v\n' base >"$WORK/u1/base.yaml"
+cp "$WORK/u1/base.yaml" "$WORK/u2/"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  k: v\n' added >"$WORK/u2/added.yaml"
+printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: never\n  annotations:\n    "helm.sh/hook": post-upgrade\nspec:\n  restartPolicy: Never\n  containers:\n  - name: c\n    image: busybox:1.36\n' >"$WORK/u2/never.yaml"
+for hr in clean dirty; do
+  sed "s/base/$hr-base/; s/added/$hr-added/" -i "$WORK/u1/base.yaml" "$WORK/u2/base.yaml" "$WORK/u2/added.yaml"
+  sed "s/name: never/name: $hr-never/" "$WORK/u2/never.yaml" >"$WORK/u2/never-$hr.yaml"
+  HR_SPEC='{"timeout":"3s"}' hr_inline "$hr" "$hr" 1.0.0 "$WORK/u1/base.yaml" | kubectl apply -f - >/dev/null
+  wait_for 60 "$hr Ready" hr_ready "$hr"
+  opt=false; [ "$hr" = clean ] && opt=true
+  HR_SPEC="{\"timeout\":\"3s\",\"upgrade\":{\"cleanupOnFail\":$opt}}" \
+    hr_inline "$hr" "$hr" 1.0.1 "$WORK/u2/base.yaml" "$WORK/u2/added.yaml" "$WORK/u2/never-$hr.yaml" | kubectl apply -f - >/dev/null
+  wait_for 60 "$hr upgrade failed" hr_failed "$hr"
+  [ "$(helm_history helm "$hr")" = "1:deployed 2:failed" ] || fail "$hr history: $(helm_history helm "$hr")"
+  kubectl -n "$NS" get configmap "$hr-base" >/dev/null || fail "$hr: the previous revision's object was deleted"
+  sed "s/$hr-base/base/; s/$hr-added/added/" -i "$WORK/u1/base.yaml" "$WORK/u2/base.yaml" "$WORK/u2/added.yaml"
+done
+msg=$(hr_cond_msg clean Ready)
+echo "$msg" | grep -q "warning: Hook post-upgrade clean/templates/never-clean.yaml failed" || fail "message: $msg"
+kubectl -n "$NS" get configmap clean-added >/dev/null 2>&1 && fail "cleanupOnFail left the object the failed upgrade created"
+kubectl -n "$NS" get configmap dirty-added >/dev/null || fail "without cleanupOnFail the created object should stay"
+ok "cleanupOnFail: the object the failed upgrade created is deleted, the previous ones stay"
+# The oracle: helm upgrade --cleanup-on-fail leaves the same objects.
+write_chart "$WORK/o1" oclean 1.0.0 "$WORK/u1/base.yaml"
+write_chart "$WORK/o2" oclean 1.0.1 "$WORK/u2/base.yaml" "$WORK/u2/added.yaml" "$WORK/u2/never.yaml"
+helm install oclean "$WORK/o1" -n "$NS-oracle" >/dev/null
+helm upgrade oclean "$WORK/o2" -n "$NS-oracle" --cleanup-on-fail --timeout 3s >/dev/null 2>&1 && fail "helm's upgrade did not fail"
+[ "$(kubectl -n "$NS-oracle" get configmaps -o name | grep -c 'configmap/\(base\|added\)$')" = 1 ] || fail "helm left: $(kubectl -n "$NS-oracle" get configmaps -o name)"
+kubectl -n "$NS-oracle" get configmap base >/dev/null || fail "helm deleted base (the test is wrong)"
+ok "helm upgrade --cleanup-on-fail leaves the same objects"
+
+for hr in forced clean dirty; do kubectl -n "$NS" delete helmrelease "$hr" --wait=false >/dev/null; done
 wait_for 60 "all uninstalled" bash -c "[ -z \"\$(kubectl -n $NS get helmreleases -o name)\" ]"
 stop_controller

@@ -104,8 +104,8 @@ static void test_errors(void) {
      -22, "spec.install.remediation.strategy: a failed install can only be remediated by uninstall"},
     {"{\"rollback\":{\"toRevision\":0},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
      "spec.rollback.toRevision: must be a revision number (1 or more)"},
-    {"{\"upgrade\":{\"force\":true,\"cleanupOnFail\":true},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -95,
-     "spec.upgrade.cleanupOnFail: not supported by this rudder version"},
+    {"{\"upgrade\":{\"cleanupOnFail\":1},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
+     "spec.upgrade.cleanupOnFail: must be true or false"},
     {"{\"upgrade\":{\"force\":\"yes\"},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
      "spec.upgrade.force: must be true or false"},
     {"{\"interval\":\"soon\",\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
@@ -159,7 +159,7 @@ static void test_options(void) {
   buf_t err = BUF_INIT;
   int rc = parse("{" META ",\"spec\":{\"install\":{\"crds\":\"Skip\",\"disableHooks\":true,\"takeOwnership\":true,"
                  "\"remediation\":{\"retries\":3}},\"upgrade\":{"
-                 "\"force\":true,\"remediation\":{\"retries\":-1,\"strategy\":\"uninstall\",\"remediateLastFailure\":true}},"
+                 "\"force\":true,\"cleanupOnFail\":true,\"remediation\":{\"retries\":-1,\"strategy\":\"uninstall\",\"remediateLastFailure\":true}},"
                  "\"rollback\":{\"toRevision\":2},\"uninstall\":{\"keepHistory\":true,\"deletionPropagation\":\"foreground\"},"
                  "\"timeout\":\"90s\",\"chart\":{\"inline\":{\"templates\":{\"b.yaml\":\"b\",\"a.yaml\":\"a\"}}}}}",
                  &s, &err);
@@ -168,7 +168,7 @@ static void test_options(void) {
   CHECK(s.install.disable_hooks && s.install.take_ownership);
   CHECK_EQ_INT(s.install.retries, 3);
   CHECK_EQ_INT(s.install.strategy, REQ_REMEDIATE_UNINSTALL);
-  CHECK(s.force && !s.cleanup_on_fail && s.upgrade.remediate_last);
+  CHECK(s.force && s.cleanup_on_fail && s.upgrade.remediate_last);
   CHECK_EQ_INT(s.upgrade.retries, -1);
   CHECK_EQ_INT(s.upgrade.strategy, REQ_REMEDIATE_UNINSTALL);
   CHECK_EQ_INT(s.rollback_to, 2);
