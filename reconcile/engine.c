@@ -960,8 +960,9 @@ static void rc__start_action(rc_t *x, act_kind_t kind) {
   a->crds = rc__opts(x, kind)->crds;
   a->keep_history = r->keep_history;
   a->disable_hooks = kind == ACT_UNINSTALL ? r->uninstall_disable_hooks : rc__opts(x, kind)->disable_hooks;
-  a->timeout_ms = (uint64_t)r->timeout_ms;
-  a->wait = kind != ACT_UNINSTALL && kind != ACT_UNLOCK && !rc__opts(x, kind)->disable_wait;
+  a->timeout_ms = (uint64_t)(kind == ACT_UNINSTALL && r->uninstall_timeout_ms ? r->uninstall_timeout_ms : r->timeout_ms);
+  a->wait = kind == ACT_UNINSTALL ? !r->uninstall_disable_wait
+                                  : kind != ACT_UNLOCK && !rc__opts(x, kind)->disable_wait;
   a->force = kind == ACT_UPGRADE && r->force;
   a->cleanup_on_fail = kind == ACT_UPGRADE && r->cleanup_on_fail;
   a->propagation = r->deletion_propagation;

@@ -29,6 +29,7 @@ typedef struct act__doc_s {
   cJSON *obj;                                    /* to apply (ownership metadata added); NULL for old docs */
   cJSON *live;                                   /* its state as last seen (apply response, watch), when waited for */
   char *created_uid;                             /* created by this action (it did not exist): its uid */
+  char *deleted_uid;                             /* uninstall: deleted by this action (waited for until gone) */
   int keep;                                      /* helm.sh/resource-policy: keep */
   char *group, *version, *resource;
   int namespaced, mapped;
@@ -85,6 +86,7 @@ typedef struct act__priv_s {
   int test_failed;             /* test: a test hook failed (the record is written first) */
   int replacing;               /* the request in flight is a forced replace (or create) */
   size_t ci;                   /* cleanupOnFail: the next object to delete */
+  char *del_uid;               /* uninstall: the uid of the object whose DELETE is in flight */
   buf_t cerr;                  /* its failures */
 } act__priv_t;
 
@@ -108,7 +110,7 @@ static void act__docs_free(act__docs_t *d) {
   for (size_t i = 0; i < d->n; i++) {
     act__doc_t *h = &d->v[i];
     free(h->source); free(h->api_version); free(h->kind); free(h->name); free(h->ns);
-    free(h->group); free(h->version); free(h->resource); free(h->created_uid);
+    free(h->group); free(h->version); free(h->resource); free(h->created_uid); free(h->deleted_uid);
     cJSON_Delete(h->obj);
     cJSON_Delete(h->live);
   }
@@ -807,7 +809,13 @@ static void act__deleted(const kube_response_t *res, void *data) {
   } else {
     if (act__check(a, res, "deleting")) return;
     a->deleted++;
+    if (a->p->del_uid) {
+      d->deleted_uid = a->p->del_uid;
+      a->p->del_uid = NULL;
+    }
   }
+  free(a->p->del_uid);
+  a->p->del_uid = NULL;
   a->p->i++;
   act__del_next(a);
 }
@@ -841,6 +849,8 @@ static void act__del_got(const kube_response_t *res, void *data) {
   buf_free(&why);
   kube_delete_opts_t o = {.propagation = a->propagation ? a->propagation : "Background",
                           .precondition_uid = cJSON_IsString(uid) ? uid->valuestring : NULL, .grace_period_seconds = -1};
+  free(p->del_uid);
+  p->del_uid = a->kind == ACT_UNINSTALL && a->wait && cJSON_IsString(uid) ? strdup(uid->valuestring) : NULL;
   act__doc_path(a, d, s->ns);
   LOG_I("deleting", "release", a->log_key, "kind", d->kind, "name", d->name, "namespace", act__doc_ns(d, s->ns));
   act__sent(a, kube_delete_ex(a->env->c, p->path.data, &o, act__deleted, a));
@@ -1688,8 +1698,169 @@ static void act__post_delete(act_t *a) {
   act__hooks(a, a->p->latest ? a->p->latest->rel : NULL, "post-delete", act__records_delete_next);
 }
 
+/* ---- uninstall: wait until the deleted objects are gone (Helm's WaitForDelete) ----
+ * One object at a time: a GET (gone already: next), then a watch from its resourceVersion until it
+ * is DELETED (or replaced by another object of the name), all within the uninstall's timeout. On
+ * timeout the uninstall fails before the records are touched, so the next attempt uninstalls
+ * again; the message names the object as Helm does. */
+static void act__gone_next(act_t *a);
+
+static void act__gone_timer_stop(act_t *a) {
+  if (a->p->wtimer_pending) {
+    uv_timer_stop(a->p->wtimer);
+    a->p->wtimer_pending = 0;
+  }
+}
+
+static void act__gone_failed(act_t *a) {
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->old.v[p->wi];
+  act__gone_timer_stop(a);
+  ready_result_t r = {0};
+  buf_t m = BUF_INIT, msg = BUF_INIT;
+  if (!d->live || ready_compute(d->live, READY_WAIT, (int64_t)time(NULL), &r, &m)) r.status = READY_UNKNOWN;
+  ready_describe_undeleted(d->kind, act__doc_ns(d, p->old_ns), d->name, r.status, m.data ? m.data : "", &msg);
+  act__fail(a, "uninstall: the release's objects were not deleted within %llus: %s: context deadline exceeded",
+            (unsigned long long)(a->timeout_ms ? a->timeout_ms : 300000) / 1000, msg.data ? msg.data : "");
+  buf_free(&m);
+  buf_free(&msg);
+}
+
+static void act__gone_event(kube_watch_t *w, const char *type, cJSON *obj, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->old.v[p->wi];
+  if (!d->deleted_uid) return;
+  const char *uid = act__str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "uid");
+  if (!strcmp(type, "DELETED") || (uid && strcmp(uid, d->deleted_uid))) {
+    free(d->deleted_uid); /* gone */
+    d->deleted_uid = NULL;
+  } else if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
+    cJSON_Delete(d->live);
+    d->live = kube_watch_take_object(w);
+    return;
+  } else {
+    return;
+  }
+  if (p->watch) {
+    kube_watch_t *x = p->watch;
+    p->watch = NULL;
+    kube_watch_stop(x); /* its end callback moves on */
+  }
+}
+
+static void act__gone_watch_end(kube_watch_t *w, const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  if (p->watch == w) p->watch = NULL;
+  if (p->cancelled) {
+    act__gone_timer_stop(a);
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  act__doc_t *d = &p->old.v[p->wi];
+  if (d->deleted_uid && p->wtimed_out) {
+    act__gone_failed(a);
+    return;
+  }
+  if (!d->deleted_uid) p->wi++;
+  act__gone_next(a); /* gone: the next one; the stream ended early: read it again */
+}
+
+static void act__gone_got(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->old.v[p->wi];
+  p->req = NULL;
+  if (p->cancelled || res->err == UV_ECANCELED) {
+    act__gone_timer_stop(a);
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  cJSON *obj = res->status == 200 ? cJSON_ParseWithLength(res->body, res->body_len) : NULL;
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+  const char *uid = act__str(meta, "uid"), *rv = act__str(meta, "resourceVersion");
+  if (res->status == 404 || (uid && strcmp(uid, d->deleted_uid))) {
+    cJSON_Delete(obj);
+    free(d->deleted_uid);
+    d->deleted_uid = NULL;
+    p->wi++;
+    act__gone_next(a);
+    return;
+  }
+  if (!kube_response_ok(res) || !obj) {
+    cJSON_Delete(obj);
+    act__gone_timer_stop(a);
+    act__fail(a, "uninstall: waiting for %s \"%s\" to be deleted: %s", d->kind, d->name,
+              res->errmsg ? res->errmsg : "unreadable response");
+    return;
+  }
+  cJSON_Delete(d->live);
+  d->live = obj;
+  if (p->wtimed_out) {
+    act__gone_failed(a);
+    return;
+  }
+  buf_t q = BUF_INIT, sel = BUF_INIT;
+  const char *n = act__doc_ns(d, p->old_ns);
+  kube_path(&q, d->group, d->version, d->resource, *n ? n : NULL, NULL, NULL);
+  buf_printf(&sel, "metadata.name=%s", d->name);
+  kube_query_add(&q, "fieldSelector", sel.data);
+  kube_query_add(&q, "watch", "1");
+  if (rv) kube_query_add(&q, "resourceVersion", rv);
+  p->watch = q.data && sel.data ? kube_watch_start(a->env->c, q.data, act__gone_event, act__gone_watch_end, a) : NULL;
+  buf_free(&q);
+  buf_free(&sel);
+  if (!p->watch) {
+    act__gone_timer_stop(a);
+    act__fail(a, "uninstall: cannot watch %s \"%s\"", d->kind, d->name);
+  }
+}
+
+static void act__gone_deadline(uv_timer_t *t) {
+  act_t *a = t->data;
+  act__priv_t *p = a->p;
+  p->wtimer_pending = 0;
+  p->wtimed_out = 1;
+  if (p->watch) {
+    kube_watch_t *w = p->watch;
+    p->watch = NULL;
+    kube_watch_stop(w); /* its end callback reports the object */
+  } /* else a GET is in flight: its callback sees the deadline */
+}
+
+static void act__gone_next(act_t *a) {
+  act__priv_t *p = a->p;
+  while (p->wi < p->old.n && !p->old.v[p->wi].deleted_uid) p->wi++;
+  if (p->wi >= p->old.n) {
+    act__gone_timer_stop(a);
+    p->after_wait(a);
+    return;
+  }
+  act__doc_path(a, &p->old.v[p->wi], p->old_ns);
+  act__sent(a, kube_get(a->env->c, p->path.data, act__gone_got, a));
+}
+
+static void act__uninstall_wait(act_t *a) {
+  act__priv_t *p = a->p;
+  p->after_wait = act__post_delete;
+  p->wi = 0;
+  p->wtimed_out = 0;
+  if (!a->wait) {
+    act__post_delete(a);
+    return;
+  }
+  if (!act__timer(a, &p->wtimer)) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  p->wtimer_pending = 1;
+  uv_timer_start(p->wtimer, act__gone_deadline, a->timeout_ms ? a->timeout_ms : 300000, 0);
+  act__gone_next(a);
+}
+
 static void act__uninstall_objects(act_t *a) {
-  act__delete_docs(a, &a->p->old, a->p->old_ns, NULL, "uninstall", act__post_delete);
+  act__delete_docs(a, &a->p->old, a->p->old_ns, NULL, "uninstall", act__uninstall_wait);
 }
 
 static void act__uninstall_mapped(act_t *a) {
@@ -1888,6 +2059,7 @@ void act_free(act_t *a) {
     free(p->hooks);
     buf_free(&p->herr);
     buf_free(&p->cerr);
+    free(p->del_uid);
     if (p->htimer) uv_close((uv_handle_t *)p->htimer, act__timer_closed);
     if (p->wtimer) uv_close((uv_handle_t *)p->wtimer, act__timer_closed);
     buf_free(&p->path);

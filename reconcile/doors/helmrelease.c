@@ -338,8 +338,19 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
   }
   const cJSON *un = hr__obj(spec, "uninstall");
   if ((rc = hr__bool(un, "keepHistory", "spec.uninstall", &r->keep_history, err)) ||
-      (rc = hr__bool(un, "disableHooks", "spec.uninstall", &r->uninstall_disable_hooks, err)))
+      (rc = hr__bool(un, "disableHooks", "spec.uninstall", &r->uninstall_disable_hooks, err)) ||
+      (rc = hr__bool(un, "disableWait", "spec.uninstall", &r->uninstall_disable_wait, err)))
     return rc;
+  r->uninstall_timeout_ms = r->timeout_ms;
+  const char *ut = hr__str(un, "timeout");
+  if (ut) {
+    long ms = req_duration_ms(ut);
+    if (ms < 1000) {
+      buf_printf(err, "spec.uninstall.timeout: \"%s\" is not a duration of at least 1s like 5m", ut);
+      return -22;
+    }
+    r->uninstall_timeout_ms = ms;
+  }
   const char *dp = hr__str(un, "deletionPropagation");
   if (dp) {
     static const char *const pol[][2] = {{"background", "Background"}, {"foreground", "Foreground"}, {"orphan", "Orphan"}};
