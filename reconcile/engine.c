@@ -200,6 +200,7 @@ static void rc__list_records(rc_t *x);
 static void rc__decide(rc_t *x);
 static void rc__run(rc_t *x, act_kind_t kind);
 static void rc__start_action(rc_t *x, act_kind_t kind);
+static void rc__progress(rc_t *x);
 
 static const char *rc__key(const rc_t *x) { return x->key; }
 
@@ -650,7 +651,7 @@ static void rc__in_sync(rc_t *x) {
   const cJSON *rs = ready ? cJSON_GetObjectItemCaseSensitive(ready, "status") : NULL;
   const cJSON *og = ready ? cJSON_GetObjectItemCaseSensitive(ready, "observedGeneration") : NULL;
   if (cJSON_IsString(rs) && !strcmp(rs->valuestring, "True") && cJSON_IsNumber(og) &&
-      (long long)og->valuedouble == x->req.generation) {
+      (long long)og->valuedouble == x->req.generation && !cond_find(x->req.conditions, "Reconciling")) {
     rc__finish(x, RC_DONE);
     return;
   }
@@ -981,11 +982,73 @@ static void rc__start_action(rc_t *x, act_kind_t kind) {
   }
   e->stats.actions++;
   LOG_I("action", "release", x->key, "action", act_kind_name(kind));
-  if (act_start(a, rc__action_done, x)) {
+  rc__progress(x);
+}
+
+/* Go's time.Duration.String() of ms ("5m0s", "1m30s", "1.5s"), as Flux's messages print timeouts. */
+static void rc__go_duration(uint64_t ms, char *out, size_t len) {
+  uint64_t h = ms / 3600000, m = ms / 60000 % 60, sec = ms / 1000 % 60, frac = ms % 1000;
+  char s[16];
+  if (frac) {
+    snprintf(s, sizeof s, "%llu.%03llu", (unsigned long long)sec, (unsigned long long)frac);
+    for (size_t n = strlen(s); s[n - 1] == '0'; n--) s[n - 1] = 0;
+  } else {
+    snprintf(s, sizeof s, "%llu", (unsigned long long)sec);
+  }
+  if (h) snprintf(out, len, "%lluh%llum%ss", (unsigned long long)h, (unsigned long long)m, s);
+  else if (m) snprintf(out, len, "%llum%ss", (unsigned long long)m, s);
+  else if (!sec && frac) snprintf(out, len, "%llums", (unsigned long long)frac);
+  else snprintf(out, len, "%ss", s);
+}
+
+static void rc__act_go(rc_t *x) {
+  if (act_start(&x->act, rc__action_done, x)) {
     rc__finish(x, RC_RETRY);
     return;
   }
   x->act_running = 1;
+}
+
+static void rc__progress_done(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  /* Only a report: the action runs whether or not it was written. */
+  if (!kube_response_ok(res)) {
+    LOG_W("cannot write the Reconciling condition", "release", x->key, "error", res->errmsg ? res->errmsg : "");
+  } else {
+    /* Our write moved the object's resourceVersion: the finalizer patch (which asserts it) must
+     * not take our own write for someone else's. */
+    cJSON *o = cJSON_ParseWithLength(res->body, res->body_len);
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
+    const cJSON *fins = cJSON_GetObjectItemCaseSensitive(meta, "finalizers");
+    /* Only when the finalizers are still the ones we read (else the patch must fail and re-read). */
+    int same = (!fins && !x->req.finalizers) || (fins && x->req.finalizers && cJSON_Compare(fins, x->req.finalizers, 1));
+    char *nrv = same && cJSON_IsString(rv) ? strdup(rv->valuestring) : NULL;
+    if (nrv) {
+      free(x->req.resource_version);
+      x->req.resource_version = nrv;
+    }
+    cJSON_Delete(o);
+  }
+  rc__act_go(x);
+}
+
+/* Reconciling=True (Progressing) with the action and its timeout, as Flux writes it before each
+ * action; the outcome's status write removes it. */
+static void rc__progress(rc_t *x) {
+  char d[32], msg[96];
+  rc__go_duration(x->act.timeout_ms ? x->act.timeout_ms : 300000, d, sizeof d);
+  snprintf(msg, sizeof msg, "Running '%s' action with timeout of %s", act_kind_name(x->act.kind), d);
+  release_outcome_t o = {.req = &x->req, .progressing = msg};
+  char *body = x->e->door->status_patch(&o);
+  rc__obj_path(x, "status");
+  if (!body) {
+    rc__act_go(x);
+    return;
+  }
+  rc__send(x, kube_merge_patch(x->e->env.c, x->path.data, body, rc__progress_done, x));
+  free(body);
 }
 
 static void rc__render_work(uv_work_t *w) {

@@ -435,8 +435,17 @@ static char *hr_status_patch(const release_outcome_t *o) {
   char now[32];
   cond_now_rfc3339(now);
   cJSON *st = cJSON_CreateObject();
-  cJSON_AddNumberToObject(st, "observedGeneration", (double)r->generation);
   cJSON *conds = r->conditions ? cJSON_Duplicate(r->conditions, 1) : NULL;
+  if (o->progressing) { /* kstatus reads Reconciling=True as in progress; the outcome removes it */
+    conds = cond_set(conds, r->conditions, "Reconciling", "True", "Progressing", o->progressing, r->generation, now);
+    cJSON_AddItemToObject(st, "conditions", conds);
+    cJSON *patch = cJSON_CreateObject();
+    cJSON_AddItemToObject(patch, "status", st);
+    char *body = cJSON_PrintUnformatted(patch);
+    cJSON_Delete(patch);
+    return body;
+  }
+  cJSON_AddNumberToObject(st, "observedGeneration", (double)r->generation);
   conds = cond_set(conds, r->conditions, "Ready", o->ready, o->reason, o->message, r->generation, now);
   if (o->released) conds = cond_set(conds, r->conditions, "Released", o->released, o->reason, o->message, r->generation, now);
   if (o->remediated)
