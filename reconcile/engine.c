@@ -42,6 +42,7 @@ typedef struct memo_s {
   char applied[65];         /* its inputs' digest */
   char failed[65];          /* the inputs of the last failure, and the counts for them */
   int install_failures, upgrade_failures;
+  int bad_record;           /* stalled on an unreadable record: any change of the records observes again */
   char *owner; /* in the release index: the object key that manages this release */
   char key[];
 } memo_t;
@@ -560,14 +561,36 @@ static void rc__records_listed(const kube_response_t *res, void *data) {
     return;
   }
   const cJSON *it;
+  buf_t bad = BUF_INIT;
+  int nbad = 0;
   cJSON_ArrayForEach(it, items) {
     buf_t e = BUF_INIT;
-    if (record_from_secret(it, &x->recs[x->nrecs], &e) == 0) x->nrecs++;
-    else LOG_W("skipping unreadable release record", "release", x->key, "error", e.data ? e.data : "");
+    if (record_from_secret(it, &x->recs[x->nrecs], &e) == 0) {
+      x->nrecs++;
+    } else {
+      LOG_W("unreadable release record", "release", x->key, "error", e.data ? e.data : "");
+      if (!nbad++) buf_puts(&bad, e.data ? e.data : "");
+    }
     buf_free(&e);
   }
   cJSON_Delete(list);
   record_sort(x->recs, x->nrecs);
+  /* A record that cannot be read (damaged, or in a format of a newer Helm) hides what the release
+   * is: nothing is applied over it, the deployed objects stay, and a change of that record (fixed,
+   * deleted) is watched for. An uninstall goes on from the readable records and leaves it. */
+  if (nbad && !x->req.deleting) {
+    buf_reset(&x->err);
+    buf_printf(&x->err, "release record Secret %s/%s%s; nothing is applied until the record is fixed or deleted",
+               x->req.storage_ns, bad.data ? bad.data : "", nbad > 1 ? " (and more unreadable records)" : "");
+    buf_free(&bad);
+    rc__fail(x, "RecordUnreadable", RC_STALL);
+    memo_t *m = memo_get(&x->e->memo, x->key);
+    if (m) m->bad_record = 1;
+    return;
+  }
+  buf_free(&bad);
+  memo_t *m = memo_get(&x->e->memo, x->key);
+  if (m) m->bad_record = 0;
   rc__decide(x);
 }
 
@@ -1421,7 +1444,7 @@ static void engine__record_event(engine_t *e, const cJSON *secret, int deleted) 
   const cJSON *name = cJSON_GetObjectItemCaseSensitive(labels, "name");
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(labels, "version");
   const cJSON *st = cJSON_GetObjectItemCaseSensitive(labels, "status");
-  if (!cJSON_IsString(ns) || !cJSON_IsString(name) || !cJSON_IsString(ver)) return;
+  if (!cJSON_IsString(ns) || !cJSON_IsString(name)) return;
   buf_t k = BUF_INIT;
   buf_printf(&k, "%s/%s", ns->valuestring, name->valuestring);
   memo_t *rel = k.data ? memo_get(&e->releases, k.data) : NULL;
@@ -1429,6 +1452,13 @@ static void engine__record_event(engine_t *e, const cJSON *secret, int deleted) 
   if (!rel || !rel->owner) return;
   memo_t *m = memo_get(&e->memo, rel->owner);
   if (!m || m->state == MEMO_NONE) return;
+  if (m->bad_record) {
+    m->bad_record = 0;
+    m->state = MEMO_NONE;
+    if (!e->stopping) queue_add(&e->q, rel->owner);
+    return;
+  }
+  if (!cJSON_IsString(ver)) return;
   long long v = atoll(ver->valuestring);
   int deployed = cJSON_IsString(st) && !strcmp(st->valuestring, "deployed");
   if (v > m->revision || (v == m->revision && (deleted || !deployed))) {
