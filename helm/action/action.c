@@ -22,6 +22,7 @@
 
 #define ACT_CRD_WAIT_TRIES 40   /* kinds of new CRDs: mapped again every 250 ms, for up to 10 s */
 #define ACT_CRD_WAIT_MS 250
+#define ACT_CRD_ESTABLISH_MS 60000 /* Helm 4 waits this long for the CRDs it installs */
 #define ACT_MAX_RECORD_BYTES (1024 * 1024) /* a Secret's data limit */
 
 typedef struct act__doc_s {
@@ -83,6 +84,7 @@ typedef struct act__priv_s {
   uv_timer_t *wtimer;          /* the whole wait's deadline, and re-checks */
   int wtimer_pending, wtimed_out;
   act__step_t after_wait;
+  act__docs_t *wdocs;          /* what is waited for: the applied objects, or the CRDs from crds/ */
   int test_failed;             /* test: a test hook failed (the record is written first) */
   int replacing;               /* the request in flight is a forced replace (or create) */
   size_t ci;                   /* cleanupOnFail: the next object to delete */
@@ -1016,6 +1018,21 @@ static void act__wait_end(act_t *a, int failed) {
     uv_timer_stop(p->wtimer);
     p->wtimer_pending = 0;
   }
+  if (failed && p->wdocs == &p->crds) {
+    /* Helm's words, and the condition that says why (NamesAccepted or Established, False). */
+    const act__doc_t *d = &p->wdocs->v[p->wi < p->wdocs->n ? p->wi : 0];
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(d->live, "status"), *c;
+    buf_t why = BUF_INIT;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(st, "conditions")) {
+      const char *t = act__str(c, "type"), *cs = act__str(c, "status"), *r = act__str(c, "reason");
+      if (!why.len && t && cs && !strcmp(cs, "False") && (!strcmp(t, "NamesAccepted") || !strcmp(t, "Established")))
+        buf_printf(&why, " (condition %s=False, reason %s: %s)", t, r ? r : "", act__str(c, "message") ? act__str(c, "message") : "");
+    }
+    act__fail(a, "%s: CustomResourceDefinition \"%s\" is not established: %s%s%s", d->source, d->name,
+              p->herr.data ? p->herr.data : "", why.data ? why.data : "", p->wtimed_out ? ": context deadline exceeded" : "");
+    buf_free(&why);
+    return;
+  }
   if (failed) {
     act__fail(a, "wait for readiness: %s", p->herr.data ? p->herr.data : "");
     return;
@@ -1026,7 +1043,7 @@ static void act__wait_end(act_t *a, int failed) {
 /* Judges the object being waited for; moves on when it is ready. */
 static void act__wait_check(act_t *a) {
   act__priv_t *p = a->p;
-  act__doc_t *d = &p->want.v[p->wi];
+  act__doc_t *d = &p->wdocs->v[p->wi];
   int64_t recheck;
   int v = act__judge(a, d, &p->herr, &recheck);
   if (v == 0 && !p->wtimed_out) return; /* the next event (or the re-check) decides */
@@ -1047,7 +1064,7 @@ static void act__wait_check(act_t *a) {
 static void act__wait_event(kube_watch_t *w, const char *type, cJSON *obj, void *data) {
   act_t *a = data;
   act__priv_t *p = a->p;
-  act__doc_t *d = &p->want.v[p->wi];
+  act__doc_t *d = &p->wdocs->v[p->wi];
   if (strcmp(type, "ADDED") && strcmp(type, "MODIFIED")) return;
   cJSON_Delete(d->live);
   d->live = kube_watch_take_object(w);
@@ -1070,7 +1087,7 @@ static void act__wait_watch_end(kube_watch_t *w, const kube_response_t *res, voi
     act__finish(a, UV_ECANCELED);
     return;
   }
-  act__doc_t *d = &p->want.v[p->wi];
+  act__doc_t *d = &p->wdocs->v[p->wi];
   int64_t recheck;
   int v = act__judge(a, d, &p->herr, &recheck);
   if (v == 1 && !p->wtimed_out) {
@@ -1085,7 +1102,7 @@ static void act__wait_watch_end(kube_watch_t *w, const kube_response_t *res, voi
 
 static void act__wait_watch(act_t *a) {
   act__priv_t *p = a->p;
-  p->watch = act__watch_object(a, &p->want.v[p->wi], act__wait_event, act__wait_watch_end);
+  p->watch = act__watch_object(a, &p->wdocs->v[p->wi], act__wait_event, act__wait_watch_end);
   if (!p->watch) {
     buf_reset(&p->herr);
     buf_puts(&p->herr, "cannot start a watch");
@@ -1098,7 +1115,7 @@ static void act__wait_deadline(uv_timer_t *t) {
   act__priv_t *p = a->p;
   p->wtimer_pending = 0;
   p->wtimed_out = 1;
-  act__doc_t *d = &p->want.v[p->wi];
+  act__doc_t *d = &p->wdocs->v[p->wi];
   int64_t recheck;
   act__judge(a, d, &p->herr, &recheck);
   if (!p->herr.len) buf_printf(&p->herr, "resource %s/%s/%s not ready", d->kind, act__doc_ns(d, a->ns), d->name);
@@ -1117,8 +1134,8 @@ static void act__wait_next(act_t *a) {
     act__finish(a, UV_ECANCELED);
     return;
   }
-  for (; p->wi < p->want.n; p->wi++) {
-    act__doc_t *d = &p->want.v[p->wi];
+  for (; p->wi < p->wdocs->n; p->wi++) {
+    act__doc_t *d = &p->wdocs->v[p->wi];
     if (!d->live) continue;
     int64_t recheck;
     int v = act__judge(a, d, &p->herr, &recheck);
@@ -1133,13 +1150,10 @@ static void act__wait_next(act_t *a) {
   act__wait_end(a, 0);
 }
 
-static void act__wait(act_t *a, act__step_t then) {
+static void act__wait_docs(act_t *a, act__docs_t *docs, uint64_t timeout_ms, act__step_t then) {
   act__priv_t *p = a->p;
   p->after_wait = then;
-  if (!a->wait) {
-    then(a);
-    return;
-  }
+  p->wdocs = docs;
   if (!act__timer(a, &p->wtimer)) {
     act__finish(a, UV_ENOMEM);
     return;
@@ -1147,8 +1161,16 @@ static void act__wait(act_t *a, act__step_t then) {
   p->wi = 0;
   p->wtimed_out = 0;
   p->wtimer_pending = 1;
-  uv_timer_start(p->wtimer, act__wait_deadline, a->timeout_ms ? a->timeout_ms : 300000, 0);
+  uv_timer_start(p->wtimer, act__wait_deadline, timeout_ms, 0);
   act__wait_next(a);
+}
+
+static void act__wait(act_t *a, act__step_t then) {
+  if (!a->wait) {
+    then(a);
+    return;
+  }
+  act__wait_docs(a, &a->p->want, a->timeout_ms ? a->timeout_ms : 300000, then);
 }
 
 /* ---- hooks (Helm's execHook) ---- */
@@ -1545,6 +1567,8 @@ static void act__crd_done(const kube_response_t *res, void *data) {
     return;
   }
   if (act__check(a, res, "applying a CRD")) return;
+  cJSON_Delete(d->live);
+  d->live = cJSON_ParseWithLength(res->body, res->body_len); /* waited for until established */
   a->p->crds_applied = 1;
   a->p->i++;
   act__crd_next(a);
@@ -1572,11 +1596,16 @@ static void act__crd_got(const kube_response_t *res, void *data) {
 
 static void act__after_crds(act_t *a);
 
+static void act__wait_docs(act_t *a, act__docs_t *docs, uint64_t timeout_ms, act__step_t then);
+
 static void act__crd_next(act_t *a) {
   act__priv_t *p = a->p;
   if (p->i >= p->crds.n) {
     p->i = 0;
-    act__after_crds(a);
+    /* The CRDs applied are waited for until established (kstatus), whatever the release's wait,
+     * for Helm's 60 s, before anything that may use them. */
+    if (p->crds_applied) act__wait_docs(a, &p->crds, ACT_CRD_ESTABLISH_MS, act__after_crds);
+    else act__after_crds(a);
     return;
   }
   act__doc_t *d = &p->crds.v[p->i];
