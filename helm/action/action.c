@@ -653,6 +653,12 @@ static void act__write_pending(act_t *a) {
     return;
   }
   a->have_next = true;
+  /* The record carries its owner as the listed ones do: a later write of it (the test results,
+   * a supersede) keeps the annotation. */
+  if (a->owner_uid && !a->next.owner_uid && !(a->next.owner_uid = strdup(a->owner_uid))) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
   char *body = record_secret_json(&a->next, a->storage_ns, !p->resume, a->owner_uid);
   buf_reset(&p->path);
   if (!body) {

@@ -444,6 +444,38 @@ static void test_reconciling(void) {
   finish();
 }
 
+/* ---- tests after an install: the record rewritten with their results keeps its owner ---- */
+
+static void test_tested_then_upgrade(void) {
+  setup();
+  cJSON *hrj = cJSON_Parse("{\"apiVersion\":\"rudder.dev/v1alpha1\",\"kind\":\"HelmRelease\",\"metadata\":{\"name\":\"web\","
+                           "\"namespace\":\"" NS "\"},\"spec\":{\"test\":{\"enable\":true},\"values\":{\"v\":\"1\"},"
+                           "\"chart\":{\"inline\":{\"chartName\":\"web\",\"templates\":{}}}}}");
+  cJSON *tpls = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(hrj, "spec"), "chart"),
+                                                        "inline"), "templates");
+  cJSON_AddStringToObject(tpls, "a.yaml", tpl_a);
+  cJSON_AddStringToObject(tpls, "t.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-test\n  annotations:\n"
+                                          "    helm.sh/hook: test\ndata:\n  k: v\n");
+  char *body = cJSON_PrintUnformatted(hrj);
+  cJSON_Delete(hrj);
+  CHECK_EQ_INT(fk_put(&fk, HR_GV, "helmreleases", NS, body), 201);
+  free(body);
+  engine_up();
+  CHECK(converge("TestSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:deployed");
+  if (r.n) CHECK_EQ_STR(r.v[0].owner_uid, hr_uid()); /* the tests' write kept the owner annotation */
+  if (r.n && r.v[0].rel->nhooks) CHECK_EQ_STR(r.v[0].rel->hooks[0].phase, "Succeeded");
+  recs_free(&r);
+  /* so the next upgrade is rudder's own release, not one "made outside rudder" */
+  hr_set_spec("2", 0, ",\"test\":{\"enable\":true}");
+  CHECK(converge(NULL));
+  CHECK_EQ_STR(recs_summary(), "1:superseded 2:deployed");
+  CHECK_EQ_STR(cm_value("web-a"), "2");
+  finish();
+}
+
 /* ---- a failure of each step ---- */
 
 enum { OUT_RETRY = 1, OUT_STALL };
@@ -1132,6 +1164,7 @@ static const tcase_t cases[] = {
     {"in_sync", test_in_sync, 0},
     {"upgrade", test_upgrade, 0},
     {"reconciling", test_reconciling, 0},
+    {"tested_then_upgrade", test_tested_then_upgrade, 0},
     {"step_failures", test_step_failures, 0},
     {"backoff", test_backoff, 0},
     {"locked_other_young", test_locked_other_young, 0},
