@@ -21,6 +21,9 @@ typedef struct release_outcome_s {
   int install_failures, upgrade_failures;
   const record_t *history;  /* newest first */
   size_t nhistory;
+  /* When set, not an outcome but a progress report while an action runs: only the Reconciling
+   * condition is written (True, reason Progressing, this message); nothing else changes. */
+  const char *progressing;
 } release_outcome_t;
 
 typedef struct door_s {

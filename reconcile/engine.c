@@ -43,6 +43,7 @@ typedef struct memo_s {
   char applied[65];         /* its inputs' digest */
   char failed[65];          /* the inputs of the last failure, and the counts for them */
   int install_failures, upgrade_failures;
+  int bad_record;           /* stalled on an unreadable record: any change of the records observes again */
   char *owner; /* in the release index: the object key that manages this release */
   char *repo;  /* the chart repository the release's chart comes from, or NULL */
   char key[];
@@ -207,6 +208,7 @@ static void rc__list_records(rc_t *x);
 static void rc__decide(rc_t *x);
 static void rc__run(rc_t *x, act_kind_t kind);
 static void rc__start_action(rc_t *x, act_kind_t kind);
+static void rc__progress(rc_t *x);
 
 static const char *rc__key(const rc_t *x) { return x->key; }
 
@@ -648,14 +650,36 @@ static void rc__records_listed(const kube_response_t *res, void *data) {
     return;
   }
   const cJSON *it;
+  buf_t bad = BUF_INIT;
+  int nbad = 0;
   cJSON_ArrayForEach(it, items) {
     buf_t e = BUF_INIT;
-    if (record_from_secret(it, &x->recs[x->nrecs], &e) == 0) x->nrecs++;
-    else LOG_W("skipping unreadable release record", "release", x->key, "error", e.data ? e.data : "");
+    if (record_from_secret(it, &x->recs[x->nrecs], &e) == 0) {
+      x->nrecs++;
+    } else {
+      LOG_W("unreadable release record", "release", x->key, "error", e.data ? e.data : "");
+      if (!nbad++) buf_puts(&bad, e.data ? e.data : "");
+    }
     buf_free(&e);
   }
   cJSON_Delete(list);
   record_sort(x->recs, x->nrecs);
+  /* A record that cannot be read (damaged, or in a format of a newer Helm) hides what the release
+   * is: nothing is applied over it, the deployed objects stay, and a change of that record (fixed,
+   * deleted) is watched for. An uninstall goes on from the readable records and leaves it. */
+  if (nbad && !x->req.deleting) {
+    buf_reset(&x->err);
+    buf_printf(&x->err, "release record Secret %s/%s%s; nothing is applied until the record is fixed or deleted",
+               x->req.storage_ns, bad.data ? bad.data : "", nbad > 1 ? " (and more unreadable records)" : "");
+    buf_free(&bad);
+    rc__fail(x, "RecordUnreadable", RC_STALL);
+    memo_t *m = memo_get(&x->e->memo, x->key);
+    if (m) m->bad_record = 1;
+    return;
+  }
+  buf_free(&bad);
+  memo_t *m = memo_get(&x->e->memo, x->key);
+  if (m) m->bad_record = 0;
   rc__decide(x);
 }
 
@@ -739,7 +763,7 @@ static void rc__in_sync(rc_t *x) {
   const cJSON *rs = ready ? cJSON_GetObjectItemCaseSensitive(ready, "status") : NULL;
   const cJSON *og = ready ? cJSON_GetObjectItemCaseSensitive(ready, "observedGeneration") : NULL;
   if (cJSON_IsString(rs) && !strcmp(rs->valuestring, "True") && cJSON_IsNumber(og) &&
-      (long long)og->valuedouble == x->req.generation) {
+      (long long)og->valuedouble == x->req.generation && !cond_find(x->req.conditions, "Reconciling")) {
     rc__finish(x, RC_DONE);
     return;
   }
@@ -1049,8 +1073,11 @@ static void rc__start_action(rc_t *x, act_kind_t kind) {
   a->crds = rc__opts(x, kind)->crds;
   a->keep_history = r->keep_history;
   a->disable_hooks = kind == ACT_UNINSTALL ? r->uninstall_disable_hooks : rc__opts(x, kind)->disable_hooks;
-  a->timeout_ms = (uint64_t)r->timeout_ms;
-  a->wait = kind != ACT_UNINSTALL && kind != ACT_UNLOCK && !rc__opts(x, kind)->disable_wait;
+  a->timeout_ms = (uint64_t)(kind == ACT_UNINSTALL && r->uninstall_timeout_ms ? r->uninstall_timeout_ms : r->timeout_ms);
+  a->wait = kind == ACT_UNINSTALL ? !r->uninstall_disable_wait
+                                  : kind != ACT_UNLOCK && !rc__opts(x, kind)->disable_wait;
+  a->force = kind == ACT_UPGRADE && r->force;
+  a->cleanup_on_fail = kind == ACT_UPGRADE && r->cleanup_on_fail;
   a->propagation = r->deletion_propagation;
   a->recs = x->recs;
   a->nrecs = x->nrecs;
@@ -1067,11 +1094,73 @@ static void rc__start_action(rc_t *x, act_kind_t kind) {
   }
   e->stats.actions++;
   LOG_I("action", "release", x->key, "action", act_kind_name(kind));
-  if (act_start(a, rc__action_done, x)) {
+  rc__progress(x);
+}
+
+/* Go's time.Duration.String() of ms ("5m0s", "1m30s", "1.5s"), as Flux's messages print timeouts. */
+static void rc__go_duration(uint64_t ms, char *out, size_t len) {
+  uint64_t h = ms / 3600000, m = ms / 60000 % 60, sec = ms / 1000 % 60, frac = ms % 1000;
+  char s[16];
+  if (frac) {
+    snprintf(s, sizeof s, "%llu.%03llu", (unsigned long long)sec, (unsigned long long)frac);
+    for (size_t n = strlen(s); s[n - 1] == '0'; n--) s[n - 1] = 0;
+  } else {
+    snprintf(s, sizeof s, "%llu", (unsigned long long)sec);
+  }
+  if (h) snprintf(out, len, "%lluh%llum%ss", (unsigned long long)h, (unsigned long long)m, s);
+  else if (m) snprintf(out, len, "%llum%ss", (unsigned long long)m, s);
+  else if (!sec && frac) snprintf(out, len, "%llums", (unsigned long long)frac);
+  else snprintf(out, len, "%ss", s);
+}
+
+static void rc__act_go(rc_t *x) {
+  if (act_start(&x->act, rc__action_done, x)) {
     rc__finish(x, RC_RETRY);
     return;
   }
   x->act_running = 1;
+}
+
+static void rc__progress_done(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  /* Only a report: the action runs whether or not it was written. */
+  if (!kube_response_ok(res)) {
+    LOG_W("cannot write the Reconciling condition", "release", x->key, "error", res->errmsg ? res->errmsg : "");
+  } else {
+    /* Our write moved the object's resourceVersion: the finalizer patch (which asserts it) must
+     * not take our own write for someone else's. */
+    cJSON *o = cJSON_ParseWithLength(res->body, res->body_len);
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
+    const cJSON *fins = cJSON_GetObjectItemCaseSensitive(meta, "finalizers");
+    /* Only when the finalizers are still the ones we read (else the patch must fail and re-read). */
+    int same = (!fins && !x->req.finalizers) || (fins && x->req.finalizers && cJSON_Compare(fins, x->req.finalizers, 1));
+    char *nrv = same && cJSON_IsString(rv) ? strdup(rv->valuestring) : NULL;
+    if (nrv) {
+      free(x->req.resource_version);
+      x->req.resource_version = nrv;
+    }
+    cJSON_Delete(o);
+  }
+  rc__act_go(x);
+}
+
+/* Reconciling=True (Progressing) with the action and its timeout, as Flux writes it before each
+ * action; the outcome's status write removes it. */
+static void rc__progress(rc_t *x) {
+  char d[32], msg[96];
+  rc__go_duration(x->act.timeout_ms ? x->act.timeout_ms : 300000, d, sizeof d);
+  snprintf(msg, sizeof msg, "Running '%s' action with timeout of %s", act_kind_name(x->act.kind), d);
+  release_outcome_t o = {.req = &x->req, .progressing = msg};
+  char *body = x->e->door->status_patch(&o);
+  rc__obj_path(x, "status");
+  if (!body) {
+    rc__act_go(x);
+    return;
+  }
+  rc__send(x, kube_merge_patch(x->e->env.c, x->path.data, body, rc__progress_done, x));
+  free(body);
 }
 
 static void rc__render_work(uv_work_t *w) {
@@ -1446,7 +1535,7 @@ static void engine__record_event(engine_t *e, const cJSON *secret, int deleted) 
   const cJSON *name = cJSON_GetObjectItemCaseSensitive(labels, "name");
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(labels, "version");
   const cJSON *st = cJSON_GetObjectItemCaseSensitive(labels, "status");
-  if (!cJSON_IsString(ns) || !cJSON_IsString(name) || !cJSON_IsString(ver)) return;
+  if (!cJSON_IsString(ns) || !cJSON_IsString(name)) return;
   buf_t k = BUF_INIT;
   buf_printf(&k, "%s/%s", ns->valuestring, name->valuestring);
   memo_t *rel = k.data ? memo_get(&e->releases, k.data) : NULL;
@@ -1454,6 +1543,13 @@ static void engine__record_event(engine_t *e, const cJSON *secret, int deleted) 
   if (!rel || !rel->owner) return;
   memo_t *m = memo_get(&e->memo, rel->owner);
   if (!m || m->state == MEMO_NONE) return;
+  if (m->bad_record) {
+    m->bad_record = 0;
+    m->state = MEMO_NONE;
+    if (!e->stopping) queue_add(&e->q, rel->owner);
+    return;
+  }
+  if (!cJSON_IsString(ver)) return;
   long long v = atoll(ver->valuestring);
   int deployed = cJSON_IsString(st) && !strcmp(st->valuestring, "deployed");
   if (v > m->revision || (v == m->revision && (deleted || !deployed))) {

@@ -53,7 +53,8 @@ typedef struct release_req_s {
   req_action_opts_t install, upgrade;
   bool force, cleanup_on_fail;
   long long rollback_to;    /* > 0: the desired state is this revision */
-  bool keep_history, uninstall_disable_hooks;
+  bool keep_history, uninstall_disable_hooks, uninstall_disable_wait;
+  long uninstall_timeout_ms; /* hooks and the wait for deletion; default timeout_ms */
   char *deletion_propagation; /* NULL: Background */
   bool test_enable, test_ignore_failures;
   char *service_account;

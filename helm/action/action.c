@@ -22,12 +22,15 @@
 
 #define ACT_CRD_WAIT_TRIES 40   /* kinds of new CRDs: mapped again every 250 ms, for up to 10 s */
 #define ACT_CRD_WAIT_MS 250
+#define ACT_CRD_ESTABLISH_MS 60000 /* Helm 4 waits this long for the CRDs it installs */
 #define ACT_MAX_RECORD_BYTES (1024 * 1024) /* a Secret's data limit */
 
 typedef struct act__doc_s {
   char *source, *api_version, *kind, *name, *ns; /* ns as written in the document ("" when none) */
   cJSON *obj;                                    /* to apply (ownership metadata added); NULL for old docs */
   cJSON *live;                                   /* its state as last seen (apply response, watch), when waited for */
+  char *created_uid;                             /* created by this action (it did not exist): its uid */
+  char *deleted_uid;                             /* uninstall: deleted by this action (waited for until gone) */
   int keep;                                      /* helm.sh/resource-policy: keep */
   char *group, *version, *resource;
   int namespaced, mapped;
@@ -81,7 +84,12 @@ typedef struct act__priv_s {
   uv_timer_t *wtimer;          /* the whole wait's deadline, and re-checks */
   int wtimer_pending, wtimed_out;
   act__step_t after_wait;
+  act__docs_t *wdocs;          /* what is waited for: the applied objects, or the CRDs from crds/ */
   int test_failed;             /* test: a test hook failed (the record is written first) */
+  int replacing;               /* the request in flight is a forced replace (or create) */
+  size_t ci;                   /* cleanupOnFail: the next object to delete */
+  char *del_uid;               /* uninstall: the uid of the object whose DELETE is in flight */
+  buf_t cerr;                  /* its failures */
 } act__priv_t;
 
 static void act__finish(act_t *a, int rc);
@@ -104,7 +112,7 @@ static void act__docs_free(act__docs_t *d) {
   for (size_t i = 0; i < d->n; i++) {
     act__doc_t *h = &d->v[i];
     free(h->source); free(h->api_version); free(h->kind); free(h->name); free(h->ns);
-    free(h->group); free(h->version); free(h->resource);
+    free(h->group); free(h->version); free(h->resource); free(h->created_uid); free(h->deleted_uid);
     cJSON_Delete(h->obj);
     cJSON_Delete(h->live);
   }
@@ -242,12 +250,65 @@ static void act__fail(act_t *a, const char *fmt, ...) {
   act__finish(a, -22);
 }
 
+/* cleanupOnFail (Helm's failRelease): after the failed record, the objects this upgrade created (that
+ * did not exist before it) are deleted, in the order they were applied; an object already gone is
+ * fine, any other failure is added to the upgrade's error as Helm reports it. */
+static void act__cleanup_next(act_t *a);
+
+static void act__cleanup_deleted(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->want.v[p->ci];
+  p->req = NULL;
+  if (!kube_response_ok(res) && res->status != 404 && res->status != 409) {
+    buf_t *e = &p->cerr;
+    buf_puts(e, e->len ? ", " : "");
+    buf_printf(e, "deleting %s \"%s\": %s", d->kind, d->name, res->errmsg ? res->errmsg : uv_strerror(res->err));
+  } else if (kube_response_ok(res)) {
+    a->deleted++;
+  }
+  p->ci++;
+  act__cleanup_next(a);
+}
+
+static void act__cleanup_next(act_t *a) {
+  act__priv_t *p = a->p;
+  for (; p->ci < p->want.n && !kube_client_is_closing(a->env->c); p->ci++) {
+    act__doc_t *d = &p->want.v[p->ci];
+    if (!d->created_uid) continue;
+    LOG_I("cleanup on fail: deleting an object the failed upgrade created", "release", a->log_key, "kind", d->kind,
+          "name", d->name);
+    kube_delete_opts_t o = {.propagation = "Background", .precondition_uid = d->created_uid, .grace_period_seconds = -1};
+    act__doc_path(a, d, a->ns);
+    if ((p->req = kube_delete_ex(a->env->c, p->path.data, &o, act__cleanup_deleted, a))) return;
+  }
+  if (p->cerr.len) {
+    buf_t e = BUF_INIT;
+    buf_printf(&e, "an error occurred while cleaning up resources. original upgrade error: %s: unable to cleanup "
+               "resources: %s", a->err.data ? a->err.data : "", p->cerr.data);
+    buf_free(&a->err);
+    a->err = e;
+  }
+  p->cb(a, p->data);
+}
+
+/* What follows a failure once it is recorded: the cleanup, or the callback. */
+static void act__after_failure(act_t *a) {
+  act__priv_t *p = a->p;
+  if (a->cleanup_on_fail && a->kind == ACT_UPGRADE && a->rc != UV_ECANCELED) {
+    p->ci = 0;
+    act__cleanup_next(a);
+    return;
+  }
+  p->cb(a, p->data);
+}
+
 static void act__record_failed_written(const kube_response_t *res, void *data) {
   act_t *a = data;
   a->p->req = NULL;
   if (!kube_response_ok(res))
     LOG_W("cannot record the failed release", "release", a->log_key, "error", res->errmsg ? res->errmsg : "");
-  a->p->cb(a, a->p->data);
+  act__after_failure(a);
 }
 
 /* Ends the action. A failure after the pending record was written records the release as failed,
@@ -273,7 +334,8 @@ static void act__finish(act_t *a, int rc) {
     free(body);
     if (p->req) return;
   }
-  p->cb(a, p->data);
+  if (rc) act__after_failure(a);
+  else p->cb(a, p->data);
 }
 
 /* An API failure: "<what>: <errmsg>". Returns -1 after finishing. */
@@ -576,12 +638,27 @@ static void act__write_pending(act_t *a) {
     rc = record_new(&in, a->version, st[a->kind == ACT_UPGRADE], a->kind == ACT_UPGRADE ? "Preparing upgrade"
                                                                                           : "Initial install underway",
                     a->nrecs ? &a->recs[0] : NULL, &a->next, &a->err);
+    /* Replacing is client-side apply to Helm 4 (it refuses --force-replace with server-side apply). */
+    if (!rc && a->force && a->kind == ACT_UPGRADE) {
+      char *m = strdup("csa");
+      if (!m) rc = -12;
+      else {
+        free(a->next.rel->apply_method);
+        a->next.rel->apply_method = m;
+      }
+    }
   }
   if (rc) {
     act__finish(a, rc);
     return;
   }
   a->have_next = true;
+  /* The record carries its owner as the listed ones do: a later write of it (the test results,
+   * a supersede) keeps the annotation. */
+  if (a->owner_uid && !a->next.owner_uid && !(a->next.owner_uid = strdup(a->owner_uid))) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
   char *body = record_secret_json(&a->next, a->storage_ns, !p->resume, a->owner_uid);
   buf_reset(&p->path);
   if (!body) {
@@ -618,19 +695,74 @@ static void act__prune_next(act_t *a);
 static void act__applied(const kube_response_t *res, void *data) {
   act_t *a = data;
   act__doc_t *d = &a->p->want.v[a->p->i];
+  int replaced = a->p->replacing;
+  a->p->replacing = 0;
   if (!kube_response_ok(res) && !a->p->cancelled && res->err != UV_ECANCELED) {
     a->p->req = NULL;
-    act__fail(a, "%s: applying %s \"%s\": %s", d->source, d->kind, d->name, res->errmsg ? res->errmsg : "");
+    if (replaced)
+      act__fail(a, "%s: replacing %s \"%s\": failed to replace object: %s", d->source, d->kind, d->name,
+                res->errmsg ? res->errmsg : "");
+    else act__fail(a, "%s: applying %s \"%s\": %s", d->source, d->kind, d->name, res->errmsg ? res->errmsg : "");
     return;
   }
   if (act__check(a, res, "applying")) return;
-  if (a->wait && ready_kind_needs_watch(d->group, d->kind, READY_WAIT)) {
+  int want_live = a->wait && ready_kind_needs_watch(d->group, d->kind, READY_WAIT);
+  /* 201: the apply (or forced create) made the object; Helm's "created" list is those. */
+  if (want_live || (res->status == 201 && a->cleanup_on_fail)) {
+    cJSON *live = cJSON_ParseWithLength(res->body, res->body_len);
+    const char *uid = act__str(cJSON_GetObjectItemCaseSensitive(live, "metadata"), "uid");
+    if (res->status == 201 && a->cleanup_on_fail && uid && !d->created_uid && !(d->created_uid = strdup(uid))) {
+      cJSON_Delete(live);
+      act__finish(a, UV_ENOMEM);
+      return;
+    }
     cJSON_Delete(d->live);
-    d->live = cJSON_ParseWithLength(res->body, res->body_len);
+    d->live = want_live ? live : NULL;
+    if (!want_live) cJSON_Delete(live);
   }
   a->applied++;
   a->p->i++;
   act__apply_next(a);
+}
+
+/* Force (Helm's --force-replace, which Helm 4 allows only with client-side apply): an object that
+ * exists is replaced whole (a PUT at its current resourceVersion, as Helm's helper.Replace), one that
+ * does not is created. A refused PUT fails the upgrade, as it does Helm's. */
+static void act__replace_got(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->want.v[p->i];
+  if (res->status != 404 && !kube_response_ok(res) && !p->cancelled && res->err != UV_ECANCELED) {
+    p->req = NULL;
+    act__fail(a, "%s: could not get information about the resource %s \"%s\": %s", d->source, d->kind, d->name,
+              res->errmsg ? res->errmsg : uv_strerror(res->err));
+    return;
+  }
+  if (res->status != 404 && act__check(a, res, "replacing")) return;
+  p->req = NULL;
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
+  const char *rv = NULL;
+  cJSON *live = res->status == 404 ? NULL : cJSON_ParseWithLength(res->body, res->body_len);
+  rv = act__str(cJSON_GetObjectItemCaseSensitive(live, "metadata"), "resourceVersion");
+  if (meta && rv) {
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
+    cJSON_AddStringToObject(meta, "resourceVersion", rv);
+  }
+  cJSON_Delete(live);
+  char *body = cJSON_PrintUnformatted(d->obj);
+  if (!body) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  buf_reset(&p->path);
+  const char *ns = act__doc_ns(d, a->ns);
+  kube_path(&p->path, d->group, d->version, d->resource, *ns ? ns : NULL, res->status == 404 ? NULL : d->name, NULL);
+  kube_query_add(&p->path, "fieldManager", a->env->field_manager);
+  kube_query_add(&p->path, "fieldValidation", "Strict");
+  p->replacing = 1;
+  act__sent(a, res->status == 404 ? kube_create(a->env->c, p->path.data, body, act__applied, a)
+                                  : kube_update(a->env->c, p->path.data, body, act__applied, a));
+  free(body);
 }
 
 static void act__apply_next(act_t *a) {
@@ -644,8 +776,12 @@ static void act__apply_next(act_t *a) {
   const char *ns = act__doc_ns(d, a->ns);
   cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
   if (*ns && meta && !cJSON_GetObjectItemCaseSensitive(meta, "namespace")) cJSON_AddStringToObject(meta, "namespace", ns);
-  char *body = cJSON_PrintUnformatted(d->obj);
   act__doc_path(a, d, a->ns);
+  if (a->force && a->kind == ACT_UPGRADE) {
+    act__sent(a, kube_get(a->env->c, p->path.data, act__replace_got, a));
+    return;
+  }
+  char *body = cJSON_PrintUnformatted(d->obj);
   if (!body) {
     act__finish(a, UV_ENOMEM);
     return;
@@ -681,7 +817,13 @@ static void act__deleted(const kube_response_t *res, void *data) {
   } else {
     if (act__check(a, res, "deleting")) return;
     a->deleted++;
+    if (a->p->del_uid) {
+      d->deleted_uid = a->p->del_uid;
+      a->p->del_uid = NULL;
+    }
   }
+  free(a->p->del_uid);
+  a->p->del_uid = NULL;
   a->p->i++;
   act__del_next(a);
 }
@@ -715,6 +857,8 @@ static void act__del_got(const kube_response_t *res, void *data) {
   buf_free(&why);
   kube_delete_opts_t o = {.propagation = a->propagation ? a->propagation : "Background",
                           .precondition_uid = cJSON_IsString(uid) ? uid->valuestring : NULL, .grace_period_seconds = -1};
+  free(p->del_uid);
+  p->del_uid = a->kind == ACT_UNINSTALL && a->wait && cJSON_IsString(uid) ? strdup(uid->valuestring) : NULL;
   act__doc_path(a, d, s->ns);
   LOG_I("deleting", "release", a->log_key, "kind", d->kind, "name", d->name, "namespace", act__doc_ns(d, s->ns));
   act__sent(a, kube_delete_ex(a->env->c, p->path.data, &o, act__deleted, a));
@@ -880,6 +1024,21 @@ static void act__wait_end(act_t *a, int failed) {
     uv_timer_stop(p->wtimer);
     p->wtimer_pending = 0;
   }
+  if (failed && p->wdocs == &p->crds) {
+    /* Helm's words, and the condition that says why (NamesAccepted or Established, False). */
+    const act__doc_t *d = &p->wdocs->v[p->wi < p->wdocs->n ? p->wi : 0];
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(d->live, "status"), *c;
+    buf_t why = BUF_INIT;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(st, "conditions")) {
+      const char *t = act__str(c, "type"), *cs = act__str(c, "status"), *r = act__str(c, "reason");
+      if (!why.len && t && cs && !strcmp(cs, "False") && (!strcmp(t, "NamesAccepted") || !strcmp(t, "Established")))
+        buf_printf(&why, " (condition %s=False, reason %s: %s)", t, r ? r : "", act__str(c, "message") ? act__str(c, "message") : "");
+    }
+    act__fail(a, "%s: CustomResourceDefinition \"%s\" is not established: %s%s%s", d->source, d->name,
+              p->herr.data ? p->herr.data : "", why.data ? why.data : "", p->wtimed_out ? ": context deadline exceeded" : "");
+    buf_free(&why);
+    return;
+  }
   if (failed) {
     act__fail(a, "wait for readiness: %s", p->herr.data ? p->herr.data : "");
     return;
@@ -890,7 +1049,7 @@ static void act__wait_end(act_t *a, int failed) {
 /* Judges the object being waited for; moves on when it is ready. */
 static void act__wait_check(act_t *a) {
   act__priv_t *p = a->p;
-  act__doc_t *d = &p->want.v[p->wi];
+  act__doc_t *d = &p->wdocs->v[p->wi];
   int64_t recheck;
   int v = act__judge(a, d, &p->herr, &recheck);
   if (v == 0 && !p->wtimed_out) return; /* the next event (or the re-check) decides */
@@ -911,7 +1070,7 @@ static void act__wait_check(act_t *a) {
 static void act__wait_event(kube_watch_t *w, const char *type, cJSON *obj, void *data) {
   act_t *a = data;
   act__priv_t *p = a->p;
-  act__doc_t *d = &p->want.v[p->wi];
+  act__doc_t *d = &p->wdocs->v[p->wi];
   if (strcmp(type, "ADDED") && strcmp(type, "MODIFIED")) return;
   cJSON_Delete(d->live);
   d->live = kube_watch_take_object(w);
@@ -934,7 +1093,7 @@ static void act__wait_watch_end(kube_watch_t *w, const kube_response_t *res, voi
     act__finish(a, UV_ECANCELED);
     return;
   }
-  act__doc_t *d = &p->want.v[p->wi];
+  act__doc_t *d = &p->wdocs->v[p->wi];
   int64_t recheck;
   int v = act__judge(a, d, &p->herr, &recheck);
   if (v == 1 && !p->wtimed_out) {
@@ -949,7 +1108,7 @@ static void act__wait_watch_end(kube_watch_t *w, const kube_response_t *res, voi
 
 static void act__wait_watch(act_t *a) {
   act__priv_t *p = a->p;
-  p->watch = act__watch_object(a, &p->want.v[p->wi], act__wait_event, act__wait_watch_end);
+  p->watch = act__watch_object(a, &p->wdocs->v[p->wi], act__wait_event, act__wait_watch_end);
   if (!p->watch) {
     buf_reset(&p->herr);
     buf_puts(&p->herr, "cannot start a watch");
@@ -962,7 +1121,7 @@ static void act__wait_deadline(uv_timer_t *t) {
   act__priv_t *p = a->p;
   p->wtimer_pending = 0;
   p->wtimed_out = 1;
-  act__doc_t *d = &p->want.v[p->wi];
+  act__doc_t *d = &p->wdocs->v[p->wi];
   int64_t recheck;
   act__judge(a, d, &p->herr, &recheck);
   if (!p->herr.len) buf_printf(&p->herr, "resource %s/%s/%s not ready", d->kind, act__doc_ns(d, a->ns), d->name);
@@ -981,8 +1140,8 @@ static void act__wait_next(act_t *a) {
     act__finish(a, UV_ECANCELED);
     return;
   }
-  for (; p->wi < p->want.n; p->wi++) {
-    act__doc_t *d = &p->want.v[p->wi];
+  for (; p->wi < p->wdocs->n; p->wi++) {
+    act__doc_t *d = &p->wdocs->v[p->wi];
     if (!d->live) continue;
     int64_t recheck;
     int v = act__judge(a, d, &p->herr, &recheck);
@@ -997,13 +1156,10 @@ static void act__wait_next(act_t *a) {
   act__wait_end(a, 0);
 }
 
-static void act__wait(act_t *a, act__step_t then) {
+static void act__wait_docs(act_t *a, act__docs_t *docs, uint64_t timeout_ms, act__step_t then) {
   act__priv_t *p = a->p;
   p->after_wait = then;
-  if (!a->wait) {
-    then(a);
-    return;
-  }
+  p->wdocs = docs;
   if (!act__timer(a, &p->wtimer)) {
     act__finish(a, UV_ENOMEM);
     return;
@@ -1011,8 +1167,16 @@ static void act__wait(act_t *a, act__step_t then) {
   p->wi = 0;
   p->wtimed_out = 0;
   p->wtimer_pending = 1;
-  uv_timer_start(p->wtimer, act__wait_deadline, a->timeout_ms ? a->timeout_ms : 300000, 0);
+  uv_timer_start(p->wtimer, act__wait_deadline, timeout_ms, 0);
   act__wait_next(a);
+}
+
+static void act__wait(act_t *a, act__step_t then) {
+  if (!a->wait) {
+    then(a);
+    return;
+  }
+  act__wait_docs(a, &a->p->want, a->timeout_ms ? a->timeout_ms : 300000, then);
 }
 
 /* ---- hooks (Helm's execHook) ---- */
@@ -1409,6 +1573,8 @@ static void act__crd_done(const kube_response_t *res, void *data) {
     return;
   }
   if (act__check(a, res, "applying a CRD")) return;
+  cJSON_Delete(d->live);
+  d->live = cJSON_ParseWithLength(res->body, res->body_len); /* waited for until established */
   a->p->crds_applied = 1;
   a->p->i++;
   act__crd_next(a);
@@ -1436,11 +1602,16 @@ static void act__crd_got(const kube_response_t *res, void *data) {
 
 static void act__after_crds(act_t *a);
 
+static void act__wait_docs(act_t *a, act__docs_t *docs, uint64_t timeout_ms, act__step_t then);
+
 static void act__crd_next(act_t *a) {
   act__priv_t *p = a->p;
   if (p->i >= p->crds.n) {
     p->i = 0;
-    act__after_crds(a);
+    /* The CRDs applied are waited for until established (kstatus), whatever the release's wait,
+     * for Helm's 60 s, before anything that may use them. */
+    if (p->crds_applied) act__wait_docs(a, &p->crds, ACT_CRD_ESTABLISH_MS, act__after_crds);
+    else act__after_crds(a);
     return;
   }
   act__doc_t *d = &p->crds.v[p->i];
@@ -1562,8 +1733,169 @@ static void act__post_delete(act_t *a) {
   act__hooks(a, a->p->latest ? a->p->latest->rel : NULL, "post-delete", act__records_delete_next);
 }
 
+/* ---- uninstall: wait until the deleted objects are gone (Helm's WaitForDelete) ----
+ * One object at a time: a GET (gone already: next), then a watch from its resourceVersion until it
+ * is DELETED (or replaced by another object of the name), all within the uninstall's timeout. On
+ * timeout the uninstall fails before the records are touched, so the next attempt uninstalls
+ * again; the message names the object as Helm does. */
+static void act__gone_next(act_t *a);
+
+static void act__gone_timer_stop(act_t *a) {
+  if (a->p->wtimer_pending) {
+    uv_timer_stop(a->p->wtimer);
+    a->p->wtimer_pending = 0;
+  }
+}
+
+static void act__gone_failed(act_t *a) {
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->old.v[p->wi];
+  act__gone_timer_stop(a);
+  ready_result_t r = {0};
+  buf_t m = BUF_INIT, msg = BUF_INIT;
+  if (!d->live || ready_compute(d->live, READY_WAIT, (int64_t)time(NULL), &r, &m)) r.status = READY_UNKNOWN;
+  ready_describe_undeleted(d->kind, act__doc_ns(d, p->old_ns), d->name, r.status, m.data ? m.data : "", &msg);
+  act__fail(a, "uninstall: the release's objects were not deleted within %llus: %s: context deadline exceeded",
+            (unsigned long long)(a->timeout_ms ? a->timeout_ms : 300000) / 1000, msg.data ? msg.data : "");
+  buf_free(&m);
+  buf_free(&msg);
+}
+
+static void act__gone_event(kube_watch_t *w, const char *type, cJSON *obj, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->old.v[p->wi];
+  if (!d->deleted_uid) return;
+  const char *uid = act__str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "uid");
+  if (!strcmp(type, "DELETED") || (uid && strcmp(uid, d->deleted_uid))) {
+    free(d->deleted_uid); /* gone */
+    d->deleted_uid = NULL;
+  } else if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
+    cJSON_Delete(d->live);
+    d->live = kube_watch_take_object(w);
+    return;
+  } else {
+    return;
+  }
+  if (p->watch) {
+    kube_watch_t *x = p->watch;
+    p->watch = NULL;
+    kube_watch_stop(x); /* its end callback moves on */
+  }
+}
+
+static void act__gone_watch_end(kube_watch_t *w, const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  if (p->watch == w) p->watch = NULL;
+  if (p->cancelled) {
+    act__gone_timer_stop(a);
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  act__doc_t *d = &p->old.v[p->wi];
+  if (d->deleted_uid && p->wtimed_out) {
+    act__gone_failed(a);
+    return;
+  }
+  if (!d->deleted_uid) p->wi++;
+  act__gone_next(a); /* gone: the next one; the stream ended early: read it again */
+}
+
+static void act__gone_got(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->old.v[p->wi];
+  p->req = NULL;
+  if (p->cancelled || res->err == UV_ECANCELED) {
+    act__gone_timer_stop(a);
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  cJSON *obj = res->status == 200 ? cJSON_ParseWithLength(res->body, res->body_len) : NULL;
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+  const char *uid = act__str(meta, "uid"), *rv = act__str(meta, "resourceVersion");
+  if (res->status == 404 || (uid && strcmp(uid, d->deleted_uid))) {
+    cJSON_Delete(obj);
+    free(d->deleted_uid);
+    d->deleted_uid = NULL;
+    p->wi++;
+    act__gone_next(a);
+    return;
+  }
+  if (!kube_response_ok(res) || !obj) {
+    cJSON_Delete(obj);
+    act__gone_timer_stop(a);
+    act__fail(a, "uninstall: waiting for %s \"%s\" to be deleted: %s", d->kind, d->name,
+              res->errmsg ? res->errmsg : "unreadable response");
+    return;
+  }
+  cJSON_Delete(d->live);
+  d->live = obj;
+  if (p->wtimed_out) {
+    act__gone_failed(a);
+    return;
+  }
+  buf_t q = BUF_INIT, sel = BUF_INIT;
+  const char *n = act__doc_ns(d, p->old_ns);
+  kube_path(&q, d->group, d->version, d->resource, *n ? n : NULL, NULL, NULL);
+  buf_printf(&sel, "metadata.name=%s", d->name);
+  kube_query_add(&q, "fieldSelector", sel.data);
+  kube_query_add(&q, "watch", "1");
+  if (rv) kube_query_add(&q, "resourceVersion", rv);
+  p->watch = q.data && sel.data ? kube_watch_start(a->env->c, q.data, act__gone_event, act__gone_watch_end, a) : NULL;
+  buf_free(&q);
+  buf_free(&sel);
+  if (!p->watch) {
+    act__gone_timer_stop(a);
+    act__fail(a, "uninstall: cannot watch %s \"%s\"", d->kind, d->name);
+  }
+}
+
+static void act__gone_deadline(uv_timer_t *t) {
+  act_t *a = t->data;
+  act__priv_t *p = a->p;
+  p->wtimer_pending = 0;
+  p->wtimed_out = 1;
+  if (p->watch) {
+    kube_watch_t *w = p->watch;
+    p->watch = NULL;
+    kube_watch_stop(w); /* its end callback reports the object */
+  } /* else a GET is in flight: its callback sees the deadline */
+}
+
+static void act__gone_next(act_t *a) {
+  act__priv_t *p = a->p;
+  while (p->wi < p->old.n && !p->old.v[p->wi].deleted_uid) p->wi++;
+  if (p->wi >= p->old.n) {
+    act__gone_timer_stop(a);
+    p->after_wait(a);
+    return;
+  }
+  act__doc_path(a, &p->old.v[p->wi], p->old_ns);
+  act__sent(a, kube_get(a->env->c, p->path.data, act__gone_got, a));
+}
+
+static void act__uninstall_wait(act_t *a) {
+  act__priv_t *p = a->p;
+  p->after_wait = act__post_delete;
+  p->wi = 0;
+  p->wtimed_out = 0;
+  if (!a->wait) {
+    act__post_delete(a);
+    return;
+  }
+  if (!act__timer(a, &p->wtimer)) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  p->wtimer_pending = 1;
+  uv_timer_start(p->wtimer, act__gone_deadline, a->timeout_ms ? a->timeout_ms : 300000, 0);
+  act__gone_next(a);
+}
+
 static void act__uninstall_objects(act_t *a) {
-  act__delete_docs(a, &a->p->old, a->p->old_ns, NULL, "uninstall", act__post_delete);
+  act__delete_docs(a, &a->p->old, a->p->old_ns, NULL, "uninstall", act__uninstall_wait);
 }
 
 static void act__uninstall_mapped(act_t *a) {
@@ -1761,6 +2093,8 @@ void act_free(act_t *a) {
     act__docs_free(&p->hdocs);
     free(p->hooks);
     buf_free(&p->herr);
+    buf_free(&p->cerr);
+    free(p->del_uid);
     if (p->htimer) uv_close((uv_handle_t *)p->htimer, act__timer_closed);
     if (p->wtimer) uv_close((uv_handle_t *)p->wtimer, act__timer_closed);
     buf_free(&p->path);

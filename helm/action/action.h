@@ -50,8 +50,12 @@ struct act_s {
   bool keep_history;                            /* uninstall: keep the records, marked uninstalled */
   const char *propagation;                      /* uninstall and prune: NULL for Background */
   bool disable_hooks;                           /* Helm's --no-hooks: hooks are stored, not run */
-  bool wait;                                    /* install/upgrade/rollback: wait until every object is ready */
-  uint64_t timeout_ms;                          /* each hook's wait, and the wait for readiness; 0: 5 min */
+  bool wait;                                    /* install/upgrade/rollback: wait until every object is ready;
+                                                   uninstall: until every object deleted is gone */
+  bool force;                                   /* upgrade: replace objects (PUT) instead of applying them, as
+                                                   helm upgrade --force-replace --server-side=false; recorded csa */
+  bool cleanup_on_fail;                         /* upgrade: a failure deletes the objects it created */
+  uint64_t timeout_ms;                          /* each hook's wait, and the wait for readiness (or deletion); 0: 5 min */
   record_t *recs;                               /* the observed records, oldest first */
   size_t nrecs;
   /* install, upgrade: */

@@ -13,10 +13,37 @@ int record_from_secret(const cJSON *secret, record_t *out, buf_t *err) {
   release_t *rel = NULL;
   const cJSON *meta = cJSON_GetObjectItemCaseSensitive(secret, "metadata");
   const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+  const char *sname = cJSON_IsString(name) ? name->valuestring : "release secret";
+  /* Another storage format (a newer Helm's) is not read as if it were this one. */
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(secret, "type");
+  if (cJSON_IsString(type) && strcmp(type->valuestring, "helm.sh/release.v1")) {
+    buf_printf(err, "%s: storage format \"%s\" is not helm.sh/release.v1 (written by a newer Helm?)", sname,
+               type->valuestring);
+    return -22;
+  }
   int rc = release_secret_decode(secret, 0, &rel, e, sizeof e);
   if (rc) {
-    buf_printf(err, "%s: %s", cJSON_IsString(name) ? name->valuestring : "release secret", e);
+    buf_printf(err, "%s: %s", sname, e);
     return rc;
+  }
+  /* What this version of the format cannot hold: a record a newer Helm wrote, or a damaged one. */
+  size_t before = err->len;
+  const release_metadata_t *cm = rel->chart ? rel->chart->metadata : NULL;
+  const cJSON *lv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "labels"), "version");
+  if (rel->apply_method && *rel->apply_method && strcmp(rel->apply_method, "ssa") && strcmp(rel->apply_method, "csa"))
+    buf_printf(err, "%s: apply_method \"%s\" is neither ssa nor csa (written by a newer Helm?)", sname, rel->apply_method);
+  else if (cm && cm->api_version && *cm->api_version && strcmp(cm->api_version, "v1") && strcmp(cm->api_version, "v2"))
+    buf_printf(err, "%s: chart apiVersion \"%s\" is not v1 or v2 (written by a newer Helm?)", sname, cm->api_version);
+  else if (rel->version < 1)
+    buf_printf(err, "%s: the release has no revision number (version %lld)", sname, (long long)rel->version);
+  else if (!rel->info || !rel->info->status || !*rel->info->status)
+    buf_printf(err, "%s: the release has no status", sname);
+  else if (cJSON_IsString(lv) && strtoll(lv->valuestring, NULL, 10) != rel->version)
+    buf_printf(err, "%s: label version=%s but the record is revision %lld", sname, lv->valuestring,
+               (long long)rel->version);
+  if (err->len > before) {
+    release_free(rel);
+    return -22;
   }
   out->rel = rel;
   out->version = rel->version;

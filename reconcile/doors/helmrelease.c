@@ -384,10 +384,6 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
   if ((rc = hr__bool(up, "force", "spec.upgrade", &r->force, err)) ||
       (rc = hr__bool(up, "cleanupOnFail", "spec.upgrade", &r->cleanup_on_fail, err)))
     return rc;
-  if (r->force || r->cleanup_on_fail) {
-    buf_printf(err, "spec.upgrade.%s: not supported by this rudder version", r->force ? "force" : "cleanupOnFail");
-    return -95;
-  }
   if (r->install.strategy == REQ_REMEDIATE_ROLLBACK) {
     buf_puts(err, "spec.install.remediation.strategy: a failed install can only be remediated by uninstall");
     return -22;
@@ -405,8 +401,19 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
   }
   const cJSON *un = hr__obj(spec, "uninstall");
   if ((rc = hr__bool(un, "keepHistory", "spec.uninstall", &r->keep_history, err)) ||
-      (rc = hr__bool(un, "disableHooks", "spec.uninstall", &r->uninstall_disable_hooks, err)))
+      (rc = hr__bool(un, "disableHooks", "spec.uninstall", &r->uninstall_disable_hooks, err)) ||
+      (rc = hr__bool(un, "disableWait", "spec.uninstall", &r->uninstall_disable_wait, err)))
     return rc;
+  r->uninstall_timeout_ms = r->timeout_ms;
+  const char *ut = hr__str(un, "timeout");
+  if (ut) {
+    long ms = req_duration_ms(ut);
+    if (ms < 1000) {
+      buf_printf(err, "spec.uninstall.timeout: \"%s\" is not a duration of at least 1s like 5m", ut);
+      return -22;
+    }
+    r->uninstall_timeout_ms = ms;
+  }
   const char *dp = hr__str(un, "deletionPropagation");
   if (dp) {
     static const char *const pol[][2] = {{"background", "Background"}, {"foreground", "Foreground"}, {"orphan", "Orphan"}};
@@ -493,8 +500,17 @@ static char *hr_status_patch(const release_outcome_t *o) {
   char now[32];
   cond_now_rfc3339(now);
   cJSON *st = cJSON_CreateObject();
-  cJSON_AddNumberToObject(st, "observedGeneration", (double)r->generation);
   cJSON *conds = r->conditions ? cJSON_Duplicate(r->conditions, 1) : NULL;
+  if (o->progressing) { /* kstatus reads Reconciling=True as in progress; the outcome removes it */
+    conds = cond_set(conds, r->conditions, "Reconciling", "True", "Progressing", o->progressing, r->generation, now);
+    cJSON_AddItemToObject(st, "conditions", conds);
+    cJSON *patch = cJSON_CreateObject();
+    cJSON_AddItemToObject(patch, "status", st);
+    char *body = cJSON_PrintUnformatted(patch);
+    cJSON_Delete(patch);
+    return body;
+  }
+  cJSON_AddNumberToObject(st, "observedGeneration", (double)r->generation);
   conds = cond_set(conds, r->conditions, "Ready", o->ready, o->reason, o->message, r->generation, now);
   if (o->released) conds = cond_set(conds, r->conditions, "Released", o->released, o->reason, o->message, r->generation, now);
   if (o->remediated)

@@ -113,8 +113,12 @@ static void test_errors(void) {
      -22, "spec.install.remediation.strategy: a failed install can only be remediated by uninstall"},
     {"{\"rollback\":{\"toRevision\":0},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
      "spec.rollback.toRevision: must be a revision number (1 or more)"},
-    {"{\"upgrade\":{\"force\":true},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -95,
-     "spec.upgrade.force: not supported by this rudder version"},
+    {"{\"uninstall\":{\"timeout\":\"10ms\"},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
+     "spec.uninstall.timeout: \"10ms\" is not a duration of at least 1s like 5m"},
+    {"{\"uninstall\":{\"disableWait\":\"no\"},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
+     "spec.uninstall.disableWait: must be true or false"},
+    {"{\"upgrade\":{\"cleanupOnFail\":1},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
+     "spec.upgrade.cleanupOnFail: must be true or false"},
     {"{\"upgrade\":{\"force\":\"yes\"},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
      "spec.upgrade.force: must be true or false"},
     {"{\"interval\":\"soon\",\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
@@ -168,8 +172,8 @@ static void test_options(void) {
   buf_t err = BUF_INIT;
   int rc = parse("{" META ",\"spec\":{\"install\":{\"crds\":\"Skip\",\"disableHooks\":true,\"takeOwnership\":true,"
                  "\"remediation\":{\"retries\":3}},\"upgrade\":{"
-                 "\"remediation\":{\"retries\":-1,\"strategy\":\"uninstall\",\"remediateLastFailure\":true}},"
-                 "\"rollback\":{\"toRevision\":2},\"uninstall\":{\"keepHistory\":true,\"deletionPropagation\":\"foreground\"},"
+                 "\"force\":true,\"cleanupOnFail\":true,\"remediation\":{\"retries\":-1,\"strategy\":\"uninstall\",\"remediateLastFailure\":true}},"
+                 "\"rollback\":{\"toRevision\":2},\"uninstall\":{\"keepHistory\":true,\"deletionPropagation\":\"foreground\",\"disableWait\":true},"
                  "\"timeout\":\"90s\",\"chart\":{\"inline\":{\"templates\":{\"b.yaml\":\"b\",\"a.yaml\":\"a\"}}}}}",
                  &s, &err);
   CHECK_EQ_INT(rc, 0);
@@ -177,13 +181,15 @@ static void test_options(void) {
   CHECK(s.install.disable_hooks && s.install.take_ownership);
   CHECK_EQ_INT(s.install.retries, 3);
   CHECK_EQ_INT(s.install.strategy, REQ_REMEDIATE_UNINSTALL);
-  CHECK(!s.force && !s.cleanup_on_fail && s.upgrade.remediate_last);
+  CHECK(s.force && s.cleanup_on_fail && s.upgrade.remediate_last);
   CHECK_EQ_INT(s.upgrade.retries, -1);
   CHECK_EQ_INT(s.upgrade.strategy, REQ_REMEDIATE_UNINSTALL);
   CHECK_EQ_INT(s.rollback_to, 2);
   CHECK(s.keep_history);
   CHECK_EQ_STR(s.deletion_propagation, "Foreground");
   CHECK_EQ_INT(s.timeout_ms, 90000);
+  CHECK_EQ_INT(s.uninstall_timeout_ms, 90000); /* spec.timeout unless set */
+  CHECK(s.uninstall_disable_wait);
   /* templates are loaded in name order, as Helm reads a directory */
   CHECK_EQ_INT(s.chart->ntemplates, 2);
   CHECK_EQ_STR(s.chart->templates[0].name, "templates/a.yaml");

@@ -25,6 +25,9 @@
 #define REC(v) SECRETS_PATH "/sh.helm.release.v1.web.v" #v
 #define CM(n) "/api/v1/namespaces/" NS "/configmaps/" n
 #define FINALIZER "rudder.dev/finalizer"
+/* Bodies of the status writes: the outcome, and the progress report written before each action. */
+#define FINAL_STATUS "{\"status\":{\"observedGeneration\""
+#define PROGRESS "\"type\":\"Reconciling\",\"status\":\"True\""
 
 static uv_loop_t loop;
 static fk_t fk;
@@ -359,7 +362,9 @@ static void test_install(void) {
   CHECK_EQ_INT(fk_count(&fk, "PUT", REC(1)), 1);           /* deployed */
   CHECK_EQ_INT(fk_count(&fk, "PATCH", CM("web-a")), 1);    /* applied */
   CHECK_EQ_INT(fk_count(&fk, "GET", CM("web-a")), 1);      /* ownership of a new object */
-  CHECK_EQ_INT(fk_count(&fk, "PATCH", HR_STATUS_PATH), 1); /* status */
+  CHECK_EQ_INT(fk_count(&fk, "PATCH", HR_STATUS_PATH), 2); /* Reconciling, then the outcome */
+  CHECK_EQ_INT(fk_body_seen(&fk, "PATCH", HR_STATUS_PATH, PROGRESS), 1);
+  CHECK(hr_cond("Reconciling") == NULL);
   CHECK_EQ_INT(stats().actions, 1);
   CHECK_EQ_INT(stats().renders, 1);
   finish();
@@ -404,6 +409,70 @@ static void test_upgrade(void) {
   CHECK_EQ_INT(fk_count_from(&fk, m, "PUT", REC(1)), 1);
   CHECK_EQ_INT(fk_count_from(&fk, m, "PUT", REC(2)), 1);
   CHECK_EQ_INT(hr_num("status", "lastAppliedRevision"), 2);
+  finish();
+}
+
+/* ---- Reconciling: True (Progressing, the action and its timeout) while an action runs ---- */
+
+static void test_reconciling(void) {
+  setup();
+  fk_rule_t *slow = fk_inject(&fk, "PATCH", CM("web-a"), FK_DELAY, 1);
+  slow->delay_ms = 400;
+  hr_create("1", 0, NULL);
+  engine_up();
+  CHECK(WAIT(!strcmp(cond_str("Reconciling", "status"), "True"), 5000));
+  CHECK_EQ_STR(cond_str("Reconciling", "reason"), "Progressing");
+  CHECK_EQ_STR(cond_str("Reconciling", "message"), "Running 'install' action with timeout of 5m0s");
+  CHECK(converge("InstallSucceeded"));
+  CHECK(hr_cond("Reconciling") == NULL); /* removed when the reconcile ends */
+  /* an upgrade with its own timeout */
+  size_t m = fk_mark(&fk);
+  slow = fk_inject(&fk, "PATCH", CM("web-a"), FK_DELAY, 1);
+  slow->delay_ms = 400;
+  hr_set_spec("2", 0, ",\"timeout\":\"90s\"");
+  CHECK(WAIT(!strcmp(cond_str("Reconciling", "message"), "Running 'upgrade' action with timeout of 1m30s"), 5000));
+  CHECK(converge("UpgradeSucceeded"));
+  CHECK(hr_cond("Reconciling") == NULL);
+  CHECK_EQ_INT(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, PROGRESS), 1);
+  /* a failed upgrade remediated by rollback reports each action */
+  m = fk_mark(&fk);
+  fk_inject_error(&fk, "PATCH", CM("web-a"), 1, 422, "Invalid", "injected by the test");
+  hr_set_spec("3", 0, ",\"upgrade\":{\"remediation\":{\"retries\":1}}");
+  CHECK(converge("UpgradeSucceeded"));
+  CHECK(fk_body_seen_from(&fk, m, "PATCH", HR_STATUS_PATH, "Running 'rollback' action with timeout of 5m0s") >= 1);
+  CHECK(hr_cond("Reconciling") == NULL);
+  finish();
+}
+
+/* ---- tests after an install: the record rewritten with their results keeps its owner ---- */
+
+static void test_tested_then_upgrade(void) {
+  setup();
+  cJSON *hrj = cJSON_Parse("{\"apiVersion\":\"rudder.dev/v1alpha1\",\"kind\":\"HelmRelease\",\"metadata\":{\"name\":\"web\","
+                           "\"namespace\":\"" NS "\"},\"spec\":{\"test\":{\"enable\":true},\"values\":{\"v\":\"1\"},"
+                           "\"chart\":{\"inline\":{\"chartName\":\"web\",\"templates\":{}}}}}");
+  cJSON *tpls = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(hrj, "spec"), "chart"),
+                                                        "inline"), "templates");
+  cJSON_AddStringToObject(tpls, "a.yaml", tpl_a);
+  cJSON_AddStringToObject(tpls, "t.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-test\n  annotations:\n"
+                                          "    helm.sh/hook: test\ndata:\n  k: v\n");
+  char *body = cJSON_PrintUnformatted(hrj);
+  cJSON_Delete(hrj);
+  CHECK_EQ_INT(fk_put(&fk, HR_GV, "helmreleases", NS, body), 201);
+  free(body);
+  engine_up();
+  CHECK(converge("TestSucceeded"));
+  recs_t r;
+  recs_load(&r);
+  CHECK_EQ_STR(r.summary, "1:deployed");
+  if (r.n) CHECK_EQ_STR(r.v[0].owner_uid, hr_uid()); /* the tests' write kept the owner annotation */
+  if (r.n && r.v[0].rel->nhooks) CHECK_EQ_STR(r.v[0].rel->hooks[0].phase, "Succeeded");
+  recs_free(&r);
+  /* so the next upgrade is rudder's own release, not one "made outside rudder" */
+  hr_set_spec("2", 0, ",\"test\":{\"enable\":true}");
+  CHECK(converge(NULL));
+  CHECK_EQ_STR(recs_summary(), "1:superseded 2:deployed");
+  CHECK_EQ_STR(cm_value("web-a"), "2");
   finish();
 }
 
@@ -455,6 +524,7 @@ static void test_record_write_failures(void) {
 static void test_status_write_lost(void) {
   setup();
   fk_rule_t *rule = fk_inject_error(&fk, "PATCH", HR_STATUS_PATH, 1, 500, "InternalError", "injected by the test");
+  snprintf(rule->body_has, sizeof rule->body_has, "%s", FINAL_STATUS);
   hr_create("1", 0, NULL);
   engine_up();
   CHECK(WAIT(rule->hits == 1, 5000));
@@ -478,6 +548,7 @@ static void run_step_fail(const step_fail_t *t) {
   fk_rule_t *rule = fk_inject_error(&fk, t->method, t->path, times, t->status,
                                     t->status == 409 ? "AlreadyExists" : t->status == 422 ? "Invalid" : "InternalError",
                                     "injected by the test");
+  if (!strcmp(t->path, HR_STATUS_PATH)) snprintf(rule->body_has, sizeof rule->body_has, "%s", FINAL_STATUS);
   if (t->upgrade) hr_set_spec("2", 0, NULL);
   else {
     hr_create("1", 1, NULL);
@@ -802,31 +873,34 @@ typedef struct step_s {
   int upgrade;
   const char *method, *path;
   unsigned shared; /* modes (1 << CANCEL_*) whose next attempt shares the held request (SHARED_FETCH) */
+  const char *body; /* the held request's body contains this (NULL: any) */
 } step_t;
 
 enum { CANCEL_SPEC = 0, CANCEL_DELETE, CANCEL_STOP };
 #define SHARED_FETCH (1u << CANCEL_SPEC) /* the next attempt waits on a held look-up it shares */
 
 static const step_t steps[] = {
-    {"finalizer", 0, "PATCH", HR_PATH, 0},
-    {"list", 0, "GET", SECRETS_PATH, 0},
-    {"ownership get", 0, "GET", CM("web-a"), 0},
-    {"record create", 0, "POST", SECRETS_PATH, 0},
-    {"apply", 0, "PATCH", CM("web-a"), 0},
-    {"mark deployed", 0, "PUT", REC(1), 0},
-    {"status", 0, "PATCH", HR_STATUS_PATH, 0},
-    {"list", 1, "GET", SECRETS_PATH, 0},
-    {"record create", 1, "POST", SECRETS_PATH, 0},
-    {"apply", 1, "PATCH", CM("web-a"), 0},
-    {"prune get", 1, "GET", CM("web-b"), 0},
-    {"prune delete", 1, "DELETE", CM("web-b"), 0},
-    {"supersede", 1, "PUT", REC(1), 0},
-    {"mark deployed", 1, "PUT", REC(2), 0},
-    {"status", 1, "PATCH", HR_STATUS_PATH, 0},
-    {"server version", 0, "GET", "/version", 0},
+    {"finalizer", 0, "PATCH", HR_PATH, 0, NULL},
+    {"list", 0, "GET", SECRETS_PATH, 0, NULL},
+    {"ownership get", 0, "GET", CM("web-a"), 0, NULL},
+    {"record create", 0, "POST", SECRETS_PATH, 0, NULL},
+    {"apply", 0, "PATCH", CM("web-a"), 0, NULL},
+    {"mark deployed", 0, "PUT", REC(1), 0, NULL},
+    {"progress", 0, "PATCH", HR_STATUS_PATH, 0, PROGRESS},
+    {"status", 0, "PATCH", HR_STATUS_PATH, 0, FINAL_STATUS},
+    {"list", 1, "GET", SECRETS_PATH, 0, NULL},
+    {"record create", 1, "POST", SECRETS_PATH, 0, NULL},
+    {"apply", 1, "PATCH", CM("web-a"), 0, NULL},
+    {"prune get", 1, "GET", CM("web-b"), 0, NULL},
+    {"prune delete", 1, "DELETE", CM("web-b"), 0, NULL},
+    {"supersede", 1, "PUT", REC(1), 0, NULL},
+    {"mark deployed", 1, "PUT", REC(2), 0, NULL},
+    {"progress", 1, "PATCH", HR_STATUS_PATH, 0, PROGRESS},
+    {"status", 1, "PATCH", HR_STATUS_PATH, 0, FINAL_STATUS},
+    {"server version", 0, "GET", "/version", 0, NULL},
     /* Discovery fetches one group-version once for every caller: after a spec change the next
      * attempt waits on the same held fetch, and converges when the client's timeout ends it. */
-    {"kind mapping", 0, "GET", "/api/v1", SHARED_FETCH},
+    {"kind mapping", 0, "GET", "/api/v1", SHARED_FETCH, NULL},
 };
 
 static const char *const cancel_names[] = {"spec change", "deletion", "engine_stop"};
@@ -850,6 +924,7 @@ static void run_cancel(const step_t *st, int mode) {
   else setup();
   size_t m = fk_mark(&fk);
   fk_rule_t *rule = fk_inject(&fk, st->method, st->path, FK_HANG, 1);
+  if (st->body) snprintf(rule->body_has, sizeof rule->body_has, "%s", st->body);
   if (st->upgrade) hr_set_spec("2", 0, NULL);
   else {
     hr_create("1", 1, NULL);
@@ -1088,6 +1163,8 @@ static const tcase_t cases[] = {
     {"install", test_install, 0},
     {"in_sync", test_in_sync, 0},
     {"upgrade", test_upgrade, 0},
+    {"reconciling", test_reconciling, 0},
+    {"tested_then_upgrade", test_tested_then_upgrade, 0},
     {"step_failures", test_step_failures, 0},
     {"backoff", test_backoff, 0},
     {"locked_other_young", test_locked_other_young, 0},
