@@ -83,7 +83,23 @@ static void ctl__engine_stopped(void *data) {
   c->nengines = 0;
   c->repos = NULL;
   if (!c->stopping) return; /* leadership lost: wait to lead again (or for a signal) */
-  /* Every reconcile is gone: nothing holds a chart any more. */
+  /* Every reconcile is gone: nothing holds a chart any more. What the sources cost, for the
+   * benchmarks: downloads, index fetches, charts loaded in memory. */
+  if (c->source) {
+    source_stats_t ss = source_get_stats(c->source);
+    chart_cache_stats_t cs = chart_cache_stats(c->charts);
+    char v[10][24];
+    snprintf(v[0], sizeof v[0], "%llu", (unsigned long long)ss.index_fetches);
+    snprintf(v[1], sizeof v[1], "%llu", (unsigned long long)ss.index_not_modified);
+    snprintf(v[2], sizeof v[2], "%llu", (unsigned long long)ss.downloads);
+    snprintf(v[3], sizeof v[3], "%llu", (unsigned long long)ss.disk_hits);
+    snprintf(v[4], sizeof v[4], "%llu", (unsigned long long)ss.memory_hits);
+    snprintf(v[5], sizeof v[5], "%llu", (unsigned long long)cs.loads);
+    snprintf(v[6], sizeof v[6], "%zu", cs.entries);
+    snprintf(v[7], sizeof v[7], "%zu", cs.bytes);
+    LOG_I("chart sources", "index_fetches", v[0], "index_not_modified", v[1], "downloads", v[2], "disk_hits", v[3],
+          "memory_hits", v[4], "charts_loaded", v[5], "charts_cached", v[6], "chart_cache_bytes", v[7]);
+  }
   source_free(c->source);
   c->source = NULL;
   if (c->fetch) fetch_close(c->fetch, ctl__fetch_closed, c);
