@@ -47,7 +47,7 @@ static void link__push_front(kube__link_t *head, kube__link_t *l) {
 
 typedef struct kube_conn_s kube_conn_t;
 
-enum { CONN_RESOLVING, CONN_CONNECTING, CONN_HANDSHAKE, CONN_READY, CONN_CLOSING };
+enum { CONN_RESOLVING, CONN_CONNECTING, CONN_TUNNEL, CONN_HANDSHAKE, CONN_READY, CONN_CLOSING };
 
 struct kube_conn_s {
   kube_client_t *c;
@@ -97,6 +97,7 @@ struct kube_req_s {
   int retried;
   int no_body;        /* HEAD */
   int (*on_body)(const char *p, size_t n, void *data); /* streams a 2xx body (kube_req_opts_t) */
+  int (*on_head)(const kube_response_t *res, void *data); /* sees its headers first */
   int sinking;        /* this response's body goes to on_body */
   int sink_err;       /* on_body abandoned the response */
   int deferred_err;   /* an error to deliver from the timer, never from inside kube_request */
@@ -119,8 +120,13 @@ struct kube_client_s {
   int tls;
   watch_tls_conf_t tlsconf;
   char *hostport;     /* for the Host header and messages */
+  char *dialport;     /* what connections go to, for messages: hostport, or "proxy host:port" */
+  const char *dial_host; /* cfg.host, or cfg.proxy_host */
+  int dial_port;
+  int tunnel;         /* https through a proxy: CONNECT hostport first */
+  int proxied_http;   /* http through a proxy: absolute-form request targets */
   struct sockaddr_storage addr;
-  int have_addr;      /* host is an IP literal */
+  int have_addr;      /* dial_host is an IP literal */
   kube_client_limits_t lim;
   kube__link_t conns, idle, pending, reqs;
   size_t n_conns, n_idle;
@@ -149,6 +155,7 @@ struct kube_client_s {
 static void kube__dispatch(kube_client_t *c);
 static void kube__conn_close(kube_conn_t *conn);
 static void kube__conn_send(kube_conn_t *conn);
+static void kube__tunnel_read(kube_conn_t *conn, const char *p, size_t n);
 static void kube__finish(kube_req_t *req, int err, const char *msg);
 static void kube__exec_abort(kube_client_t *c);
 static int kube__creds_ready(kube_client_t *c);
@@ -169,6 +176,7 @@ static void kube__object_gone(kube_client_t *c) {
   if (c->tls) watch_tls_conf_free(&c->tlsconf);
   kube_config_free(&c->cfg);
   free(c->hostport);
+  free(c->dialport);
   free(c->token);
   free(c->exec_token);
   free(c->exec_cert);
@@ -202,6 +210,10 @@ static int kube__copy_config(kube_config_t *d, const kube_config_t *s) {
   for (size_t i = 0; i < sizeof to / sizeof to[0]; i++)
     if (*from[i] && !(*to[i] = strdup(*from[i]))) return UV_ENOMEM;
   if (s->exec && !(d->exec = kube_exec_copy(s->exec))) return UV_ENOMEM;
+  d->proxy_port = s->proxy_port;
+  if ((s->proxy_host && !(d->proxy_host = strdup(s->proxy_host))) ||
+      (s->proxy_auth && !(d->proxy_auth = strdup(s->proxy_auth))))
+    return UV_ENOMEM;
   if (kube__copy_blob(&d->ca_pem, &d->ca_pem_len, s->ca_pem, s->ca_pem_len) ||
       kube__copy_blob(&d->cert_pem, &d->cert_pem_len, s->cert_pem, s->cert_pem_len) ||
       kube__copy_blob(&d->key_pem, &d->key_pem_len, s->key_pem, s->key_pem_len))
@@ -256,6 +268,19 @@ int kube_client_new(uv_loop_t *loop, const kube_config_t *cfg, kube_client_t **o
   if (!r) r = strchr(cfg->host, ':') ? buf_printf(&hp, "[%s]:%d", cfg->host, cfg->port)
                                      : buf_printf(&hp, "%s:%d", cfg->host, cfg->port);
   if (!r && !(c->hostport = buf_steal(&hp))) r = UV_ENOMEM;
+  c->dial_host = c->cfg.host;
+  c->dial_port = cfg->port;
+  if (!r && cfg->proxy_host) {
+    c->dial_host = c->cfg.proxy_host;
+    c->dial_port = cfg->proxy_port;
+    c->tunnel = strcmp(cfg->scheme, "https") == 0;
+    c->proxied_http = !c->tunnel;
+    r = strchr(cfg->proxy_host, ':') ? buf_printf(&hp, "proxy [%s]:%d", cfg->proxy_host, cfg->proxy_port)
+                                     : buf_printf(&hp, "proxy %s:%d", cfg->proxy_host, cfg->proxy_port);
+    if (!r && !(c->dialport = buf_steal(&hp))) r = UV_ENOMEM;
+  } else if (!r && !(c->dialport = strdup(c->hostport))) {
+    r = UV_ENOMEM;
+  }
   if (!r && cfg->token && !(c->token = strdup(cfg->token))) r = UV_ENOMEM;
   if (r) {
     watch__errf(errmsg, "kube client: out of memory");
@@ -264,8 +289,9 @@ int kube_client_new(uv_loop_t *loop, const kube_config_t *cfg, kube_client_t **o
   c->token_read_ms = uv_now(loop);
   struct sockaddr_in *a4 = (struct sockaddr_in *)&c->addr;
   struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&c->addr;
-  if (uv_ip4_addr(cfg->host, cfg->port, a4) == 0 && inet_pton(AF_INET, cfg->host, &a4->sin_addr) == 1) c->have_addr = 1;
-  else if (uv_ip6_addr(cfg->host, cfg->port, a6) == 0) c->have_addr = 1;
+  if (uv_ip4_addr(c->dial_host, c->dial_port, a4) == 0 && inet_pton(AF_INET, c->dial_host, &a4->sin_addr) == 1)
+    c->have_addr = 1;
+  else if (uv_ip6_addr(c->dial_host, c->dial_port, a6) == 0) c->have_addr = 1;
   if (strcmp(cfg->scheme, "https") == 0) {
     if ((r = watch_tls_conf_init(&c->tlsconf, cfg, errmsg))) goto fail;
     c->tls = 1;
@@ -283,6 +309,7 @@ fail:
   buf_free(&hp);
   kube_config_free(&c->cfg);
   free(c->hostport);
+  free(c->dialport);
   free(c->token);
   free(c);
   return r;
@@ -565,6 +592,12 @@ static int kube__on_headers(watch_http_t *h) {
     return 0;
   }
   req->sinking = req->on_body && !req->watch && h->status >= 200 && h->status < 300;
+  if (req->sinking && req->on_head) {
+    kube_response_t res = {.status = h->status, .reason = "", .body = "", .priv = &h->headers};
+    int r = req->on_head(&res, req->data);
+    if (r) req->sink_err = 1;
+    return r;
+  }
   if (req->sinking) return 0;
   size_t max = req->watch ? KUBE__MAX_ERROR_BODY : c->lim.max_body;
   if ((h->parser.flags & F_CONTENT_LENGTH) && h->parser.content_length > max) return UV_E2BIG;
@@ -787,7 +820,10 @@ static void kube__read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
   if (conn->state == CONN_CLOSING) return;
   if (nread == 0) return;
   if (nread < 0) {
-    if (conn->state == CONN_HANDSHAKE)
+    if (conn->state == CONN_TUNNEL)
+      kube__conn_fail(conn, (int)nread, "%s closed the connection before answering CONNECT %s%s%s", conn->c->dialport,
+                      conn->c->hostport, nread == UV_EOF ? "" : ": ", nread == UV_EOF ? "" : uv_strerror((int)nread));
+    else if (conn->state == CONN_HANDSHAKE)
       kube__conn_fail(conn, (int)nread, "TLS handshake with %s failed: the server closed the connection%s%s",
                       conn->c->hostport, nread == UV_EOF ? "" : ": ", nread == UV_EOF ? "" : uv_strerror((int)nread));
     else
@@ -795,6 +831,7 @@ static void kube__read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
     return;
   }
   if (!conn->is_tls) { kube__conn_plain(conn, b->base, (size_t)nread); return; }
+  if (conn->state == CONN_TUNNEL) { kube__tunnel_read(conn, b->base, (size_t)nread); return; }
   /* Ciphertext is copied out of the shared read buffer before the engine reuses it for plaintext. */
   if (watch_tls_push(&conn->tls, b->base, (size_t)nread)) {
     kube__conn_fail(conn, UV_ENOMEM, "out of memory reading from %s", conn->c->hostport);
@@ -833,6 +870,68 @@ static void kube__conn_send(kube_conn_t *conn) {
   if (r) kube__conn_fail(conn, r, "sending %s to %s failed: %s", req->what, conn->c->hostport, watch__strerror(r));
 }
 
+/* Starts the TLS session on a connected socket (or tunnel); early holds ciphertext that arrived
+ * already (after a proxy's CONNECT answer). */
+static void kube__tls_start(kube_conn_t *conn, const char *early, size_t n) {
+  kube_client_t *c = conn->c;
+  conn->state = CONN_HANDSHAKE;
+  conn->cred_gen = c->cred_gen;
+  int r = watch_tls_init(&conn->tls, kube__tls_conf(c));
+  if (r) {
+    conn->is_tls = 0; /* nothing to free */
+    kube__conn_fail(conn, r, "TLS setup for %s failed: %s", c->hostport, watch__strerror(r));
+    conn->is_tls = 1;
+    return;
+  }
+  if (n && watch_tls_push(&conn->tls, early, n)) {
+    kube__conn_fail(conn, UV_ENOMEM, "out of memory reading from %s", c->dialport);
+    return;
+  }
+  kube__tls_pump(conn);
+}
+
+/* Asks the proxy for a tunnel to the server: CONNECT host:port, its answer read with the response
+ * parser (told that it has no body) and its callbacks off. */
+static void kube__tunnel_start(kube_conn_t *conn) {
+  kube_client_t *c = conn->c;
+  conn->state = CONN_TUNNEL;
+  watch_http_reset(&conn->http);
+  conn->http.on_headers = NULL;
+  conn->http.on_body = NULL;
+  conn->http.no_body = 1;
+  buf_t w = BUF_INIT;
+  int r = buf_printf(&w, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: rudder\r\n", c->hostport, c->hostport);
+  if (c->cfg.proxy_auth) r |= buf_printf(&w, "Proxy-Authorization: %s\r\n", c->cfg.proxy_auth);
+  r |= buf_puts(&w, "\r\n");
+  r = r ? UV_ENOMEM : kube__write(conn, w.data, w.len);
+  buf_free(&w);
+  if (r) kube__conn_fail(conn, r, "sending CONNECT %s to %s failed: %s", c->hostport, c->dialport, watch__strerror(r));
+}
+
+/* Reads the proxy's answer to CONNECT; a 2xx opens the tunnel and TLS starts inside it. */
+static void kube__tunnel_read(kube_conn_t *conn, const char *p, size_t n) {
+  kube_client_t *c = conn->c;
+  size_t used;
+  int r = watch_http_feed(&conn->http, p, n, &used);
+  if (r == 0) return;
+  if (r < 0) {
+    kube__conn_fail(conn, r, "malformed answer from %s to CONNECT %s: %s", c->dialport, c->hostport,
+                    r == UV_EPROTO ? watch_http_error(&conn->http) : watch__strerror(r));
+    return;
+  }
+  int st = conn->http.status;
+  if (st < 200 || st > 299) {
+    const char *phrase = conn->http.reason.len ? conn->http.reason.data : llhttp_status_name((llhttp_status_t)st);
+    kube__conn_fail(conn, UV_ECONNREFUSED, "%s refused to open a tunnel to %s: HTTP %d %s", c->dialport, c->hostport,
+                    st, phrase ? phrase : "");
+    return;
+  }
+  conn->http.on_headers = kube__on_headers;
+  conn->http.on_body = kube__on_body;
+  watch_http_reset(&conn->http);
+  kube__tls_start(conn, p + used, n - used);
+}
+
 static void kube__connect_cb(uv_connect_t *cr, int status) {
   kube_conn_t *conn = cr->data;
   if (status == UV_ECANCELED || conn->state == CONN_CLOSING) return;
@@ -843,7 +942,7 @@ static void kube__connect_cb(uv_connect_t *cr, int status) {
       uv_close((uv_handle_t *)&conn->tcp, kube__tcp_closed);
       return;
     }
-    kube__conn_fail(conn, status, "connect to %s failed: %s", c->hostport, uv_strerror(status));
+    kube__conn_fail(conn, status, "connect to %s failed: %s", c->dialport, uv_strerror(status));
     return;
   }
   uv_tcp_nodelay(&conn->tcp, 1);
@@ -859,15 +958,11 @@ static void kube__connect_cb(uv_connect_t *cr, int status) {
     kube__conn_send(conn);
     return;
   }
-  conn->state = CONN_HANDSHAKE;
-  conn->cred_gen = c->cred_gen;
-  if ((r = watch_tls_init(&conn->tls, kube__tls_conf(c)))) {
-    conn->is_tls = 0; /* nothing to free */
-    kube__conn_fail(conn, r, "TLS setup for %s failed: %s", c->hostport, watch__strerror(r));
-    conn->is_tls = 1;
+  if (c->tunnel) {
+    kube__tunnel_start(conn);
     return;
   }
-  kube__tls_pump(conn);
+  kube__tls_start(conn, NULL, 0);
 }
 
 static void kube__connect_to(kube_conn_t *conn, const struct sockaddr *sa) {
@@ -879,7 +974,7 @@ static void kube__connect_to(kube_conn_t *conn, const struct sockaddr *sa) {
     uv_close((uv_handle_t *)&conn->tcp, kube__tcp_closed);
     return;
   }
-  if (r) kube__conn_fail(conn, r, "connect to %s failed: %s", conn->c->hostport, uv_strerror(r));
+  if (r) kube__conn_fail(conn, r, "connect to %s failed: %s", conn->c->dialport, uv_strerror(r));
 }
 
 static void kube__gai_cb(uv_getaddrinfo_t *g, int status, struct addrinfo *res) {
@@ -891,7 +986,8 @@ static void kube__gai_cb(uv_getaddrinfo_t *g, int status, struct addrinfo *res) 
   }
   kube__conn_unref(conn); /* still held by its tcp handle */
   if (status < 0 || !res) {
-    kube__conn_fail(conn, status ? status : UV_EAI_NONAME, "cannot resolve %s: %s", conn->c->cfg.host,
+    kube__conn_fail(conn, status ? status : UV_EAI_NONAME, "cannot resolve %s%s: %s",
+                    conn->c->tunnel || conn->c->proxied_http ? "proxy " : "", conn->c->dial_host,
                     uv_strerror(status ? status : UV_EAI_NONAME));
     uv_freeaddrinfo(res);
     return;
@@ -902,7 +998,8 @@ static void kube__gai_cb(uv_getaddrinfo_t *g, int status, struct addrinfo *res) 
       memcpy(&conn->addrs[conn->n_addrs++], ai->ai_addr, ai->ai_addrlen);
   uv_freeaddrinfo(res);
   if (!conn->n_addrs) {
-    kube__conn_fail(conn, UV_EAI_NONAME, "cannot resolve %s: no IPv4 or IPv6 address", conn->c->cfg.host);
+    kube__conn_fail(conn, UV_EAI_NONAME, "cannot resolve %s%s: no IPv4 or IPv6 address",
+                    conn->c->tunnel || conn->c->proxied_http ? "proxy " : "", conn->c->dial_host);
     return;
   }
   conn->next_addr = 1;
@@ -929,6 +1026,7 @@ static kube_conn_t *kube__conn_open(kube_client_t *c, kube_req_t *req, int poole
   conn->tcp.data = conn;
   conn->refs = 1;
   c->objects++;
+  c->stats.connects++;
   link__push_back(&c->conns, &conn->all);
   if (pooled) c->n_conns++;
   conn->req = req;
@@ -940,12 +1038,13 @@ static kube_conn_t *kube__conn_open(kube_client_t *c, kube_req_t *req, int poole
   conn->state = CONN_RESOLVING;
   conn->gai.data = conn;
   char port[8];
-  snprintf(port, sizeof port, "%d", c->cfg.port);
+  snprintf(port, sizeof port, "%d", c->dial_port);
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-  int r = uv_getaddrinfo(c->loop, &conn->gai, kube__gai_cb, c->cfg.host, port, &hints);
+  int r = uv_getaddrinfo(c->loop, &conn->gai, kube__gai_cb, c->dial_host, port, &hints);
   if (r) {
     conn->state = CONN_CONNECTING; /* nothing to cancel */
-    kube__conn_fail(conn, r, "cannot resolve %s: %s", c->cfg.host, uv_strerror(r));
+    kube__conn_fail(conn, r, "cannot resolve %s%s: %s", c->tunnel || c->proxied_http ? "proxy " : "", c->dial_host,
+                    uv_strerror(r));
     return NULL;
   }
   conn->refs++;
@@ -1026,6 +1125,7 @@ static void kube__timer_cb(uv_timer_t *t) {
   buf_t m = BUF_INIT;
   const char *phase = req->conn ? (req->conn->state == CONN_RESOLVING    ? "resolving the host"
                                    : req->conn->state == CONN_CONNECTING ? "connecting"
+                                   : req->conn->state == CONN_TUNNEL     ? "waiting for the proxy to open a tunnel"
                                    : req->conn->state == CONN_HANDSHAKE  ? "in the TLS handshake"
                                                                          : "waiting for the response")
                                 : "waiting for a free connection";
@@ -1082,6 +1182,7 @@ static kube_req_t *kube__req_new(kube_client_t *c, const kube_req_opts_t *o, kub
   req->deadline = uv_now(c->loop) + req->timeout_ms;
   req->retry_mode = o->retry;
   req->on_body = o->on_body;
+  req->on_head = o->on_head;
   buf_t w = BUF_INIT;
   int bad = kube__bad_text(method) || kube__bad_text(path) || kube__bad_text(o->content_type) ||
             kube__bad_text(o->accept) || strchr(method, ' ') || strchr(path, ' ') || path[0] != '/';
@@ -1091,14 +1192,24 @@ static kube_req_t *kube__req_new(kube_client_t *c, const kube_req_opts_t *o, kub
   int r = buf_printf(&w, "%s %s", method, path);
   if (r || !(req->what = buf_steal(&w))) { free(req); buf_free(&w); return NULL; }
   buf_t *b = &req->out;
-  r |= buf_printf(b, "%s %s%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: rudder\r\nAccept: %s\r\n", method, c->cfg.base_path,
-                  path, c->hostport, o->accept ? o->accept : "application/json");
+  /* The caller may name the host (as its URL spells it) and itself. */
+  const char *host = c->hostport, *agent = "rudder";
+  for (size_t i = 0; !bad && i < o->n_headers; i++) {
+    if (!strcasecmp(o->headers[i].name, "Host")) host = o->headers[i].value;
+    else if (!strcasecmp(o->headers[i].name, "User-Agent")) agent = o->headers[i].value;
+  }
+  /* Through a proxy, plain http names the whole URL in the request line. */
+  r |= buf_printf(b, "%s %s%s%s%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: %s\r\n", method,
+                  c->proxied_http ? "http://" : "", c->proxied_http ? host : "", c->cfg.base_path ? c->cfg.base_path : "",
+                  path, host, agent, o->accept ? o->accept : "application/json");
+  if (c->proxied_http && c->cfg.proxy_auth) r |= buf_printf(b, "Proxy-Authorization: %s\r\n", c->cfg.proxy_auth);
   if (o->body || !strcmp(method, "POST") || !strcmp(method, "PUT") || !strcmp(method, "PATCH")) {
     if (o->body) r |= buf_printf(b, "Content-Type: %s\r\n", o->content_type ? o->content_type : "application/json");
     r |= buf_printf(b, "Content-Length: %zu\r\n", o->body ? o->body_len : 0);
   }
   for (size_t i = 0; !bad && i < o->n_headers; i++)
-    r |= buf_printf(b, "%s: %s\r\n", o->headers[i].name, o->headers[i].value);
+    if (strcasecmp(o->headers[i].name, "Host") && strcasecmp(o->headers[i].name, "User-Agent"))
+      r |= buf_printf(b, "%s: %s\r\n", o->headers[i].name, o->headers[i].value);
   /* The blank line and the body are added at send time, after the Authorization header. */
   if (o->body) r |= buf_append(&req->payload, o->body, o->body_len);
   if (r) {

@@ -16,6 +16,8 @@ typedef struct kube_client_s kube_client_t;
 typedef struct kube_req_s kube_req_t;
 typedef struct kube_watch_s kube_watch_t;
 
+typedef struct kube_response_s kube_response_t;
+
 typedef struct kube_header_s {
   const char *name;
   const char *value;
@@ -36,7 +38,7 @@ typedef struct kube_req_opts_s {
   const char *body;         /* copied; may be NULL */
   size_t body_len;
   uint64_t timeout_ms;      /* whole request incl. queueing and connecting; 0: the client default */
-  const kube_header_t *headers; /* extra request headers */
+  const kube_header_t *headers; /* extra request headers; a Host or User-Agent among them replaces the client's own */
   size_t n_headers;
   int retry;                /* KUBE_RETRY_*; retries wait with backoff or Retry-After, within timeout_ms */
   /* Optional: receives the body of a 2xx response piece by piece as it arrives, instead of
@@ -44,9 +46,13 @@ typedef struct kube_req_opts_s {
    * nonzero abandons the response and fails the request with that code. Other responses are
    * buffered as usual. data is the request's callback data. */
   int (*on_body)(const char *p, size_t n, void *data);
+  /* Optional, with on_body: called once the headers of a 2xx response that goes to on_body are in,
+   * before its body; res carries only status and headers (kube_response_header). Same rules as
+   * on_body; nonzero abandons the response. */
+  int (*on_head)(const kube_response_t *res, void *data);
 } kube_req_opts_t;
 
-typedef struct kube_response_s {
+struct kube_response_s {
   int err;             /* 0 when an HTTP response arrived; else a negative UV_E* code */
   const char *errmsg;  /* what went wrong and where; set when err != 0 or status >= 400, else NULL */
   int status;          /* HTTP status, 0 when none arrived */
@@ -54,7 +60,7 @@ typedef struct kube_response_s {
   const char *body;    /* NUL-terminated; valid during the callback only */
   size_t body_len;
   const void *priv;    /* for kube_response_header */
-} kube_response_t;
+};
 
 typedef void (*kube_response_cb)(const kube_response_t *res, void *data);
 /* Receives one watch event: type is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR; object is
@@ -93,6 +99,7 @@ typedef struct kube_client_stats_s {
   uint64_t throttled;   /* times the token bucket made a request wait */
   uint64_t exec_runs;   /* exec credential plugin runs */
   uint64_t auth_retries; /* 401 responses retried with refreshed credentials */
+  uint64_t connects;    /* connections opened (watch connections included) */
 } kube_client_stats_t;
 
 /* Creates a client for cfg (which is copied); 0 or a negative code with *errmsg (malloc'd).

@@ -86,6 +86,7 @@ typedef struct fetch_stats_s {
   uint64_t not_modified; /* 304 answers */
   uint64_t clients;     /* origins open now */
   uint64_t bytes;       /* body bytes received after decoding */
+  uint64_t connections; /* TCP connections opened (requests to one origin share them) */
 } fetch_stats_t;
 
 /* A fetcher on loop; lim NULL: defaults. Proxies are read from the environment now. 0 or UV_ENOMEM. */
@@ -96,7 +97,8 @@ void fetch_close(fetch_t *f, void (*cb)(void *data), void *data);
  * http(s) is delivered to cb as UV_EINVAL with a message). NULL when out of memory or the fetcher
  * is closing (then cb never runs). */
 fetch_req_t *fetch_request(fetch_t *f, const fetch_opts_t *o, fetch_cb cb, void *data);
-/* Cancels a request whose callback has not yet run: it runs now with UV_ECANCELED. */
+/* Cancels a request whose callback has not yet run: it runs now with UV_ECANCELED (from inside
+ * the request's own on_body: as soon as on_body returns). */
 void fetch_cancel(fetch_req_t *r);
 /* A response header by name (case-insensitive), NULL when absent. */
 const char *fetch_response_header(const fetch_response_t *res, const char *name);

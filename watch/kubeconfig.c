@@ -77,6 +77,8 @@ void kube_config_free(kube_config_t *cfg) {
   free(cfg->tls_server_name);
   free(cfg->source);
   free(cfg->context);
+  free(cfg->proxy_host);
+  free(cfg->proxy_auth);
   memset(cfg, 0, sizeof *cfg);
 }
 

@@ -34,6 +34,12 @@ typedef struct kube_config_s {
   char *source;          /* the file it came from, or "in-cluster" */
   char *context;         /* the context used (NULL for in-cluster) */
   kube_exec_t *exec;     /* exec credential plugin; NULL when none */
+  /* An HTTP proxy between the client and the server (not read from kubeconfig files yet; watch/fetch.c
+   * fills it in from the environment): https goes through a CONNECT tunnel (TLS still verifies the
+   * server's name), http is sent to the proxy in absolute form. NULL: connect directly. */
+  char *proxy_host;      /* host name or IP literal, without IPv6 brackets */
+  int proxy_port;
+  char *proxy_auth;      /* the Proxy-Authorization header value (e.g. "Basic dXNlcjpwYXNz"); NULL when none */
 } kube_config_t;
 
 /* Loads path (or, when NULL: $KUBECONFIG's first entry, else in-cluster, else ~/.kube/config) using

@@ -140,8 +140,11 @@ int watch_tls_conf_init(watch_tls_conf_t *t, const kube_config_t *cfg, char **er
   /* mbedTLS 2.x matches only DNS names, so IP literals are checked against iPAddress SANs here. */
   if (inet_pton(AF_INET, name, t->ip) == 1) t->ip_len = 4;
   else if (inet_pton(AF_INET6, name, t->ip) == 1) t->ip_len = 16;
+  /* A fully qualified name's final dot is not part of the name a certificate lists (nor of SNI). */
+  size_t nlen = strlen(name);
+  if (nlen > 1 && name[nlen - 1] == '.') nlen--;
   if (t->ip_len) r = (t->ip_text = strdup(name)) ? 0 : UV_ENOMEM;
-  else r = (t->verify_name = strdup(name)) ? 0 : UV_ENOMEM;
+  else r = (t->verify_name = strndup(name, nlen)) ? 0 : UV_ENOMEM;
   if (r) goto fail;
   return 0;
 fail:
