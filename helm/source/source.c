@@ -120,6 +120,7 @@ struct source_s {
   uint64_t use_clock;
   source_stats_t stats;
   oci_state_t *oci; /* registries' tokens and requests, made on first use */
+  size_t oci_tag_page;
 };
 
 /* ---- small helpers ---- */
@@ -806,6 +807,7 @@ int source_new(uv_loop_t *loop, fetch_t *f, const source_opts_t *o, source_t **o
   s->max_disk = o->max_disk_bytes ? o->max_disk_bytes : SRC__DEFAULT_DISK;
   s->max_archive = o->max_archive_bytes ? o->max_archive_bytes : SRC__DEFAULT_ARCHIVE;
   s->ilim = o->index_limits;
+  s->oci_tag_page = o->oci_tag_page;
   index_limits_defaults(&s->ilim);
   if (o->storage_path && *o->storage_path) {
     if (!(s->dir = strdup(o->storage_path))) {
@@ -1025,6 +1027,7 @@ source_stats_t source_get_stats(const source_t *s) { return s->stats; }
 typedef enum { OJ_TAGS, OJ_MANIFEST, OJ_BLOB } oj_kind_t;
 
 typedef struct oj_s oj_t;
+typedef struct oci_treq_s oci_treq_t;
 struct oj_s {
   oj_t *next;
   source_t *s;
@@ -1037,7 +1040,8 @@ struct oj_s {
   char fp[65];                /* fingerprint of the credentials and TLS settings */
   conn_copy_t conn;
   fetch_req_t *req;
-  int token_phase;            /* req is the token request */
+  int token_phase;            /* waiting for a token (on a token request's list, by tnext) */
+  oj_t *tnext;
   int retried;                /* the one retry after a challenge is spent */
   int basic;                  /* send conn's basic credentials */
   char *bearer;               /* send this token */
@@ -1054,6 +1058,7 @@ typedef struct oci_tok_s {
 
 struct oci_state_s {
   oj_t *jobs;
+  oci_treq_t *treqs; /* token requests in flight */
   oci_tok_t *toks;
   size_t ntoks;
   int closing;
@@ -1177,6 +1182,14 @@ static void tok__put(source_t *s, const char *registry, const char *scope, const
 
 /* ---- registry requests ---- */
 
+static void oj__set_bearer(oj_t *j, const char *token) {
+  if (j->bearer) {
+    memset(j->bearer, 0, strlen(j->bearer));
+    free(j->bearer);
+  }
+  j->bearer = token ? strdup(token) : NULL; /* NULL when out of memory: the request goes without, and fails plainly */
+}
+
 static void oj__free(oj_t *j) {
   oci_state_t *st = j->s->oci;
   for (oj_t **pp = &st->jobs; *pp; pp = &(*pp)->next)
@@ -1190,10 +1203,7 @@ static void oj__free(oj_t *j) {
   free(j->what);
   free(j->want_digest);
   free(j->scope);
-  if (j->bearer) {
-    memset(j->bearer, 0, strlen(j->bearer));
-    free(j->bearer);
-  }
+  oj__set_bearer(j, NULL);
   conn_free(&j->conn);
   free(j);
 }
@@ -1247,10 +1257,33 @@ static int form__escape(buf_t *b, const char *v) {
   return 0;
 }
 
-/* Asks the challenge's realm for a token: GET with conn's basic credentials (anonymous without),
- * or an OAuth2 refresh-token POST when the credentials are an identity token. */
+/* A token request in flight, shared by every registry request that waits for a token of the
+ * same registry, scope and credentials (they wait on j->tnext). */
+struct oci_treq_s {
+  oci_treq_t *next;
+  source_t *s;
+  char *registry, *repository, *scope;
+  char fp[65];
+  int anonymous;
+  fetch_req_t *req;
+  oj_t *jobs;
+};
+
+static void treq__done(const fetch_response_t *res, void *data);
+
+/* j waits for a token from the challenge's realm: GET with conn's basic credentials (anonymous
+ * without), or an OAuth2 refresh-token POST when the credentials are an identity token; a request
+ * for the same token already in flight is joined. */
 static void oj__get_token(oj_t *j, const oci_challenge_t *ch, const char *scope) {
   source_t *s = j->s;
+  oci_state_t *st = s->oci;
+  j->token_phase = 1;
+  for (oci_treq_t *t = st->treqs; t; t = t->next)
+    if (!strcmp(t->registry, j->registry) && !strcmp(t->scope, j->scope) && !strcmp(t->fp, j->fp)) {
+      j->tnext = t->jobs;
+      t->jobs = j;
+      return;
+    }
   const source_conn_t *c = &j->conn.c;
   int refresh = c->auth.username && !strcmp(c->auth.username, OCI_TOKEN_USER);
   buf_t url = BUF_INIT, body = BUF_INIT;
@@ -1268,25 +1301,42 @@ static void oj__get_token(oj_t *j, const oci_challenge_t *ch, const char *scope)
       auth.password = c->auth.password ? c->auth.password : "";
     }
   }
-  fetch_opts_t fo = {.url = url.data ? url.data : "",
-                     .method = refresh ? "POST" : "GET",
-                     .body = body.data,
-                     .body_len = body.len,
-                     .content_type = refresh ? "application/x-www-form-urlencoded" : NULL,
-                     .accept = "application/json",
-                     .tls = &c->tls,
-                     .auth = &auth,
-                     .timeout_ms = c->timeout_ms,
-                     .max_body = OCI__TOKEN_BODY};
-  if (!bad) {
+  oci_treq_t *t = bad ? NULL : calloc(1, sizeof *t);
+  if (t && (!(t->registry = strdup(j->registry)) || !(t->repository = strdup(j->repository)) ||
+            !(t->scope = strdup(j->scope)))) {
+    free(t->registry), free(t->repository), free(t->scope), free(t);
+    t = NULL;
+  }
+  if (t) {
+    t->s = s;
+    memcpy(t->fp, j->fp, 65);
+    t->anonymous = !c->auth.username;
+    t->jobs = j;
+    j->tnext = NULL;
+    fetch_opts_t fo = {.url = url.data ? url.data : "",
+                       .method = refresh ? "POST" : "GET",
+                       .body = body.data,
+                       .body_len = body.len,
+                       .content_type = refresh ? "application/x-www-form-urlencoded" : NULL,
+                       .accept = "application/json",
+                       .tls = &c->tls,
+                       .auth = &auth,
+                       .timeout_ms = c->timeout_ms,
+                       .max_body = OCI__TOKEN_BODY};
     s->stats.oci_tokens++;
-    j->token_phase = 1;
-    j->req = fetch_request(s->f, &fo, oj__done, j);
+    t->req = fetch_request(s->f, &fo, treq__done, t);
+    if (t->req) {
+      t->next = st->treqs;
+      st->treqs = t;
+    } else {
+      free(t->registry), free(t->repository), free(t->scope), free(t);
+      t = NULL;
+    }
   }
   if (body.data) memset(body.data, 0, body.len);
   buf_free(&body);
   buf_free(&url);
-  if (bad || !j->req) {
+  if (!t) {
     oj__fail_all(j, UV_ENOMEM, "out of memory asking for a registry token");
     oj__free(j);
   }
@@ -1306,6 +1356,7 @@ static int oj__challenge(oj_t *j, const fetch_response_t *res) {
     oci_challenge_free(&ch);
     if (j->basic || !c->auth.username || !strcmp(c->auth.username, OCI_TOKEN_USER)) return 0;
     j->basic = 1;
+    oj__set_bearer(j, NULL);
     tok__put(j->s, j->registry, "", j->fp, NULL, UINT64_MAX / 4);
     oj__send(j);
     return 1;
@@ -1381,48 +1432,75 @@ static int oj__error(const oj_t *j, const fetch_response_t *res, buf_t *m) {
 static void oci__on_tags(source_op_t *op, const oj_t *j, const fetch_response_t *res);
 static void oci__on_manifest(source_op_t *op, const oj_t *j, const fetch_response_t *res);
 
-/* The token service answered. */
-static void oj__token_done(oj_t *j, const fetch_response_t *res) {
+/* The token service answered: every registry request that waited goes on with the token, or
+ * fails with the reason. */
+static void treq__done(const fetch_response_t *res, void *data) {
+  oci_treq_t *t = data;
+  source_t *s = t->s;
+  oci_state_t *st = s->oci;
+  for (oci_treq_t **pp = &st->treqs; *pp; pp = &(*pp)->next)
+    if (*pp == t) {
+      *pp = t->next;
+      break;
+    }
   buf_t m = BUF_INIT, tok = BUF_INIT;
   char host[300];
   src__host(res->url && *res->url ? res->url : "", host, sizeof host);
   int err = 0;
-  if (res->err) {
+  if (res->err == UV_ECANCELED || st->closing) {
+    err = UV_ECANCELED;
+    buf_puts(&m, "cancelled");
+  } else if (res->err) {
     err = res->err;
-    buf_printf(&m, "%s: cannot get a token for repository %s of registry %s: %s", j->what, j->repository, j->registry,
+    buf_printf(&m, "cannot get a token for repository %s of registry %s: %s", t->repository, t->registry,
                res->errmsg ? res->errmsg : uv_strerror(res->err));
   } else if (res->status == 401 || res->status == 403) {
     err = UV_EACCES;
-    buf_printf(&m, "%s: %d %s from the token service %s: registry %s refused the credentials for repository %s",
-               j->what, res->status, res->status == 401 ? "Unauthorized" : "Forbidden", host, j->registry,
-               j->repository);
-    if (!j->conn.c.auth.username) buf_puts(&m, " (none were given)");
+    buf_printf(&m, "%d %s: the token service %s of registry %s %s for repository %s", res->status,
+               res->status == 401 ? "Unauthorized" : "Forbidden", host, t->registry,
+               t->anonymous ? "wants credentials" : "refused the credentials", t->repository);
   } else if (res->status != 200) {
     err = -EIO;
-    buf_printf(&m, "%s: the token service %s answered HTTP %d for registry %s, repository %s", j->what, host,
-               res->status, j->registry, j->repository);
+    buf_printf(&m, "the token service %s answered HTTP %d for registry %s, repository %s", host, res->status,
+               t->registry, t->repository);
   } else {
     uint64_t ttl = 60;
     char e[256];
     if (oci_token_parse(res->body ? res->body : "", res->body_len, &tok, &ttl, e, sizeof e)) {
       err = UV_EINVAL;
-      buf_printf(&m, "%s: the token service %s for registry %s: %s", j->what, host, j->registry, e);
+      buf_printf(&m, "the token service %s for registry %s: %s", host, t->registry, e);
     } else {
       uint64_t ms = ttl * 1000;
       ms -= ttl > 20 ? 10000 : ms / 4; /* renewed a little before the registry would refuse it */
-      tok__put(j->s, j->registry, j->scope, j->fp, tok.data, ms);
-      if (j->bearer) free(j->bearer);
-      j->bearer = buf_steal(&tok);
+      tok__put(s, t->registry, t->scope, t->fp, tok.data, ms);
+    }
+  }
+  while (t->jobs) {
+    oj_t *j = t->jobs;
+    t->jobs = j->tnext;
+    j->tnext = NULL;
+    j->token_phase = 0;
+    if (!j->waiters.head) oj__free(j);
+    else if (err) {
+      buf_t jm = BUF_INIT;
+      if (err == UV_ECANCELED) buf_puts(&jm, "cancelled");
+      else buf_printf(&jm, "%s: %s", j->what, m.data ? m.data : "out of memory");
+      oj__fail_all(j, err, jm.data ? jm.data : "out of memory");
+      buf_free(&jm);
+      oj__free(j);
+    } else {
+      oj__set_bearer(j, tok.data ? tok.data : "");
       j->basic = 0;
+      oj__send(j);
     }
   }
   if (tok.data) memset(tok.data, 0, tok.len);
   buf_free(&tok);
-  if (err) {
-    oj__fail_all(j, err, m.data ? m.data : "out of memory");
-    oj__free(j);
-  } else oj__send(j);
   buf_free(&m);
+  free(t->registry);
+  free(t->repository);
+  free(t->scope);
+  free(t);
 }
 
 static void oci__blob_done(oj_t *j, const fetch_response_t *res) {
@@ -1455,10 +1533,6 @@ static void oj__done(const fetch_response_t *res, void *data) {
   if (!j->waiters.head || res->err == UV_ECANCELED || s->oci->closing) {
     oj__fail_all(j, UV_ECANCELED, "cancelled");
     oj__free(j);
-    return;
-  }
-  if (j->token_phase) {
-    oj__token_done(j, res);
     return;
   }
   if (!res->err && res->status == 401 && !j->retried && oj__challenge(j, res)) return;
@@ -1515,7 +1589,7 @@ static void oj__join(source_t *s, source_op_t *op, oj_kind_t kind, const char *u
   oplist_push(&j->waiters, op);
   /* What is known of this registry's auth goes along at once. */
   const oci_tok_t *t = tok__find(s, j->registry, j->scope, j->fp);
-  if (t && t->token) j->bearer = strdup(t->token);
+  if (t && t->token) oj__set_bearer(j, t->token);
   else if ((t = tok__find(s, j->registry, "", j->fp)) && !t->token) j->basic = 1;
   oj__send(j);
 }
@@ -1524,6 +1598,7 @@ static void oci__close(source_t *s) {
   oci_state_t *st = s->oci;
   if (!st) return;
   st->closing = 1;
+  while (st->treqs) fetch_cancel(st->treqs->req); /* treq__done fails and frees its jobs */
   while (st->jobs) {
     oj_t *j = st->jobs;
     oj__fail_all(j, UV_ECANCELED, "cancelled");
@@ -1602,7 +1677,7 @@ static void oci__on_tags(source_op_t *op, const oj_t *j, const fetch_response_t 
     o->tags = nt;
     o->captags = cap;
   }
-  memcpy(o->tags + o->ntags, tags, n * sizeof *tags);
+  if (n) memcpy(o->tags + o->ntags, tags, n * sizeof *tags);
   o->ntags += n;
   free(tags);
   /* The next page, as the registry's Link header says. */
@@ -1706,7 +1781,8 @@ static void oci__on_manifest(source_op_t *op, const oj_t *j, const fetch_respons
      * failure to resolve it is no error (the chart need not be tagged). */
     o->verify_tag = 0;
     if (ok && strcmp(got, o->ref.digest)) {
-      src__completef(op, CHART_CACHE_EDIGEST, "chart reference digest mismatch: %s is not %s", got, o->ref.digest);
+      src__completef(op, CHART_CACHE_EDIGEST, "%s@%s: chart reference digest mismatch: %s is not %s", o->name,
+                     o->ref.digest, got, o->ref.digest);
       return;
     }
     oci__manifest(s, op, o->ref.digest, 0);
@@ -1812,7 +1888,8 @@ source_op_t *source_chart_from_oci(source_t *s, const char *ref, const char *con
   }
   if (*o->ref.tag) { /* the reference's tag; a version given too must be the same */
     if (want && strcmp(want, o->ref.tag))
-      src__completef(op, UV_EINVAL, "chart reference and version mismatch: %s is not %s", constraint, o->ref.tag);
+      src__completef(op, UV_EINVAL, "%s:%s: chart reference and version mismatch: %s is not %s", o->name, o->ref.tag,
+                     constraint, o->ref.tag);
     else oci__manifest(s, op, o->ref.tag, 0);
   } else if (want && semver_valid(constraint, strlen(constraint))) { /* a version: the tag itself */
     if (!oci__tag_ok(want))
@@ -1820,7 +1897,7 @@ source_op_t *source_chart_from_oci(source_t *s, const char *ref, const char *con
     else oci__manifest(s, op, want, 0);
   } else { /* a range, or nothing: the newest the tag list has for it */
     buf_t path = BUF_INIT, u = BUF_INIT;
-    oci_path_tags(&o->ref, 0, NULL, &path);
+    oci_path_tags(&o->ref, s->oci_tag_page, NULL, &path);
     buf_printf(&u, "%s%s", o->base, path.data ? path.data : "");
     if (!path.data || !u.data) src__complete(op, UV_ENOMEM, "out of memory");
     else oci__tags_page(s, op, u.data);

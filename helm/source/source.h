@@ -39,6 +39,7 @@ typedef struct source_opts_s {
   size_t max_disk_bytes;    /* archives kept on disk (0: 1 GiB); the least recently used go first */
   size_t max_archive_bytes; /* largest .tgz downloaded or accepted (0: 20 MiB) */
   index_limits_t index_limits;
+  size_t oci_tag_page;      /* tags asked for per page of an OCI tag list (0: as many as the registry gives) */
 } source_opts_t;
 
 typedef struct source_index_info_s {
