@@ -284,6 +284,7 @@ typedef struct {
 static void on_chart(int err, const char *message, const source_chart_t *ch, void *data) {
   res_t *r = data;
   r->done = 1;
+  uv_stop(loop); /* wait_all looks at once, not after the next poll */
   r->err = err;
   snprintf(r->msg, sizeof r->msg, "%s", message ? message : "");
   if (ch) {
