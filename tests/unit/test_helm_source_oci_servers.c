@@ -97,10 +97,10 @@ static void release_res(source_t *s, res_t *r) {
 }
 
 static char *ref_of(const char *reg, const char *rest) {
-  static char b[8][512];
+  static char b[8][1024];
   static int i;
   char *p = b[i++ & 7];
-  snprintf(p, 512, "oci://%s/%s", reg, rest);
+  snprintf(p, 1024, "oci://%s/%s", reg, rest);
   return p;
 }
 
