@@ -1365,7 +1365,17 @@ static int oj__challenge(oj_t *j, const fetch_response_t *res) {
     oci_challenge_free(&ch);
     return 0;
   }
-  tok__drop(j->s, j->registry, j->scope, j->fp); /* whatever was sent is not good */
+  /* A token that came while this request was out (another request asked for it) is tried
+   * first; the one that was sent, if any, is not good. */
+  const oci_tok_t *t = tok__find(j->s, j->registry, j->scope, j->fp);
+  if (t && t->token && (!j->bearer || strcmp(j->bearer, t->token))) {
+    oci_challenge_free(&ch);
+    oj__set_bearer(j, t->token);
+    j->basic = 0;
+    oj__send(j);
+    return 1;
+  }
+  tok__drop(j->s, j->registry, j->scope, j->fp);
   oj__get_token(j, &ch, *ch.scope ? ch.scope : j->scope);
   oci_challenge_free(&ch);
   return 1;
@@ -1797,6 +1807,14 @@ static void oci__on_manifest(source_op_t *op, const oj_t *j, const fetch_respons
   }
   if (*o->ref.digest && strcmp(got, o->ref.digest)) {
     src__completef(op, CHART_CACHE_EDIGEST, "%s: digest mismatch: the registry's manifest is %s", o->from, got);
+    return;
+  }
+  /* The registry's own word for what it sent, when it gives one, must be what arrived (as ORAS
+   * checks content against its descriptor). */
+  const char *dcd = fetch_response_header(res, "Docker-Content-Digest");
+  if (dcd && !strncmp(dcd, "sha256:", 7) && strcmp(dcd, got)) {
+    src__completef(op, CHART_CACHE_EDIGEST, "%s: digest mismatch: the registry says the manifest is %.80s, it is %s",
+                   o->from, dcd, got);
     return;
   }
   oci_manifest_t m;

@@ -233,7 +233,11 @@ static void on_registry(tconn_t *c, const char *method, const char *url, const c
     buf_reset(&js);
     manifest_of(ch, mt, !strncmp(repo, "big/", 4) ? 100u << 20 : 0, &js);
     if (!strncmp(repo, "badpin/", 7) && !strncmp(rest, "sha256:", 7)) buf_puts(&js, " ");
-    reply(c, 200, NULL, OCI_MEDIA_MANIFEST, js.data, js.len);
+    char d[72], dh[128];
+    hexdig(js.data, js.len, d);
+    if (!strncmp(repo, "baddcd/", 7)) d[10] = d[10] == '0' ? '1' : '0';
+    snprintf(dh, sizeof dh, "Docker-Content-Digest: %s\r\n", d);
+    reply(c, 200, dh, OCI_MEDIA_MANIFEST, js.data, js.len);
     buf_free(&js);
     return;
   }
@@ -506,6 +510,8 @@ static void test_broken(source_t *s) {
     uv_run(loop, UV_RUN_NOWAIT);
     chart_cache_free(cache);
   }
+  r = pull(s, ref("baddcd/chart:0.2.0"), "", NULL, NULL);
+  bad(&r, CHART_CACHE_EDIGEST, "digest mismatch: the registry says the manifest is sha256:", NULL);
   r = pull(s, ref("big/chart:0.2.0"), "", NULL, NULL);
   bad(&r, UV_E2BIG, "the chart layer is 104857600 bytes, more than the limit", NULL);
   r = pull(s, ref("open/nothing"), "", NULL, NULL);
