@@ -523,14 +523,19 @@ static void rc__fetch_chart(rc_t *x) {
       free(m->repo);
       m->repo = strdup(src->repo_key);
     }
-    if (!strncmp(src->repo_key, "url:", 4) && !source_repo_known(e->source, src->repo_key)) {
+    if (!strncmp(src->repo_key, "url:", 4)) {
+      /* A repository named only by its URL has no object of its own to refresh it: its index is
+       * fetched again when older than the release's interval (a new version then upgrades). */
       char msg[256] = "";
-      if (source_repo_set(e->source, src->repo_key, src->url, NULL, msg, sizeof msg)) {
+      if (!source_repo_known(e->source, src->repo_key) &&
+          source_repo_set(e->source, src->repo_key, src->url, NULL, msg, sizeof msg)) {
         buf_reset(&x->err);
         buf_printf(&x->err, "spec.chart.url: %s", msg);
         rc__fail(x, "InvalidSpec", RC_STALL);
         return;
       }
+      int64_t age = source_repo_age(e->source, src->repo_key);
+      if (age >= 0 && age * 1000 >= x->req.interval_ms) source_repo_refresh(e->source, src->repo_key, NULL, NULL);
     }
     x->src_op = source_chart_from_repo(e->source, src->repo_key, src->name, src->version, rc__chart_fetched, x);
   } else {

@@ -1364,14 +1364,29 @@ kube_req_t *kube_apply_status(kube_client_t *c, const char *path, const char *js
 
 /* ---- retries ---- */
 
-/* Retry-After in seconds (the only form the API server sends); -1 when absent or unparsable. */
+/* Retry-After in seconds (the only form the API server sends) or as an HTTP date (registries and
+ * CDNs may send one: the seconds until then, 0 when it is past); -1 when absent or unparsable. */
 static long kube__retry_after(const kube_req_t *req) {
   const char *v = watch_http_header(&req->headers, "retry-after");
   if (!v) return -1;
   char *end;
   long n = strtol(v, &end, 10);
   while (*end == ' ') end++;
-  return end == v || *end || n < 0 ? -1 : n;
+  if (end != v && !*end) return n < 0 ? -1 : n;
+  /* IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" */
+  struct tm tm = {0};
+  char wd[4], mon[4];
+  int used = 0;
+  static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  if (sscanf(v, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", wd, &tm.tm_mday, mon, &tm.tm_year, &tm.tm_hour,
+             &tm.tm_min, &tm.tm_sec, &used) != 7 || v[used] || strlen(wd) != 3)
+    return -1;
+  const char *m = strstr(months, mon);
+  if (strlen(mon) != 3 || !m || (m - months) % 3) return -1;
+  tm.tm_mon = (int)((m - months) / 3);
+  tm.tm_year -= 1900;
+  int64_t at = (int64_t)timegm(&tm), now = (int64_t)time(NULL);
+  return at > now ? (long)(at - now) : 0;
 }
 
 /* Decides whether a complete response is retried instead of delivered: a 401 once with fresh

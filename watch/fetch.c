@@ -455,7 +455,7 @@ static int fetch__khead(const kube_response_t *res, void *data) {
     return 0;
   }
   const char *cl = kube_response_header(res, "content-length");
-  if (cl && strtoull(cl, NULL, 10) > r->max_body) {
+  if (cl && strcmp(r->method, "HEAD") && strtoull(cl, NULL, 10) > r->max_body) {
     r->limit_hit = 1;
     return UV_E2BIG;
   }

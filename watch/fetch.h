@@ -11,7 +11,31 @@
  * verification off), and proxies from the environment (HTTPS_PROXY, HTTP_PROXY, NO_PROXY as Go's
  * net/http reads them; https through CONNECT). Errors name the URL's host and the cause (the
  * resolver's answer, the x509 reason, "401 Unauthorized", "timed out after 30s", ...);
- * credentials never appear in any message. */
+ * credentials never appear in any message.
+ *
+ * As it ended up (watch/fetch.c):
+ * - Origins: one kube_client_t per scheme, host, port, TLS identity (a hash of CA, certificate, key
+ *   and insecure_skip_verify) and proxy, qps limit off, idle_timeout_ms for its connections; an
+ *   origin idle for idle_timeout_ms is closed; past max_clients idle origins are closed least
+ *   recently used first (busy ones are kept, so the bound may be exceeded while they are busy).
+ * - Requests: the URL's path and query as the request target (spaces and non-ASCII bytes
+ *   percent-encoded), Host as the URL writes it, no API-server credentials ever; userinfo in the
+ *   URL is basic auth unless o->auth is given. Retries: the client's (429 always, 5xx for
+ *   idempotent methods, Retry-After in seconds), within timeout_ms.
+ * - Redirects as Go's http.Client: 301/302/303 turn a method other than GET/HEAD into GET and drop
+ *   the body (for good); 307/308 keep both; a 3xx without Location is delivered; after max_redirects
+ *   the request fails with UV_ELOOP ("stopped after 10 redirects at URL", saying when it is a loop).
+ *   Authorization (and the user's Cookie, Proxy-Authorization, ... headers) are dropped for good
+ *   once a redirect leaves the first URL's host:port for a host that is not it or a subdomain of it,
+ *   unless pass_credentials. No Referer is sent.
+ * - gzip: Content-Encoding gzip is decoded as it streams (every member), max_body bounding the
+ *   decoded bytes in both modes; Content-Length over max_body fails before the body. Other bodies
+ *   (>= 300) are buffered by the client, bounded by the fetcher's max_body.
+ * - Proxies: watch/proxyenv.h has the exact rules (Go's); note that, as in Go, "localhost" and
+ *   loopback IPs are never proxied. https goes through CONNECT host:port (TLS inside verifies the
+ *   target's name), http as an absolute-form request; Proxy-Authorization from the proxy URL's
+ *   userinfo. Only http:// proxies.
+ * - Messages show URLs without userinfo or fragment and with query values replaced ("?token=xxxxx"). */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>

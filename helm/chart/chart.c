@@ -188,6 +188,7 @@ static chart_t *chart__clone(const chart_t *s) {
   if (!c) return NULL;
   c->ntemplates = s->ntemplates;
   c->nfiles = s->nfiles;
+  c->has_values_file = s->has_values_file;
   if (chart__meta_copy(&s->meta, &c->meta) || chart__files_copy(s->templates, s->ntemplates, &c->templates) ||
       chart__files_copy(s->files, s->nfiles, &c->files) || !(c->values = cJSON_Duplicate(s->values, 1)))
     goto fail;

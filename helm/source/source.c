@@ -117,6 +117,13 @@ struct source_s {
   } listeners[8];
   disk_file_t *files;
   size_t nfiles, capfiles;
+  /* Archives whose index entry gave no digest (and direct URLs): the digest they had when
+   * downloaded, so that a resync does not download them again. */
+  struct url_digest_s {
+    char *url;
+    char hex[65];
+  } *urls;
+  size_t nurls, capurls;
   uint64_t use_clock;
   source_stats_t stats;
   oci_state_t *oci; /* registries' tokens and requests, made on first use */
@@ -444,6 +451,34 @@ static int src__load(source_t *s, const void *p, size_t n, const char *want, con
   return 0;
 }
 
+/* ---- archives known by URL ---- */
+
+static const char *urls__get(const source_t *s, const char *url) {
+  for (size_t i = 0; i < s->nurls; i++)
+    if (!strcmp(s->urls[i].url, url)) return s->urls[i].hex;
+  return NULL;
+}
+
+static void urls__put(source_t *s, const char *url, const char *hex) {
+  for (size_t i = 0; i < s->nurls; i++)
+    if (!strcmp(s->urls[i].url, url)) {
+      memcpy(s->urls[i].hex, hex, 65);
+      return;
+    }
+  if (s->nurls == s->capurls) {
+    size_t cap = s->capurls ? s->capurls * 2 : 16;
+    struct url_digest_s *n = realloc(s->urls, cap * sizeof *n);
+    if (!n) return;
+    s->urls = n;
+    s->capurls = cap;
+  }
+  char *u = strdup(url);
+  if (!u) return;
+  s->urls[s->nurls].url = u;
+  memcpy(s->urls[s->nurls].hex, hex, 65);
+  s->nurls++;
+}
+
 /* ---- downloads (one per URL at a time) ---- */
 
 static void dl__free(source_t *s, dl_t *d) {
@@ -475,7 +510,7 @@ static void dl__done(const fetch_response_t *res, void *data) {
   src__safe_url(d->url, &safe);
   if (res->err || res->status != 200) {
     buf_t m = BUF_INIT;
-    if (res->errmsg) buf_printf(&m, "cannot download chart %s: %s", safe.data, res->errmsg);
+    if (res->errmsg) buf_printf(&m, "cannot download the chart: %s", res->errmsg);
     else buf_printf(&m, "cannot download chart %s: HTTP %d", safe.data, res->status);
     dl__fail_all(d, res->err ? res->err : -EIO, m.data);
     buf_free(&m);
@@ -486,6 +521,7 @@ static void dl__done(const fetch_response_t *res, void *data) {
     int rc = src__load(s, res->body, res->body_len, d->want, safe.data, &e, &m);
     if (rc) dl__fail_all(d, rc, m.data);
     else {
+      if (!d->want) urls__put(s, d->url, e->digest_hex);
       while (d->waiters.head) {
         source_op_t *op = d->waiters.head;
         chart_cache_addref(s->cache, e);
@@ -504,6 +540,15 @@ static void dl__done(const fetch_response_t *res, void *data) {
 static void src__get_archive(source_t *s, source_op_t *op, const char *url, const char *want,
                              const conn_copy_t *conn, int send_auth) {
   uint8_t dg[32];
+  char known[72];
+  const char *index_want = want && *want ? want : NULL; /* what a download must match */
+  if (!want || !*want) {
+    const char *hex = urls__get(s, url);
+    if (hex) {
+      snprintf(known, sizeof known, "sha256:%s", hex);
+      want = known;
+    }
+  }
   if (want && *want && chart_cache_digest_parse(want, dg) == 0) {
     chart_cache_entry_t *e = chart_cache_lookup(s->cache, dg);
     if (e) {
@@ -528,13 +573,14 @@ static void src__get_archive(source_t *s, source_op_t *op, const char *url, cons
     }
     buf_free(&b);
   }
+  want = index_want;
   for (dl_t *d = s->dls; d; d = d->next)
-    if (!strcmp(d->url, url) && src__streq(d->want, want && *want ? want : NULL)) {
+    if (!strcmp(d->url, url) && src__streq(d->want, want)) {
       oplist_push(&d->waiters, op);
       return;
     }
   dl_t *d = calloc(1, sizeof *d);
-  if (!d || !(d->url = strdup(url)) || (want && *want && !(d->want = strdup(want)))) {
+  if (!d || !(d->url = strdup(url)) || (want && !(d->want = strdup(want)))) {
     if (d) free(d->url);
     free(d);
     src__complete(op, UV_ENOMEM, "out of memory");
@@ -630,10 +676,10 @@ static void repo__fetch(source_t *s, repo_t *r);
 static int repo__on_body(const char *p, size_t n, void *data) {
   repo_t *r = data;
   base_sha256_update(&r->sha, p, n);
-  if (r->feed_err) return 0;
+  if (r->feed_err) return r->feed_err;
   int rc = index_parser_feed(r->parser, p, n, r->feed_msg, sizeof r->feed_msg);
-  if (rc) r->feed_err = rc;
-  return 0;
+  if (rc) r->feed_err = rc; /* the rest is not read: the index is refused as it stands */
+  return rc;
 }
 
 static void repo__fetched(const fetch_response_t *res, void *data) {
@@ -649,9 +695,12 @@ static void repo__fetched(const fetch_response_t *res, void *data) {
   src__safe_url(iu.data ? iu.data : r->url, &safe);
   buf_free(&iu);
   int err = 0, changed = 0;
-  if (res->err || (res->status != 200 && res->status != 304)) {
+  if (r->feed_err) {
+    err = r->feed_err;
+    buf_printf(&m, "the index %s is not valid: %s", safe.data, r->feed_msg);
+  } else if (res->err || (res->status != 200 && res->status != 304)) {
     err = res->err ? res->err : -EIO;
-    if (res->errmsg) buf_printf(&m, "cannot fetch the index %s: %s", safe.data, res->errmsg);
+    if (res->errmsg) buf_printf(&m, "cannot fetch the repository index: %s", res->errmsg);
     else buf_printf(&m, "cannot fetch the index %s: HTTP %d", safe.data, res->status);
   } else if (res->status == 304 && r->snap) {
     r->fetched_at = (int64_t)time(NULL);
@@ -827,6 +876,8 @@ int source_new(uv_loop_t *loop, fetch_t *f, const source_opts_t *o, source_t **o
 
 static void src__kick_closed(uv_handle_t *h) {
   source_t *s = h->data;
+  for (size_t i = 0; i < s->nurls; i++) free(s->urls[i].url);
+  free(s->urls);
   free(s->files);
   free(s->dir);
   free(s);
@@ -898,6 +949,13 @@ void source_repo_remove(source_t *s, const char *key) {
 }
 
 bool source_repo_known(const source_t *s, const char *key) { return repo__find(s, key) != NULL; }
+
+int64_t source_repo_age(const source_t *s, const char *key) {
+  const repo_t *r = repo__find(s, key);
+  if (!r || !r->snap) return -1;
+  int64_t age = (int64_t)time(NULL) - r->fetched_at;
+  return age < 0 ? 0 : age;
+}
 
 source_op_t *source_repo_refresh(source_t *s, const char *key, source_index_cb cb, void *data) {
   repo_t *r = repo__find(s, key);

@@ -77,6 +77,8 @@ int source_repo_set(source_t *s, const char *key, const char *url, const source_
 void source_repo_remove(source_t *s, const char *key);
 /* True when repository key has been declared. */
 bool source_repo_known(const source_t *s, const char *key);
+/* Seconds since key's index was last fetched successfully; -1 when never (or key is unknown). */
+int64_t source_repo_age(const source_t *s, const char *key);
 /* Fetches key's index now; cb gets the outcome. NULL when key is unknown or out of memory. */
 source_op_t *source_repo_refresh(source_t *s, const char *key, source_index_cb cb, void *data);
 /* cb(key) runs after each fetch that found a changed index (up to 8 listeners; 0 or UV_ENOSPC). */

@@ -24,6 +24,20 @@
 #define HRP_DEFAULT_TIMEOUT_MS (60 * 1000L)
 
 typedef struct rr_s rr_t;
+typedef struct ref_s ref_t;
+
+/* A Secret or ConfigMap some repositories read (credentials, CAs), watched by name so that a
+ * rotation is picked up at once rather than at the next interval. */
+struct ref_s {
+  ref_t *next;
+  struct repoctl_s *rc;
+  int cm; /* a ConfigMap, else a Secret */
+  char *ns, *name;
+  informer_t *inf;
+  int synced;
+  char **repos;
+  size_t nrepos;
+};
 
 struct repoctl_s {
   uv_loop_t *loop;
@@ -34,6 +48,8 @@ struct repoctl_s {
   queue_t q;
   char *ns;
   rr_t *running;
+  ref_t *refs;
+  int pending_stops;
   int stopping;
   void (*stop_cb)(void *);
   void *stop_data;
@@ -319,6 +335,94 @@ static void rr__next(rr_t *x) {
   rr__declare(x);
 }
 
+static void ref__changed(ref_t *f) {
+  if (!f->synced || f->rc->stopping) return;
+  for (size_t i = 0; i < f->nrepos; i++) queue_add(&f->rc->q, f->repos[i]);
+}
+static void ref__on_add(informer_t *inf, const char *key, const cJSON *obj, void *data) { ref__changed(data); }
+static void ref__on_update(informer_t *inf, const char *key, const cJSON *old, const cJSON *obj, void *data) {
+  ref__changed(data);
+}
+static void ref__on_delete(informer_t *inf, const char *key, const cJSON *obj, void *data) { ref__changed(data); }
+static void ref__on_synced(informer_t *inf, void *data) { ((ref_t *)data)->synced = 1; }
+
+static void ref__free(ref_t *f) {
+  for (size_t i = 0; i < f->nrepos; i++) free(f->repos[i]);
+  free(f->repos);
+  free(f->ns);
+  free(f->name);
+  free(f);
+}
+
+static void repoctl__stopped_one(struct repoctl_s *rc);
+static void ref__stopped(void *data) {
+  ref_t *f = data;
+  struct repoctl_s *rc = f->rc;
+  ref__free(f);
+  if (rc->stopping) repoctl__stopped_one(rc);
+}
+
+/* Repository key reads exactly the given objects now (cm[i] ? ConfigMap : Secret, in ns). */
+static void repoctl__track(struct repoctl_s *rc, const char *key, const char *ns, const char *const names[3],
+                           const int cm[3]) {
+  for (ref_t **pp = &rc->refs; *pp;) {
+    ref_t *f = *pp;
+    int wanted = 0;
+    for (int i = 0; i < 3; i++)
+      if (names[i] && f->cm == cm[i] && !strcmp(f->ns, ns) && !strcmp(f->name, names[i])) wanted = 1;
+    if (!wanted)
+      for (size_t i = 0; i < f->nrepos; i++)
+        if (!strcmp(f->repos[i], key)) {
+          free(f->repos[i]);
+          f->repos[i] = f->repos[--f->nrepos];
+          break;
+        }
+    if (!f->nrepos) {
+      *pp = f->next;
+      informer_stop(f->inf, ref__stopped, f);
+      continue;
+    }
+    pp = &f->next;
+  }
+  for (int i = 0; i < 3; i++) {
+    if (!names[i]) continue;
+    ref_t *f = rc->refs;
+    while (f && !(f->cm == cm[i] && !strcmp(f->ns, ns) && !strcmp(f->name, names[i]))) f = f->next;
+    if (!f) {
+      if (!(f = calloc(1, sizeof *f)) || !(f->ns = strdup(ns)) || !(f->name = strdup(names[i]))) {
+        if (f) ref__free(f);
+        continue;
+      }
+      f->rc = rc;
+      f->cm = cm[i];
+      buf_t path = BUF_INIT, sel = BUF_INIT;
+      kube_path(&path, "", "v1", cm[i] ? "configmaps" : "secrets", ns, NULL, NULL);
+      buf_printf(&sel, "metadata.name=%s", names[i]);
+      static const char *const keep[] = {"metadata.labels", NULL}; /* the data is read when used */
+      informer_opts_t io = {.path = path.data, .field_selector = sel.data, .keep = keep};
+      informer_handlers_t h = {.on_add = ref__on_add, .on_update = ref__on_update, .on_delete = ref__on_delete,
+                               .on_synced = ref__on_synced, .data = f};
+      int r = informer_start(rc->c, &io, &h, &f->inf);
+      buf_free(&path);
+      buf_free(&sel);
+      if (r) {
+        ref__free(f);
+        continue;
+      }
+      f->next = rc->refs;
+      rc->refs = f;
+    }
+    int have = 0;
+    for (size_t j = 0; j < f->nrepos; j++)
+      if (!strcmp(f->repos[j], key)) have = 1;
+    if (have) continue;
+    char **n = realloc(f->repos, (f->nrepos + 1) * sizeof *n);
+    if (!n) continue;
+    f->repos = n;
+    if ((f->repos[f->nrepos] = strdup(key))) f->nrepos++;
+  }
+}
+
 static const char *rr__ref_name(const cJSON *spec, const char *field, int *bad) {
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(spec, field);
   if (!r) return NULL;
@@ -331,6 +435,9 @@ static void rr__begin(rr_t *x) {
   repoctl_t *rc = x->rc;
   const cJSON *obj = informer_get(rc->inf, x->key);
   if (!obj) {
+    static const char *const none[3] = {NULL, NULL, NULL};
+    static const int kinds[3] = {0, 0, 1};
+    repoctl__track(rc, x->key, "", none, kinds);
     source_repo_remove(rc->s, x->key);
     x->outcome = 2;
     rr__finish(x);
@@ -406,6 +513,9 @@ static void rr__begin(rr_t *x) {
     rr__fail(x, "InvalidSpec", "spec.secretRef, certSecretRef and caConfigMapRef need a name", 2);
     return;
   }
+  const char *names[3] = {x->secret, x->cert_secret, x->ca_cm};
+  static const int kinds[3] = {0, 0, 1};
+  repoctl__track(rc, x->key, x->ns, names, kinds);
   x->step = RR_SECRET;
   rr__next(x);
 }
@@ -484,6 +594,9 @@ int repoctl_start(uv_loop_t *loop, kube_client_t *c, source_t *s, const repoctl_
   queue_options_t qo;
   queue_options_init(&qo);
   qo.name = HRP_RESOURCE;
+  /* A failed fetch is tried again after 1 s, 2 s, ... up to 5 min: repositories are outside servers. */
+  qo.backoff.base_ms = 1000;
+  qo.backoff.max_ms = 5 * 60 * 1000;
   if (o && o->concurrency) qo.max_in_flight = o->concurrency;
   int r = queue_init(loop, &rc->q, &qo, repoctl__process, rc);
   if (r) {
@@ -523,10 +636,14 @@ static void repoctl__drained(queue_t *q, void *data) {
   queue_close(q, repoctl__closed);
 }
 
+static void repoctl__stopped_one(repoctl_t *rc) {
+  if (--rc->pending_stops == 0) queue_shutdown(&rc->q, repoctl__drained, rc);
+}
+
 static void repoctl__inf_stopped(void *data) {
   repoctl_t *rc = data;
   rc->inf = NULL;
-  queue_shutdown(&rc->q, repoctl__drained, rc);
+  repoctl__stopped_one(rc);
 }
 
 void repoctl_stop(repoctl_t *rc, void (*cb)(void *data), void *data) {
@@ -536,6 +653,13 @@ void repoctl_stop(repoctl_t *rc, void (*cb)(void *data), void *data) {
   for (rr_t *x = rc->running, *nx; x; x = nx) {
     nx = x->next;
     rr__cancel(x);
+  }
+  rc->pending_stops = 1;
+  for (ref_t *f = rc->refs; f; f = f->next) rc->pending_stops++;
+  while (rc->refs) {
+    ref_t *f = rc->refs;
+    rc->refs = f->next;
+    informer_stop(f->inf, ref__stopped, f);
   }
   informer_stop(rc->inf, repoctl__inf_stopped, rc);
 }

@@ -16,6 +16,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/rudder-e2e.XXXXXX")
 CTRL_PID=
 EXTRA_PIDS=() # other processes a test started; killed on exit
 CTRL_LOG="$WORK/controller.log"
+CTRL_ARGS=() # extra controller flags a test adds
 checks=0
 
 log() { echo "--- $*" >&2; }
@@ -36,7 +37,8 @@ wait_for() {
 }
 
 start_controller() {
-  "$RUDDER_BIN" controller --kubeconfig "$KUBECONFIG" --namespace "$NS" --log-level debug >>"$CTRL_LOG" 2>&1 &
+  "$RUDDER_BIN" controller --kubeconfig "$KUBECONFIG" --namespace "$NS" --log-level debug \
+    --storage-path "$WORK/charts" ${CTRL_ARGS[@]+"${CTRL_ARGS[@]}"} >>"$CTRL_LOG" 2>&1 &
   CTRL_PID=$!
   log "controller started (pid $CTRL_PID)"
 }

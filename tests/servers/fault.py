@@ -27,7 +27,14 @@ Paths (any method; HEAD sends no body):
                                a valid Helm index.yaml with C charts of V
                                versions each (default 100 x 1000 = 100,000)
   /corrupt.tgz                 bytes that are not gzip
-  /traversal.tgz               a chart archive with a member '../evil.yaml'
+  /traversal.tgz               a chart archive with a member '../evil.yaml' (Helm drops the first
+                               path segment, so this one loads, as 'evil.yaml')
+  /baddigest/index.yaml        an index whose podlike 0.1.0 points at /traversal.tgz with a wrong digest
+  /bomb.tgz                    a .tgz that inflates to 1 GiB of zeros
+  /stall/index.yaml, /status/NNN/index.yaml, ...   a repository URL under a fault path: its
+                               index behaves as the path
+  /parent.tgz                  a chart archive with a member 'evil/../../evil.yaml' (outside the
+                               chart once cleaned: Helm refuses it)
   /etag                        a small body with ETag and Last-Modified; 304 to
                                a matching If-None-Match / If-Modified-Since
   anything else                404
@@ -112,7 +119,7 @@ def make_index(charts, versions):
     return out.getvalue().encode()
 
 
-def make_traversal():
+def make_traversal(escape="../evil.yaml"):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.USTAR_FORMAT) as tar:
         def add(name, data):
@@ -122,12 +129,13 @@ def make_traversal():
         add("evil/Chart.yaml", b"apiVersion: v2\nname: evil\nversion: 0.1.0\n")
         add("evil/templates/cm.yaml",
             b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil\n")
-        add("../evil.yaml", b"escaped: true\n")
+        add(escape, b"escaped: true\n")
     return buf.getvalue()
 
 
 BOMB = Lazy(make_gzip_bomb)
 TRAVERSAL = Lazy(make_traversal)
+PARENT = Lazy(lambda: make_traversal("evil/../../evil.yaml"))
 INDEXES = {}
 INDEXES_LOCK = threading.Lock()
 
@@ -163,6 +171,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         q = urllib.parse.parse_qs(url.query)
         path = url.path
+        # A repository URL under a fault path: its index.yaml behaves as the path itself.
+        if path.endswith("/index.yaml") and path != "/index.yaml":
+            base = path[: -len("/index.yaml")]
+            if base in ("/stall", "/gzip-bomb", "/redirect-loop", "/drop") or base.startswith("/status/"):
+                path = base
         body = self.read_body()
         arg = lambda k, d=None: q.get(k, [d])[0]
 
@@ -261,6 +274,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
         if path == "/traversal.tgz":
             return self.reply(200, TRAVERSAL.get(), "application/gzip")
+
+        if path == "/baddigest/index.yaml":
+            # podlike 0.1.0 pointing at /traversal.tgz (a loadable chart) with a digest it does not have.
+            idx = ("apiVersion: v1\nentries:\n  podlike:\n  - apiVersion: v2\n    name: podlike\n"
+                   "    version: 0.1.0\n    digest: " + "0" * 64 + "\n    urls:\n    - /traversal.tgz\n"
+                   "generated: \"2026-12-01T00:00:00Z\"\n")
+            return self.reply(200, idx.encode(), "application/x-yaml")
+
+        if path == "/bomb.tgz":
+            # a "chart archive" that inflates to 1 GiB of zeros
+            return self.reply(200, BOMB.get(), "application/gzip")
+
+        if path == "/parent.tgz":
+            return self.reply(200, PARENT.get(), "application/gzip")
 
         if path == "/etag":
             hdrs = [("ETag", ETAG), ("Last-Modified", LAST_MODIFIED)]

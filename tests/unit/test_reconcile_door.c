@@ -80,8 +80,17 @@ static void test_defaults(void) {
 
 static void test_errors(void) {
   static const struct { const char *spec; int rc; const char *msg; } cases[] = {
-    {"{\"chart\":{\"url\":\"https://charts.example/\",\"name\":\"x\"}}", -95,
-     "spec.chart.url: this rudder version installs only inline charts (spec.chart.inline)"},
+    {"{\"chart\":{\"url\":\"oci://registry.example/charts/x\"}}", -95,
+     "spec.chart.url: oci:// references are not supported yet by this rudder version"},
+    {"{\"chart\":{\"configMapRef\":{\"name\":\"c\"}}}", -95,
+     "spec.chart: configMapRef and secretRef are not supported yet by this rudder version"},
+    {"{\"chart\":{\"url\":\"ftp://charts.example/x.tgz\"}}", -22,
+     "spec.chart.url: \"ftp://charts.example/x.tgz\" must start with https://, http:// or oci://"},
+    {"{\"chart\":{\"repository\":{\"name\":\"r\"}}}", -22,
+     "spec.chart.name: the chart's name in the repository is required with spec.chart.repository"},
+    {"{\"chart\":{\"repository\":{},\"name\":\"x\"}}", -22, "spec.chart.repository.name: must name a HelmRepository"},
+    {"{\"chart\":{\"repository\":{\"name\":\"r\"},\"url\":\"https://x/\",\"name\":\"x\"}}", -22,
+     "spec.chart: set exactly one of inline, repository, url, configMapRef or secretRef"},
     {"{\"chart\":{}}", -22, "spec.chart: no chart source set (inline, repository, url, configMapRef or secretRef)"},
     {"{}", -22, "spec.chart is missing"},
     {"{\"chart\":{\"inline\":{\"templates\":{}}}}", -22, "spec.chart.inline.templates: must map at least one file name to its text"},
@@ -210,8 +219,39 @@ static void test_messages(void) {
   CHECK(strstr(m, "bytes cut)") != NULL);
 }
 
+/* spec.chart.repository / url: where the engine fetches the chart from. */
+static void test_chart_sources(void) {
+  static const struct { const char *chart; int kind; const char *repo, *name, *version, *url; } cases[] = {
+    {"{\"repository\":{\"name\":\"r\"},\"name\":\"web\",\"version\":\"~1.2\"}", REQ_SRC_REPOSITORY, "apps/r", "web",
+     "~1.2", NULL},
+    {"{\"repository\":{\"name\":\"r\",\"namespace\":\"shared\"},\"name\":\"web\"}", REQ_SRC_REPOSITORY, "shared/r",
+     "web", "", NULL},
+    {"{\"url\":\"https://charts.example/c\",\"name\":\"web\"}", REQ_SRC_REPOSITORY, "url:https://charts.example/c",
+     "web", "", "https://charts.example/c"},
+    {"{\"url\":\"https://charts.example/web-1.0.0.tgz\"}", REQ_SRC_URL, NULL, "", "",
+     "https://charts.example/web-1.0.0.tgz"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    release_req_t s;
+    buf_t err = BUF_INIT, json = BUF_INIT;
+    buf_printf(&json, "{" META ",\"spec\":{\"chart\":%s}}", cases[i].chart);
+    CHECK_EQ_INT(parse(json.data, &s, &err), 0);
+    CHECK_EQ_INT((int)s.src.kind, cases[i].kind);
+    CHECK(s.chart == NULL);
+    if (cases[i].repo) CHECK_EQ_STR(s.src.repo_key, cases[i].repo);
+    else CHECK(s.src.repo_key == NULL);
+    CHECK_EQ_STR(s.src.name, cases[i].name);
+    CHECK_EQ_STR(s.src.version, cases[i].version);
+    if (cases[i].url) CHECK_EQ_STR(s.src.url, cases[i].url);
+    req_free(&s);
+    buf_free(&err);
+    buf_free(&json);
+  }
+}
+
 int main(void) {
   test_durations();
+  test_chart_sources();
   test_defaults();
   test_errors();
   test_conditions();

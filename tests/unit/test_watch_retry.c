@@ -69,6 +69,7 @@ static void run_for(uint64_t ms) {
 
 /* ---- the server ---- */
 
+static int hits_dated;
 static int hits_flaky, hits_429, hits_500, hits_post503, hits_far, hits_tb;
 static char last_auth[256], last_ctype[128];
 static buf_t last_body, last_url;
@@ -119,6 +120,16 @@ static void handler(tconn_t *c, const char *method, const char *url, const char 
   } else if (!strcmp(url, "/post503")) {
     hits_post503++;
     tsrv_puts(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n");
+  } else if (!strcmp(url, "/dated")) {
+    /* Retry-After as an HTTP date: one in the past (retry at once), then one far ahead. */
+    if (++hits_dated == 1)
+      tsrv_puts(c, "HTTP/1.1 503 Service Unavailable\r\nRetry-After: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
+                   "Content-Length: 0\r\n\r\n");
+    else if (hits_dated == 2)
+      tsrv_puts(c, "HTTP/1.1 503 Service Unavailable\r\nRetry-After: Fri, 31 Dec 2099 23:59:59 GMT\r\n"
+                   "Content-Length: 0\r\n\r\n");
+    else
+      tsrv_respond(c, 200, "OK", "application/json", "{}");
   } else if (!strcmp(url, "/far")) {
     hits_far++;
     tsrv_puts(c, "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 30\r\nContent-Length: 0\r\n\r\n");
@@ -229,6 +240,16 @@ static void test_retries(void) {
   run_until(&r.calls, 1);
   CHECK_EQ_INT(r.status, 429);
   CHECK_EQ_INT(hits_far, 1);
+  CHECK(r.at - t0 < 1000);
+  rec_free(&r);
+
+  /* Retry-After as an HTTP date: a past one is retried at once; one beyond the deadline is not waited for. */
+  kube_req_opts_t dated = {.path = "/dated", .timeout_ms = 2000};
+  t0 = uv_now(&loop);
+  kube_request(c, &dated, rec_cb, &r);
+  run_until(&r.calls, 1);
+  CHECK_EQ_INT(r.status, 503);
+  CHECK_EQ_INT(hits_dated, 2);
   CHECK(r.at - t0 < 1000);
   rec_free(&r);
 
