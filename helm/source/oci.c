@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/b64.h"
 #include "base/err.h"
 #include "helm/semver/semver.h"
 
@@ -530,6 +531,136 @@ int oci_token_parse(const char *json, size_t len, buf_t *out, uint64_t *expires_
   if (cJSON_IsNumber(ex) && ex->valuedouble >= 1 && ex->valuedouble < 1e9) *expires_in = (uint64_t)ex->valuedouble;
   if (!t || !*t) rc = base_errf(err, errlen, OCI_EINVAL, "token response: no token or access_token");
   else if (buf_puts(out, t)) rc = base_errf(err, errlen, OCI_ENOMEM, "out of memory");
+  cJSON_Delete(root);
+  return rc;
+}
+
+/* ---- dockerconfigjson --------------------------------------------------------------------- */
+
+/* As parse_json, and nothing but blanks may follow the value (as encoding/json wants). */
+static int parse_json_whole(const char *json, size_t len, cJSON **out, const char *what, char *err, size_t errlen) {
+  *out = NULL;
+  if (len > OCI_MAX_JSON) return base_errf(err, errlen, OCI_E2BIG, "%s: %zu bytes (the limit is %zu)", what, len, OCI_MAX_JSON);
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+  if (!root) {
+    const char *at = cJSON_GetErrorPtr();
+    size_t off = at && at >= json && at <= json + len ? (size_t)(at - json) : 0;
+    return base_errf(err, errlen, OCI_EINVAL, "%s: not valid JSON (near byte %zu)", what, off);
+  }
+  while (end && end < json + len && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')) end++;
+  if (!end || end != json + len) {
+    cJSON_Delete(root);
+    return base_errf(err, errlen, OCI_EINVAL, "%s: not valid JSON (data after the value at byte %zu)", what,
+                     end ? (size_t)(end - json) : len);
+  }
+  if (!cJSON_IsObject(root)) {
+    cJSON_Delete(root);
+    return base_errf(err, errlen, OCI_EINVAL, "%s: not a JSON object", what);
+  }
+  *out = root;
+  return 0;
+}
+
+/* The key as a host: a leading http:// or https:// dropped, cut at the first '/'. */
+static bool dc_key_is(const char *key, const char *registry) {
+  if (!strncmp(key, "http://", 7)) key += 7;
+  else if (!strncmp(key, "https://", 8)) key += 8;
+  size_t n = strcspn(key, "/");
+  return strlen(registry) == n && !memcmp(key, registry, n);
+}
+
+/* A string field (case-insensitive name, as encoding/json); NULL when absent or null. */
+static int dc_field(const cJSON *o, const char *k, const char **out, const char *registry, char *err, size_t errlen) {
+  const cJSON *v = cJSON_GetObjectItem(o, k);
+  *out = NULL;
+  if (!v || cJSON_IsNull(v)) return 0;
+  if (!cJSON_IsString(v))
+    return base_errf(err, errlen, OCI_EINVAL, "dockerconfigjson: auths entry for %.200s: %s is not a string", registry, k);
+  *out = v->valuestring;
+  return 0;
+}
+
+int oci_dockerconfig_creds(const char *json, size_t len, const char *registry, char **user, char **pass, char *err,
+                           size_t errlen) {
+  *user = *pass = NULL;
+  cJSON *root;
+  int rc = parse_json_whole(json, len, &root, "dockerconfigjson", err, errlen);
+  if (rc) return rc;
+  const char *server = !strcmp(registry, "docker.io") ? "https://index.docker.io/v1/" : registry;
+  const cJSON *auths = cJSON_GetObjectItemCaseSensitive(root, "auths");
+  const cJSON *entry = NULL;
+  unsigned char *dec = NULL;
+  size_t dn = 0;
+  if (auths && !cJSON_IsNull(auths) && !cJSON_IsObject(auths)) {
+    rc = base_errf(err, errlen, OCI_EINVAL, "dockerconfigjson: auths is not an object");
+    goto out;
+  }
+  if (auths) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, auths) if (e->string && !strcmp(e->string, server)) entry = e;
+    if (!entry) cJSON_ArrayForEach(e, auths) if (e->string && dc_key_is(e->string, server)) {
+        entry = e;
+        break;
+      }
+  }
+  if (!entry || cJSON_IsNull(entry)) {
+    rc = base_errf(err, errlen, OCI_ENOENT, "dockerconfigjson: no credentials for registry %.200s", registry);
+    goto out;
+  }
+  if (!cJSON_IsObject(entry)) {
+    rc = base_errf(err, errlen, OCI_EINVAL, "dockerconfigjson: the auths entry for %.200s is not an object", registry);
+    goto out;
+  }
+  const char *auth, *un, *pw, *idt, *rt;
+  if ((rc = dc_field(entry, "auth", &auth, registry, err, errlen)) ||
+      (rc = dc_field(entry, "username", &un, registry, err, errlen)) ||
+      (rc = dc_field(entry, "password", &pw, registry, err, errlen)) ||
+      (rc = dc_field(entry, "identitytoken", &idt, registry, err, errlen)) ||
+      (rc = dc_field(entry, "registrytoken", &rt, registry, err, errlen)))
+    goto out;
+  size_t un_len = un ? strlen(un) : 0, pw_len = pw ? strlen(pw) : 0;
+  if (auth && *auth) {
+    char e2[128];
+    if (b64_decode_alloc(auth, strlen(auth), &dec, &dn, e2, sizeof e2)) {
+      rc = base_errf(err, errlen, OCI_EINVAL, "dockerconfigjson: auths entry for %.200s: auth is not valid base64", registry);
+      goto out;
+    }
+    const unsigned char *colon = memchr(dec, ':', dn);
+    if (!colon) { /* never say what it decoded to: that may be a password */
+      rc = base_errf(err, errlen, OCI_EINVAL,
+                     "dockerconfigjson: auths entry for %.200s: auth is not base64 of username:password", registry);
+      goto out;
+    }
+    un = (const char *)dec;
+    un_len = (size_t)(colon - dec);
+    pw = (const char *)colon + 1;
+    pw_len = dn - un_len - 1;
+  }
+  if (idt && *idt) {
+    un = OCI_TOKEN_USER;
+    un_len = strlen(un);
+    pw = idt;
+    pw_len = strlen(idt);
+  }
+  if (!un_len && !pw_len) {
+    rc = base_errf(err, errlen, OCI_ENOENT, "dockerconfigjson: the entry for registry %.200s holds no credentials", registry);
+    goto out;
+  }
+  if (memchr(un ? un : "", 0, un_len) || memchr(pw ? pw : "", 0, pw_len)) {
+    rc = base_errf(err, errlen, OCI_EINVAL, "dockerconfigjson: auths entry for %.200s: a NUL byte in the credentials", registry);
+    goto out;
+  }
+  if (!(*user = strndup(un ? un : "", un_len)) || !(*pass = strndup(pw ? pw : "", pw_len))) {
+    free(*user);
+    *user = NULL;
+    rc = base_errf(err, errlen, OCI_ENOMEM, "out of memory");
+  }
+out:
+  if (dec) {
+    memset(dec, 0, dn);
+    free(dec);
+  }
   cJSON_Delete(root);
   return rc;
 }

@@ -95,3 +95,20 @@ int oci_challenge_token_url(const oci_challenge_t *c, const char *scope, buf_t *
 /* Parses a token endpoint's answer ({"token": ...} or {"access_token": ...}, expires_in in
  * seconds, 60 when absent as the distribution spec says). Appends the token to out. */
 int oci_token_parse(const char *json, size_t len, buf_t *out, uint64_t *expires_in, char *err, size_t errlen);
+
+/* Credentials for registry from a `kubernetes.io/dockerconfigjson` Secret's `.dockerconfigjson`
+ * (Docker's config.json: {"auths": {"<key>": {"auth": ..., "username": ..., "password": ...,
+ * "identitytoken": ...}}}), looked up as Helm's registry client (ORAS's credential store) does:
+ * the key equal to registry ("docker.io" is stored as "https://index.docker.io/v1/"), else the
+ * first key that is registry once a leading http:// or https:// and any path are dropped. In the
+ * entry, `auth` (base64 of user:password, split at the first ':') wins over username/password;
+ * an `identitytoken` (an OAuth2 refresh token) is handed out as user "<token>" with the token as
+ * password, Docker's convention, and fetches registry tokens by OAuth2 (OCI_TOKEN_USER).
+ * Field names match case-insensitively, as Go's encoding/json matches them; `registrytoken` is
+ * not used. 0 with *user and *pass (malloc'd; either may be ""); OCI_ENOENT (no entry for
+ * registry, or an entry without credentials: go anonymous); OCI_EINVAL (not JSON, auths or the
+ * entry not an object, a field not a string, auth not base64 of user:password) or OCI_E2BIG,
+ * with a message that never holds a credential. */
+#define OCI_TOKEN_USER "<token>"
+int oci_dockerconfig_creds(const char *json, size_t len, const char *registry, char **user, char **pass, char *err,
+                           size_t errlen);

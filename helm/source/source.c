@@ -11,14 +11,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+#include <strings.h>
+
 #include "base/buf.h"
 #include "base/log.h"
 #include "base/sha256.h"
+#include "helm/semver/semver.h"
+#include "helm/source/oci.h"
 
 #define SRC__DEFAULT_DISK ((size_t)1 << 30)
 #define SRC__DEFAULT_ARCHIVE ((size_t)20 << 20)
 
-typedef enum { OP_REFRESH, OP_REPO_CHART, OP_URL_CHART, OP_BYTES_CHART } op_kind_t;
+typedef enum { OP_REFRESH, OP_REPO_CHART, OP_URL_CHART, OP_BYTES_CHART, OP_OCI_CHART } op_kind_t;
 
 typedef struct oplist_s {
   source_op_t *head;
@@ -31,6 +36,8 @@ typedef struct conn_copy_s {
 
 typedef struct repo_s repo_t;
 typedef struct dl_s dl_t;
+typedef struct oci_op_s oci_op_t;       /* the OCI section at the end */
+typedef struct oci_state_s oci_state_t;
 
 struct source_op_s {
   source_t *s;
@@ -39,7 +46,8 @@ struct source_op_s {
   source_chart_cb ccb;
   void *data;
   char *key, *name, *constraint, *url, *what;
-  conn_copy_t conn;       /* OP_URL_CHART */
+  conn_copy_t conn;       /* OP_URL_CHART, OP_OCI_CHART */
+  oci_op_t *oci;          /* OP_OCI_CHART */
   void *bytes;            /* OP_BYTES_CHART */
   size_t nbytes;
   int refetched;          /* the index was fetched again for this op's name */
@@ -118,6 +126,8 @@ struct source_s {
   size_t nurls, capurls;
   uint64_t use_clock;
   source_stats_t stats;
+  oci_state_t *oci; /* registries' tokens and requests, made on first use */
+  size_t oci_tag_page;
 };
 
 /* ---- small helpers ---- */
@@ -229,6 +239,9 @@ static void src__hex(const uint8_t d[32], char out[65]) {
   out[64] = 0;
 }
 
+static void oci__op_free(source_op_t *op);
+static void oci__close(source_t *s);
+
 /* ---- completion: every op finishes through the ready list, delivered from a timer ---- */
 
 static void src__deliver(source_op_t *op) {
@@ -258,6 +271,7 @@ static void src__deliver(source_op_t *op) {
   free(op->chart_name);
   free(op->from);
   free(op->info_digest);
+  oci__op_free(op);
   free(op);
 }
 
@@ -842,6 +856,7 @@ int source_new(uv_loop_t *loop, fetch_t *f, const source_opts_t *o, source_t **o
   s->max_disk = o->max_disk_bytes ? o->max_disk_bytes : SRC__DEFAULT_DISK;
   s->max_archive = o->max_archive_bytes ? o->max_archive_bytes : SRC__DEFAULT_ARCHIVE;
   s->ilim = o->index_limits;
+  s->oci_tag_page = o->oci_tag_page;
   index_limits_defaults(&s->ilim);
   if (o->storage_path && *o->storage_path) {
     if (!(s->dir = strdup(o->storage_path))) {
@@ -881,6 +896,7 @@ void source_free(source_t *s) {
     if (d->req) fetch_cancel(d->req); /* dl__done frees it */
     else dl__free(s, d);
   }
+  oci__close(s);
   src__kick_cb(&s->kick);
   uv_close((uv_handle_t *)&s->kick, src__kick_closed);
 }
@@ -1052,3 +1068,918 @@ void source_chart_release(source_t *s, chart_cache_entry_t *e) {
 }
 
 source_stats_t source_get_stats(const source_t *s) { return s->stats; }
+
+/* ==== OCI registries ==========================================================================
+ * source_chart_from_oci: (tags →) manifest → chart layer. Each step is a registry request (oj_t)
+ * shared by every op that needs the same URL with the same credentials at once, so concurrent
+ * pulls of one chart cost one request per step. Auth is per request, as ORAS does it: no
+ * credentials until the registry asks, then a token from the Bearer challenge's realm (or basic
+ * credentials for a Basic challenge), then one retry. Tokens are kept per registry, scope and
+ * credentials (a fingerprint, never the credentials themselves) until they expire; a registry
+ * that asked for basic credentials gets them up front the next time. */
+
+#define OCI__MAX_PAGES 1000            /* tag list pages followed */
+#define OCI__MAX_TOKENS 256            /* tokens (and basic-auth registries) kept */
+#define OCI__TOKEN_BODY ((size_t)1 << 20)
+
+typedef enum { OJ_TAGS, OJ_MANIFEST, OJ_BLOB } oj_kind_t;
+
+typedef struct oj_s oj_t;
+typedef struct oci_treq_s oci_treq_t;
+struct oj_s {
+  oj_t *next;
+  source_t *s;
+  oj_kind_t kind;
+  char *url;                  /* what is fetched */
+  char *registry, *repository;
+  char *what;                 /* names it in messages: oci://registry/repository[:tag|@digest] */
+  char *want_digest;          /* OJ_BLOB: the layer digest the body must have */
+  char *scope;                /* the token scope asked for: repository:<name>:pull */
+  char fp[65];                /* fingerprint of the credentials and TLS settings */
+  conn_copy_t conn;
+  fetch_req_t *req;
+  int token_phase;            /* waiting for a token (on a token request's list, by tnext) */
+  oj_t *tnext;
+  int retried;                /* the one retry after a challenge is spent */
+  int basic;                  /* send conn's basic credentials */
+  char *bearer;               /* send this token */
+  oplist_t waiters;
+};
+
+typedef struct oci_tok_s {
+  struct oci_tok_s *next;
+  char *registry, *scope; /* scope "" with token NULL: the registry takes basic credentials */
+  char fp[65];
+  char *token;
+  uint64_t expires; /* uv_now() milliseconds */
+} oci_tok_t;
+
+struct oci_state_s {
+  oj_t *jobs;
+  oci_treq_t *treqs; /* token requests in flight */
+  oci_tok_t *toks;
+  size_t ntoks;
+  int closing;
+};
+
+struct oci_op_s {
+  oci_ref_t ref;
+  char *constraint;
+  char fp[65];
+  char *base;       /* https://registry (or http://) */
+  char *name;       /* oci://registry/repository */
+  char *from;       /* the reference pulled: name:tag or name@digest */
+  char **tags;
+  size_t ntags, captags;
+  int pages;
+  int verify_tag;   /* the manifest in flight is the constraint's tag, checked against the pinned digest */
+};
+
+static void oci__op_free(source_op_t *op) {
+  oci_op_t *o = op->oci;
+  if (!o) return;
+  oci_ref_free(&o->ref);
+  free(o->constraint);
+  free(o->base);
+  free(o->name);
+  free(o->from);
+  oci_tags_free(o->tags, o->ntags);
+  free(o);
+  op->oci = NULL;
+}
+
+/* The fingerprint of how a request is made: credentials and trust (hex of a sha256). */
+static void oci__fp(const source_conn_t *c, char out[65]) {
+  base_sha256_ctx_t h;
+  base_sha256_init(&h);
+  const char *parts[] = {c->auth.username, c->auth.password, c->auth.bearer};
+  for (size_t i = 0; i < 3; i++) {
+    size_t n = parts[i] ? strlen(parts[i]) + 1 : 0;
+    base_sha256_update(&h, &n, sizeof n);
+    if (n) base_sha256_update(&h, parts[i], n);
+  }
+  const struct {
+    const char *p;
+    size_t n;
+  } pem[] = {{c->tls.ca_pem, c->tls.ca_len}, {c->tls.cert_pem, c->tls.cert_len}, {c->tls.key_pem, c->tls.key_len}};
+  for (size_t i = 0; i < 3; i++) {
+    size_t n = pem[i].p ? pem[i].n + 1 : 0;
+    base_sha256_update(&h, &n, sizeof n);
+    if (n) base_sha256_update(&h, pem[i].p, pem[i].n);
+  }
+  uint8_t flags[2] = {c->tls.insecure_skip_verify, c->pass_credentials};
+  base_sha256_update(&h, flags, sizeof flags);
+  uint8_t d[32];
+  base_sha256_final(&h, d);
+  src__hex(d, out);
+}
+
+/* ---- tokens ---- */
+
+static void tok__free(oci_tok_t *t) {
+  free(t->registry);
+  free(t->scope);
+  if (t->token) {
+    memset(t->token, 0, strlen(t->token));
+    free(t->token);
+  }
+  free(t);
+}
+
+static oci_tok_t *tok__find(source_t *s, const char *registry, const char *scope, const char *fp) {
+  oci_state_t *st = s->oci;
+  uint64_t now = uv_now(s->loop);
+  for (oci_tok_t **pp = &st->toks; *pp;) {
+    oci_tok_t *t = *pp;
+    if (t->expires <= now) { /* expired: gone */
+      *pp = t->next;
+      st->ntoks--;
+      tok__free(t);
+      continue;
+    }
+    if (!strcmp(t->registry, registry) && !strcmp(t->scope, scope) && !strcmp(t->fp, fp)) return t;
+    pp = &t->next;
+  }
+  return NULL;
+}
+
+static void tok__drop(source_t *s, const char *registry, const char *scope, const char *fp) {
+  oci_state_t *st = s->oci;
+  for (oci_tok_t **pp = &st->toks; *pp; pp = &(*pp)->next)
+    if (!strcmp((*pp)->registry, registry) && !strcmp((*pp)->scope, scope) && !strcmp((*pp)->fp, fp)) {
+      oci_tok_t *t = *pp;
+      *pp = t->next;
+      st->ntoks--;
+      tok__free(t);
+      return;
+    }
+}
+
+/* Keeps token (NULL: the registry takes basic credentials) for ttl_ms; the oldest go first. */
+static void tok__put(source_t *s, const char *registry, const char *scope, const char *fp, const char *token,
+                     uint64_t ttl_ms) {
+  oci_state_t *st = s->oci;
+  tok__drop(s, registry, scope, fp);
+  oci_tok_t *t = calloc(1, sizeof *t);
+  if (!t || !(t->registry = strdup(registry)) || !(t->scope = strdup(scope)) || (token && !(t->token = strdup(token)))) {
+    if (t) tok__free(t);
+    return; /* not kept: the next request asks again */
+  }
+  memcpy(t->fp, fp, 65);
+  t->expires = uv_now(s->loop) + ttl_ms;
+  t->next = st->toks;
+  st->toks = t;
+  if (++st->ntoks > OCI__MAX_TOKENS) {
+    oci_tok_t **pp = &st->toks;
+    while ((*pp)->next) pp = &(*pp)->next;
+    tok__free(*pp);
+    *pp = NULL;
+    st->ntoks--;
+  }
+}
+
+/* ---- registry requests ---- */
+
+static void oj__set_bearer(oj_t *j, const char *token) {
+  if (j->bearer) {
+    memset(j->bearer, 0, strlen(j->bearer));
+    free(j->bearer);
+  }
+  j->bearer = token ? strdup(token) : NULL; /* NULL when out of memory: the request goes without, and fails plainly */
+}
+
+static void oj__free(oj_t *j) {
+  oci_state_t *st = j->s->oci;
+  for (oj_t **pp = &st->jobs; *pp; pp = &(*pp)->next)
+    if (*pp == j) {
+      *pp = j->next;
+      break;
+    }
+  free(j->url);
+  free(j->registry);
+  free(j->repository);
+  free(j->what);
+  free(j->want_digest);
+  free(j->scope);
+  oj__set_bearer(j, NULL);
+  conn_free(&j->conn);
+  free(j);
+}
+
+static void oj__fail_all(oj_t *j, int err, const char *msg) {
+  while (j->waiters.head) src__complete(j->waiters.head, err, msg);
+}
+
+static void oj__done(const fetch_response_t *res, void *data);
+
+static const char *oj__accept(oj_kind_t k) {
+  return k == OJ_MANIFEST ? OCI_MEDIA_MANIFEST : k == OJ_TAGS ? "application/json" : "*/*";
+}
+
+/* Sends j's request with what it knows of the registry's auth. Frees j when it cannot start. */
+static void oj__send(oj_t *j) {
+  source_t *s = j->s;
+  const source_conn_t *c = &j->conn.c;
+  fetch_auth_t auth = {0};
+  if (c->auth.bearer) auth.bearer = c->auth.bearer;
+  else if (j->bearer) auth.bearer = j->bearer;
+  else if (j->basic && c->auth.username && strcmp(c->auth.username, OCI_TOKEN_USER)) {
+    auth.username = c->auth.username;
+    auth.password = c->auth.password ? c->auth.password : "";
+  }
+  fetch_opts_t fo = {.url = j->url,
+                     .accept = oj__accept(j->kind),
+                     .tls = &c->tls,
+                     .auth = &auth,
+                     .pass_credentials = c->pass_credentials,
+                     .timeout_ms = c->timeout_ms,
+                     .max_body = j->kind == OJ_BLOB ? s->max_archive : OCI_MAX_JSON};
+  s->stats.oci_requests++;
+  j->token_phase = 0;
+  j->req = fetch_request(s->f, &fo, oj__done, j);
+  if (!j->req) {
+    oj__fail_all(j, UV_ENOMEM, "out of memory starting a registry request");
+    oj__free(j);
+  }
+}
+
+static int form__escape(buf_t *b, const char *v) {
+  static const char hx[] = "0123456789ABCDEF";
+  for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+    int rc;
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("-_.~", *p))
+      rc = buf_putc(b, (char)*p);
+    else rc = buf_putc(b, '%') || buf_putc(b, hx[*p >> 4]) || buf_putc(b, hx[*p & 15]);
+    if (rc) return -1;
+  }
+  return 0;
+}
+
+/* A token request in flight, shared by every registry request that waits for a token of the
+ * same registry, scope and credentials (they wait on j->tnext). */
+struct oci_treq_s {
+  oci_treq_t *next;
+  source_t *s;
+  char *registry, *repository, *scope;
+  char fp[65];
+  int anonymous;
+  fetch_req_t *req;
+  oj_t *jobs;
+};
+
+static void treq__done(const fetch_response_t *res, void *data);
+
+/* j waits for a token from the challenge's realm: GET with conn's basic credentials (anonymous
+ * without), or an OAuth2 refresh-token POST when the credentials are an identity token; a request
+ * for the same token already in flight is joined. */
+static void oj__get_token(oj_t *j, const oci_challenge_t *ch, const char *scope) {
+  source_t *s = j->s;
+  oci_state_t *st = s->oci;
+  j->token_phase = 1;
+  for (oci_treq_t *t = st->treqs; t; t = t->next)
+    if (!strcmp(t->registry, j->registry) && !strcmp(t->scope, j->scope) && !strcmp(t->fp, j->fp)) {
+      j->tnext = t->jobs;
+      t->jobs = j;
+      return;
+    }
+  const source_conn_t *c = &j->conn.c;
+  int refresh = c->auth.username && !strcmp(c->auth.username, OCI_TOKEN_USER);
+  buf_t url = BUF_INIT, body = BUF_INIT;
+  fetch_auth_t auth = {0};
+  int bad = 0;
+  if (refresh) {
+    bad = buf_puts(&url, ch->realm) || buf_puts(&body, "grant_type=refresh_token&client_id=rudder&refresh_token=") ||
+          form__escape(&body, c->auth.password ? c->auth.password : "") ||
+          (*ch->service && (buf_puts(&body, "&service=") || form__escape(&body, ch->service))) ||
+          (*scope && (buf_puts(&body, "&scope=") || form__escape(&body, scope)));
+  } else {
+    bad = oci_challenge_token_url(ch, scope, &url) != 0;
+    if (c->auth.username) {
+      auth.username = c->auth.username;
+      auth.password = c->auth.password ? c->auth.password : "";
+    }
+  }
+  oci_treq_t *t = bad ? NULL : calloc(1, sizeof *t);
+  if (t && (!(t->registry = strdup(j->registry)) || !(t->repository = strdup(j->repository)) ||
+            !(t->scope = strdup(j->scope)))) {
+    free(t->registry), free(t->repository), free(t->scope), free(t);
+    t = NULL;
+  }
+  if (t) {
+    t->s = s;
+    memcpy(t->fp, j->fp, 65);
+    t->anonymous = !c->auth.username;
+    t->jobs = j;
+    j->tnext = NULL;
+    fetch_opts_t fo = {.url = url.data ? url.data : "",
+                       .method = refresh ? "POST" : "GET",
+                       .body = body.data,
+                       .body_len = body.len,
+                       .content_type = refresh ? "application/x-www-form-urlencoded" : NULL,
+                       .accept = "application/json",
+                       .tls = &c->tls,
+                       .auth = &auth,
+                       .timeout_ms = c->timeout_ms,
+                       .max_body = OCI__TOKEN_BODY};
+    s->stats.oci_tokens++;
+    t->req = fetch_request(s->f, &fo, treq__done, t);
+    if (t->req) {
+      t->next = st->treqs;
+      st->treqs = t;
+    } else {
+      free(t->registry), free(t->repository), free(t->scope), free(t);
+      t = NULL;
+    }
+  }
+  if (body.data) memset(body.data, 0, body.len);
+  buf_free(&body);
+  buf_free(&url);
+  if (!t) {
+    oj__fail_all(j, UV_ENOMEM, "out of memory asking for a registry token");
+    oj__free(j);
+  }
+}
+
+/* A 401 with a challenge: 1 when a retry (or a token request) has started, or j is gone; 0 when
+ * there is nothing to try (the 401 stands). */
+static int oj__challenge(oj_t *j, const fetch_response_t *res) {
+  const char *h = fetch_response_header(res, "WWW-Authenticate");
+  if (!h || j->conn.c.auth.bearer) return 0;
+  oci_challenge_t ch;
+  char err[256];
+  if (oci_challenge_parse(h, &ch, err, sizeof err)) return 0;
+  j->retried = 1;
+  const source_conn_t *c = &j->conn.c;
+  if (!strcasecmp(ch.scheme, "Basic")) {
+    oci_challenge_free(&ch);
+    if (j->basic || !c->auth.username || !strcmp(c->auth.username, OCI_TOKEN_USER)) return 0;
+    j->basic = 1;
+    oj__set_bearer(j, NULL);
+    tok__put(j->s, j->registry, "", j->fp, NULL, UINT64_MAX / 4);
+    oj__send(j);
+    return 1;
+  }
+  if (strcasecmp(ch.scheme, "Bearer")) {
+    oci_challenge_free(&ch);
+    return 0;
+  }
+  /* A token that came while this request was out (another request asked for it) is tried
+   * first; the one that was sent, if any, is not good. */
+  const oci_tok_t *t = tok__find(j->s, j->registry, j->scope, j->fp);
+  if (t && t->token && (!j->bearer || strcmp(j->bearer, t->token))) {
+    oci_challenge_free(&ch);
+    oj__set_bearer(j, t->token);
+    j->basic = 0;
+    oj__send(j);
+    return 1;
+  }
+  tok__drop(j->s, j->registry, j->scope, j->fp);
+  oj__get_token(j, &ch, *ch.scope ? ch.scope : j->scope);
+  oci_challenge_free(&ch);
+  return 1;
+}
+
+/* Appends the registry's own reason (distribution's {"errors": [{"code", "message"}]}), if any. */
+static void oci__registry_reason(const fetch_response_t *res, buf_t *m) {
+  if (!res->body || !res->body_len || res->body_len > 65536) return;
+  cJSON *r = cJSON_ParseWithLength(res->body, res->body_len);
+  const cJSON *es = r ? cJSON_GetObjectItemCaseSensitive(r, "errors") : NULL;
+  const cJSON *e = cJSON_IsArray(es) ? cJSON_GetArrayItem(es, 0) : NULL;
+  const cJSON *code = e ? cJSON_GetObjectItemCaseSensitive(e, "code") : NULL;
+  const cJSON *msg = e ? cJSON_GetObjectItemCaseSensitive(e, "message") : NULL;
+  if (cJSON_IsString(code)) {
+    buf_t t = BUF_INIT;
+    buf_printf(&t, "%.100s", code->valuestring);
+    if (cJSON_IsString(msg) && *msg->valuestring) buf_printf(&t, ": %.200s", msg->valuestring);
+    for (size_t i = 0; t.data && i < t.len; i++)
+      if ((unsigned char)t.data[i] < 0x20 || t.data[i] == 0x7f) t.data[i] = ' ';
+    if (t.data) buf_printf(m, " (%s)", t.data);
+    buf_free(&t);
+  }
+  cJSON_Delete(r);
+}
+
+/* The message (and code) for a registry answer that is not 200. */
+static int oj__error(const oj_t *j, const fetch_response_t *res, buf_t *m) {
+  const source_conn_t *c = &j->conn.c;
+  int creds = c->auth.username || c->auth.bearer;
+  if (res->err) {
+    buf_printf(m, "%s: %s", j->what, res->errmsg ? res->errmsg : uv_strerror(res->err));
+    return res->err;
+  }
+  int rc = -EIO;
+  switch (res->status) {
+  case 401:
+    if (creds)
+      buf_printf(m, "%s: 401 Unauthorized: registry %s refused the credentials for repository %s", j->what, j->registry,
+                 j->repository);
+    else
+      buf_printf(m, "%s: 401 Unauthorized: registry %s wants credentials for repository %s", j->what, j->registry,
+                 j->repository);
+    rc = UV_EACCES;
+    break;
+  case 403:
+    buf_printf(m, "%s: 403 Forbidden: registry %s denied access to repository %s", j->what, j->registry, j->repository);
+    rc = UV_EACCES;
+    break;
+  case 404:
+    if (j->kind == OJ_TAGS)
+      buf_printf(m, "%s: not found: registry %s has no repository %s", j->what, j->registry, j->repository);
+    else if (j->kind == OJ_MANIFEST) buf_printf(m, "%s: not found in registry %s", j->what, j->registry);
+    else buf_printf(m, "%s: the chart layer is not found in registry %s", j->what, j->registry);
+    rc = INDEX_ENOENT;
+    break;
+  default:
+    if (res->errmsg) buf_printf(m, "%s: %s", j->what, res->errmsg);
+    else buf_printf(m, "%s: registry %s answered HTTP %d", j->what, j->registry, res->status);
+  }
+  oci__registry_reason(res, m);
+  return rc;
+}
+
+static void oci__on_tags(source_op_t *op, const oj_t *j, const fetch_response_t *res);
+static void oci__on_manifest(source_op_t *op, const oj_t *j, const fetch_response_t *res);
+
+/* The token service answered: every registry request that waited goes on with the token, or
+ * fails with the reason. */
+static void treq__done(const fetch_response_t *res, void *data) {
+  oci_treq_t *t = data;
+  source_t *s = t->s;
+  oci_state_t *st = s->oci;
+  for (oci_treq_t **pp = &st->treqs; *pp; pp = &(*pp)->next)
+    if (*pp == t) {
+      *pp = t->next;
+      break;
+    }
+  buf_t m = BUF_INIT, tok = BUF_INIT;
+  char host[300];
+  src__host(res->url && *res->url ? res->url : "", host, sizeof host);
+  int err = 0;
+  if (res->err == UV_ECANCELED || st->closing) {
+    err = UV_ECANCELED;
+    buf_puts(&m, "cancelled");
+  } else if (res->err) {
+    err = res->err;
+    buf_printf(&m, "cannot get a token for repository %s of registry %s: %s", t->repository, t->registry,
+               res->errmsg ? res->errmsg : uv_strerror(res->err));
+  } else if (res->status == 401 || res->status == 403) {
+    err = UV_EACCES;
+    buf_printf(&m, "%d %s: the token service %s of registry %s %s for repository %s", res->status,
+               res->status == 401 ? "Unauthorized" : "Forbidden", host, t->registry,
+               t->anonymous ? "wants credentials" : "refused the credentials", t->repository);
+  } else if (res->status != 200) {
+    err = -EIO;
+    buf_printf(&m, "the token service %s answered HTTP %d for registry %s, repository %s", host, res->status,
+               t->registry, t->repository);
+  } else {
+    uint64_t ttl = 60;
+    char e[256];
+    if (oci_token_parse(res->body ? res->body : "", res->body_len, &tok, &ttl, e, sizeof e)) {
+      err = UV_EINVAL;
+      buf_printf(&m, "the token service %s for registry %s: %s", host, t->registry, e);
+    } else {
+      uint64_t ms = ttl * 1000;
+      ms -= ttl > 20 ? 10000 : ms / 4; /* renewed a little before the registry would refuse it */
+      tok__put(s, t->registry, t->scope, t->fp, tok.data, ms);
+    }
+  }
+  while (t->jobs) {
+    oj_t *j = t->jobs;
+    t->jobs = j->tnext;
+    j->tnext = NULL;
+    j->token_phase = 0;
+    if (!j->waiters.head) oj__free(j);
+    else if (err) {
+      buf_t jm = BUF_INIT;
+      if (err == UV_ECANCELED) buf_puts(&jm, "cancelled");
+      else buf_printf(&jm, "%s: %s", j->what, m.data ? m.data : "out of memory");
+      oj__fail_all(j, err, jm.data ? jm.data : "out of memory");
+      buf_free(&jm);
+      oj__free(j);
+    } else {
+      oj__set_bearer(j, tok.data ? tok.data : "");
+      j->basic = 0;
+      oj__send(j);
+    }
+  }
+  if (tok.data) memset(tok.data, 0, tok.len);
+  buf_free(&tok);
+  buf_free(&m);
+  free(t->registry);
+  free(t->repository);
+  free(t->scope);
+  free(t);
+}
+
+static void oci__blob_done(oj_t *j, const fetch_response_t *res) {
+  source_t *s = j->s;
+  buf_t m = BUF_INIT;
+  if (res->err || res->status != 200) {
+    int rc = oj__error(j, res, &m);
+    oj__fail_all(j, rc, m.data ? m.data : "out of memory");
+  } else {
+    s->stats.downloads++;
+    chart_cache_entry_t *e = NULL;
+    int rc = src__load(s, res->body ? res->body : "", res->body_len, j->want_digest, j->what, &e, &m);
+    if (rc) oj__fail_all(j, rc, m.data ? m.data : "out of memory");
+    else {
+      while (j->waiters.head) {
+        source_op_t *op = j->waiters.head;
+        chart_cache_addref(s->cache, e);
+        src__chart_done(op, e, NULL, op->oci->from);
+      }
+      chart_cache_release(s->cache, e);
+    }
+  }
+  buf_free(&m);
+}
+
+static void oj__done(const fetch_response_t *res, void *data) {
+  oj_t *j = data;
+  source_t *s = j->s;
+  j->req = NULL;
+  if (!j->waiters.head || res->err == UV_ECANCELED || s->oci->closing) {
+    oj__fail_all(j, UV_ECANCELED, "cancelled");
+    oj__free(j);
+    return;
+  }
+  if (!res->err && res->status == 401 && !j->retried && oj__challenge(j, res)) return;
+  /* The answer stands: no new op joins j from here on. */
+  oci_state_t *st = s->oci;
+  for (oj_t **pp = &st->jobs; *pp; pp = &(*pp)->next)
+    if (*pp == j) {
+      *pp = j->next;
+      break;
+    }
+  j->next = NULL;
+  if (j->kind == OJ_BLOB) oci__blob_done(j, res);
+  else
+    while (j->waiters.head) {
+      source_op_t *op = j->waiters.head;
+      oplist_remove(op);
+      if (j->kind == OJ_TAGS) oci__on_tags(op, j, res);
+      else oci__on_manifest(op, j, res);
+    }
+  oj__free(j);
+}
+
+/* op waits for url (of kind, named what in messages), joining a request in flight for the same
+ * URL and credentials, else starting one. */
+static void oj__join(source_t *s, source_op_t *op, oj_kind_t kind, const char *url, const char *what,
+                     const char *want) {
+  oci_op_t *o = op->oci;
+  for (oj_t *j = s->oci->jobs; j; j = j->next)
+    if (j->kind == kind && !strcmp(j->url, url) && !strcmp(j->fp, o->fp)) {
+      oplist_push(&j->waiters, op);
+      return;
+    }
+  oj_t *j = calloc(1, sizeof *j);
+  buf_t sc = BUF_INIT;
+  buf_printf(&sc, "repository:%s:pull", o->ref.repository);
+  if (!j || !(j->url = strdup(url)) || !(j->registry = strdup(o->ref.registry)) ||
+      !(j->repository = strdup(o->ref.repository)) || !(j->what = strdup(what)) || !sc.data ||
+      (want && !(j->want_digest = strdup(want))) || conn_copy(&j->conn, &op->conn.c)) {
+    if (j) {
+      free(j->url), free(j->registry), free(j->repository), free(j->what), free(j->want_digest);
+      conn_free(&j->conn);
+      free(j);
+    }
+    buf_free(&sc);
+    src__complete(op, UV_ENOMEM, "out of memory");
+    return;
+  }
+  j->scope = buf_steal(&sc);
+  j->s = s;
+  j->kind = kind;
+  memcpy(j->fp, o->fp, 65);
+  j->next = s->oci->jobs;
+  s->oci->jobs = j;
+  oplist_push(&j->waiters, op);
+  /* What is known of this registry's auth goes along at once. */
+  const oci_tok_t *t = tok__find(s, j->registry, j->scope, j->fp);
+  if (t && t->token) oj__set_bearer(j, t->token);
+  else if ((t = tok__find(s, j->registry, "", j->fp)) && !t->token) j->basic = 1;
+  oj__send(j);
+}
+
+static void oci__close(source_t *s) {
+  oci_state_t *st = s->oci;
+  if (!st) return;
+  st->closing = 1;
+  while (st->treqs) fetch_cancel(st->treqs->req); /* treq__done fails and frees its jobs */
+  while (st->jobs) {
+    oj_t *j = st->jobs;
+    oj__fail_all(j, UV_ECANCELED, "cancelled");
+    if (j->req) fetch_cancel(j->req); /* oj__done frees it */
+    else oj__free(j);
+  }
+  while (st->toks) {
+    oci_tok_t *t = st->toks;
+    st->toks = t->next;
+    tok__free(t);
+  }
+  free(st);
+  s->oci = NULL;
+}
+
+/* ---- the steps of a pull ---- */
+
+static void oci__manifest(source_t *s, source_op_t *op, const char *reference, int verify_tag);
+
+static int oci__tag_ok(const char *t) {
+  size_t n = strlen(t);
+  if (!n || n > 128) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = t[i];
+    int w = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!w && (i == 0 || (c != '.' && c != '-'))) return 0;
+  }
+  return 1;
+}
+
+/* A version as a tag: '+' becomes '_' (tags cannot hold '+'). */
+static char *oci__as_tag(const char *v) {
+  char *t = strdup(v);
+  if (t)
+    for (char *p = t; *p; p++)
+      if (*p == '+') *p = '_';
+  return t;
+}
+
+static void oci__tags_page(source_t *s, source_op_t *op, const char *url) {
+  oj__join(s, op, OJ_TAGS, url, op->oci->name, NULL);
+}
+
+static void oci__on_tags(source_op_t *op, const oj_t *j, const fetch_response_t *res) {
+  source_t *s = op->s;
+  oci_op_t *o = op->oci;
+  if (res->err || res->status != 200) {
+    buf_t m = BUF_INIT;
+    int rc = oj__error(j, res, &m);
+    src__complete(op, rc, m.data ? m.data : "out of memory");
+    buf_free(&m);
+    return;
+  }
+  char err[512];
+  char **tags;
+  size_t n;
+  int rc = oci_tags_parse(res->body ? res->body : "", res->body_len, &tags, &n, err, sizeof err);
+  if (rc) {
+    src__completef(op, rc == OCI_ENOMEM ? UV_ENOMEM : UV_EINVAL, "%s: %s", o->name, err);
+    return;
+  }
+  if (o->ntags + n > OCI_MAX_TAGS) {
+    oci_tags_free(tags, n);
+    src__completef(op, UV_E2BIG, "%s: more than %d tags", o->name, OCI_MAX_TAGS);
+    return;
+  }
+  if (o->ntags + n > o->captags) {
+    size_t cap = o->captags ? o->captags : 64;
+    while (cap < o->ntags + n) cap *= 2;
+    char **nt = realloc(o->tags, cap * sizeof *nt);
+    if (!nt) {
+      oci_tags_free(tags, n);
+      src__complete(op, UV_ENOMEM, "out of memory");
+      return;
+    }
+    o->tags = nt;
+    o->captags = cap;
+  }
+  if (n) memcpy(o->tags + o->ntags, tags, n * sizeof *tags);
+  o->ntags += n;
+  free(tags);
+  /* The next page, as the registry's Link header says. */
+  const char *link = fetch_response_header(res, "Link");
+  buf_t next = BUF_INIT;
+  if (link && oci_link_next(link, &next) == 0 && next.data) {
+    buf_t u = BUF_INIT;
+    size_t bn = strlen(o->base);
+    if (next.data[0] == '/') buf_printf(&u, "%s%s", o->base, next.data);
+    else if (!strncmp(next.data, o->base, bn) && next.data[bn] == '/') buf_puts(&u, next.data);
+    buf_free(&next);
+    if (!u.data) {
+      src__completef(op, UV_EINVAL, "%s: the tag list's next page is not on registry %s", o->name, o->ref.registry);
+    } else if (++o->pages >= OCI__MAX_PAGES) {
+      src__completef(op, UV_E2BIG, "%s: the tag list has more than %d pages", o->name, OCI__MAX_PAGES);
+    } else {
+      oci__tags_page(s, op, u.data);
+    }
+    buf_free(&u);
+    return;
+  }
+  buf_free(&next);
+  if (!o->ntags) {
+    src__completef(op, INDEX_ENOENT, "%s: unable to locate any tags in provided repository", o->name);
+    return;
+  }
+  buf_t v = BUF_INIT;
+  rc = oci_tags_select((const char *const *)o->tags, o->ntags, o->constraint, &v, err, sizeof err);
+  if (rc) {
+    buf_free(&v);
+    src__completef(op, rc == OCI_ENOENT ? INDEX_ENOENT : rc == OCI_ENOMEM ? UV_ENOMEM : UV_EINVAL, "%s: %s", o->name,
+                   err);
+    return;
+  }
+  char *tag = oci__as_tag(v.data);
+  buf_free(&v);
+  if (!tag) {
+    src__complete(op, UV_ENOMEM, "out of memory");
+    return;
+  }
+  oci__manifest(s, op, tag, 0);
+  free(tag);
+}
+
+/* The chart layer by digest: from memory, from disk, else from the registry. */
+static void oci__layer(source_t *s, source_op_t *op, const char *digest) {
+  oci_op_t *o = op->oci;
+  uint8_t dg[32];
+  if (strncmp(digest, "sha256:", 7) || chart_cache_digest_parse(digest, dg)) {
+    src__completef(op, UV_EINVAL, "%s: the chart layer's digest %.100s is not sha256 (the only kind supported)",
+                   o->from, digest);
+    return;
+  }
+  chart_cache_entry_t *e = chart_cache_lookup(s->cache, dg);
+  if (e) {
+    s->stats.memory_hits++;
+    src__chart_done(op, e, NULL, o->from);
+    return;
+  }
+  char hex[65];
+  src__hex(dg, hex);
+  buf_t b = BUF_INIT;
+  if (disk__read(s, hex, &b) == 0) {
+    buf_t m = BUF_INIT;
+    int rc = src__load(s, b.data ? b.data : "", b.len, digest, o->from, &e, &m);
+    buf_free(&m);
+    if (rc == 0) {
+      s->stats.disk_hits++;
+      disk__note(s, hex, b.len);
+      buf_free(&b);
+      src__chart_done(op, e, NULL, o->from);
+      return;
+    } /* a bad file on disk: fetched again */
+  }
+  buf_free(&b);
+  buf_t path = BUF_INIT, u = BUF_INIT, what = BUF_INIT;
+  oci_path_blob(&o->ref, digest, &path);
+  buf_printf(&u, "%s%s", o->base, path.data ? path.data : "");
+  buf_printf(&what, "%s@%s", o->name, digest);
+  if (!path.data || !u.data || !what.data) src__complete(op, UV_ENOMEM, "out of memory");
+  else oj__join(s, op, OJ_BLOB, u.data, what.data, digest);
+  buf_free(&path);
+  buf_free(&u);
+  buf_free(&what);
+}
+
+static void oci__on_manifest(source_op_t *op, const oj_t *j, const fetch_response_t *res) {
+  source_t *s = op->s;
+  oci_op_t *o = op->oci;
+  int ok = !res->err && res->status == 200;
+  char got[72] = "";
+  if (ok) {
+    uint8_t d[32];
+    base_sha256(res->body ? res->body : "", res->body_len, d);
+    char hex[65];
+    src__hex(d, hex);
+    snprintf(got, sizeof got, "sha256:%s", hex);
+  }
+  if (o->verify_tag) {
+    /* As Helm: a tag named by the version must point at the pinned digest when it exists; any
+     * failure to resolve it is no error (the chart need not be tagged). */
+    o->verify_tag = 0;
+    if (ok && strcmp(got, o->ref.digest)) {
+      src__completef(op, CHART_CACHE_EDIGEST, "%s@%s: chart reference digest mismatch: %s is not %s", o->name,
+                     o->ref.digest, got, o->ref.digest);
+      return;
+    }
+    oci__manifest(s, op, o->ref.digest, 0);
+    return;
+  }
+  if (!ok) {
+    buf_t m = BUF_INIT;
+    int rc = oj__error(j, res, &m);
+    src__complete(op, rc, m.data ? m.data : "out of memory");
+    buf_free(&m);
+    return;
+  }
+  if (*o->ref.digest && strcmp(got, o->ref.digest)) {
+    src__completef(op, CHART_CACHE_EDIGEST, "%s: digest mismatch: the registry's manifest is %s", o->from, got);
+    return;
+  }
+  /* The registry's own word for what it sent, when it gives one, must be what arrived (as ORAS
+   * checks content against its descriptor). */
+  const char *dcd = fetch_response_header(res, "Docker-Content-Digest");
+  if (dcd && !strncmp(dcd, "sha256:", 7) && strcmp(dcd, got)) {
+    src__completef(op, CHART_CACHE_EDIGEST, "%s: digest mismatch: the registry says the manifest is %.80s, it is %s",
+                   o->from, dcd, got);
+    return;
+  }
+  oci_manifest_t m;
+  char err[512];
+  int rc = oci_manifest_parse(res->body ? res->body : "", res->body_len, &m, err, sizeof err);
+  if (rc) {
+    src__completef(op, rc == OCI_ENOMEM ? UV_ENOMEM : rc == OCI_E2BIG ? UV_E2BIG : UV_EINVAL, "%s: %s", o->from, err);
+    return;
+  }
+  if (m.legacy)
+    LOG_W("the chart layer has the deprecated media type " OCI_MEDIA_HELM_CHART_LEGACY, "chart", o->from);
+  if (m.chart.size > s->max_archive)
+    src__completef(op, UV_E2BIG, "%s: the chart layer is %llu bytes, more than the limit of %zu", o->from,
+                   (unsigned long long)m.chart.size, s->max_archive);
+  else oci__layer(s, op, m.chart.digest);
+  oci_manifest_free(&m);
+}
+
+/* The manifest for reference (a tag, or the pinned digest). */
+static void oci__manifest(source_t *s, source_op_t *op, const char *reference, int verify_tag) {
+  oci_op_t *o = op->oci;
+  buf_t path = BUF_INIT, u = BUF_INIT, from = BUF_INIT;
+  oci_path_manifest(&o->ref, reference, &path);
+  buf_printf(&u, "%s%s", o->base, path.data ? path.data : "");
+  buf_printf(&from, "%s%c%s", o->name, !strncmp(reference, "sha256:", 7) ? '@' : ':', reference);
+  if (!path.data || !u.data || !from.data) {
+    buf_free(&path), buf_free(&u), buf_free(&from);
+    src__complete(op, UV_ENOMEM, "out of memory");
+    return;
+  }
+  o->verify_tag = verify_tag;
+  if (!verify_tag) {
+    free(o->from);
+    o->from = buf_steal(&from);
+  }
+  oj__join(s, op, OJ_MANIFEST, u.data, verify_tag ? from.data : o->from, NULL);
+  buf_free(&path);
+  buf_free(&u);
+  buf_free(&from);
+}
+
+source_op_t *source_chart_from_oci(source_t *s, const char *ref, const char *constraint, const source_conn_t *conn,
+                                   bool plain_http, source_chart_cb cb, void *data) {
+  source_op_t *op = src__op_new(s, OP_OCI_CHART, data);
+  if (!op) return NULL;
+  op->ccb = cb;
+  if (!constraint) constraint = "";
+  oci_op_t *o = NULL;
+  if ((!s->oci && !(s->oci = calloc(1, sizeof *s->oci))) || !(o = op->oci = calloc(1, sizeof *o)) ||
+      conn_copy(&op->conn, conn) || !(o->constraint = strdup(constraint))) {
+    src__complete(op, UV_ENOMEM, "out of memory");
+    return op;
+  }
+  char err[512];
+  int rc = oci_ref_parse(ref, &o->ref, err, sizeof err);
+  if (rc) {
+    src__complete(op, rc == OCI_ENOMEM ? UV_ENOMEM : UV_EINVAL, err);
+    return op;
+  }
+  oci__fp(&op->conn.c, o->fp);
+  buf_t b = BUF_INIT, n = BUF_INIT;
+  buf_printf(&b, "%s://%s", plain_http ? "http" : "https", o->ref.registry);
+  buf_printf(&n, "oci://%s/%s", o->ref.registry, o->ref.repository);
+  if (!b.data || !n.data) {
+    buf_free(&b), buf_free(&n);
+    src__complete(op, UV_ENOMEM, "out of memory");
+    return op;
+  }
+  o->base = buf_steal(&b);
+  o->name = buf_steal(&n);
+  if (*o->ref.digest) { /* pinned */
+    if (strncmp(o->ref.digest, "sha256:", 7)) {
+      src__completef(op, UV_EINVAL, "%s@%s: only sha256 digests are supported", o->name, o->ref.digest);
+      return op;
+    }
+    char *t = *constraint ? oci__as_tag(constraint) : NULL;
+    if (*constraint && !t) {
+      src__complete(op, UV_ENOMEM, "out of memory");
+      return op;
+    }
+    oci__manifest(s, op, t && oci__tag_ok(t) ? t : o->ref.digest, t && oci__tag_ok(t));
+    free(t);
+    return op;
+  }
+  char *want = *constraint ? oci__as_tag(constraint) : NULL;
+  if (*constraint && !want) {
+    src__complete(op, UV_ENOMEM, "out of memory");
+    return op;
+  }
+  if (*o->ref.tag) { /* the reference's tag; a version given too must be the same */
+    if (want && strcmp(want, o->ref.tag))
+      src__completef(op, UV_EINVAL, "%s:%s: chart reference and version mismatch: %s is not %s", o->name, o->ref.tag,
+                     constraint, o->ref.tag);
+    else oci__manifest(s, op, o->ref.tag, 0);
+  } else if (want && semver_valid(constraint, strlen(constraint))) { /* a version: the tag itself */
+    if (!oci__tag_ok(want))
+      src__completef(op, UV_EINVAL, "invalid reference: invalid tag \"%.200s\"", constraint);
+    else oci__manifest(s, op, want, 0);
+  } else { /* a range, or nothing: the newest the tag list has for it */
+    buf_t path = BUF_INIT, u = BUF_INIT;
+    oci_path_tags(&o->ref, s->oci_tag_page, NULL, &path);
+    buf_printf(&u, "%s%s", o->base, path.data ? path.data : "");
+    if (!path.data || !u.data) src__complete(op, UV_ENOMEM, "out of memory");
+    else oci__tags_page(s, op, u.data);
+    buf_free(&path);
+    buf_free(&u);
+  }
+  free(want);
+  return op;
+}

@@ -39,6 +39,7 @@ typedef struct source_opts_s {
   size_t max_disk_bytes;    /* archives kept on disk (0: 1 GiB); the least recently used go first */
   size_t max_archive_bytes; /* largest .tgz downloaded or accepted (0: 20 MiB) */
   index_limits_t index_limits;
+  size_t oci_tag_page;      /* tags asked for per page of an OCI tag list (0: as many as the registry gives) */
 } source_opts_t;
 
 typedef struct source_index_info_s {
@@ -95,6 +96,26 @@ source_op_t *source_chart_from_url(source_t *s, const char *url, const source_co
 /* A packaged chart handed in as bytes (copied); what names it in messages. */
 source_op_t *source_chart_from_bytes(source_t *s, const void *tgz, size_t len, const char *what, source_chart_cb cb,
                                      void *data);
+/* A chart from an OCI registry, as `helm pull oci://...` gets it. ref is
+ * oci://host[:port]/path/name[:tag][@sha256:<hex>]; constraint is Helm's --version ("" or NULL:
+ * none). A digest pins the manifest (with a constraint too, a tag of that name must point at the
+ * same digest when it exists); else a tag in ref (a constraint must then equal it: "chart
+ * reference and version mismatch"); else a constraint that is a version is the tag; else the
+ * tag list (every page, as the registry's Link header gives them) and the version Helm picks
+ * from it (oci.h's oci_tags_select: prereleases only when asked, '_' read as '+'). Then the
+ * manifest (Helm's config and chart layer media types), then the chart layer by its digest:
+ * from memory, from the disk cache, or downloaded and checked against that digest; one request
+ * per URL and credentials is shared by every op that needs it at once.
+ * Auth as ORAS (Helm's registry client) does it: no credentials until the registry asks; a
+ * `Bearer` challenge gets a token from its realm (with conn's basic credentials, or an OAuth2
+ * refresh token when conn's username is OCI_TOKEN_USER; anonymously without credentials),
+ * kept per registry, scope and credentials until it expires; a `Basic` challenge is answered
+ * with conn's credentials (and the registry remembered as wanting them); conn's bearer, when
+ * set, is sent as the registry token. One retry; a 401 or 403 after it fails with a message
+ * naming the registry and repository, never a credential. https unless plain_http.
+ * chart->url is the reference pulled (oci://host/repo:tag or @digest). NULL only when out of memory. */
+source_op_t *source_chart_from_oci(source_t *s, const char *ref, const char *constraint, const source_conn_t *conn,
+                                   bool plain_http, source_chart_cb cb, void *data);
 /* Cancels an op whose callback has not run: it runs now with UV_ECANCELED. */
 void source_cancel(source_op_t *op);
 /* Drops a reference source_chart_* handed out. */
@@ -103,5 +124,7 @@ void source_chart_release(source_t *s, chart_cache_entry_t *e);
 typedef struct source_stats_s {
   uint64_t index_fetches, index_not_modified, downloads, disk_hits, memory_hits;
   uint64_t disk_bytes, disk_files;
+  uint64_t oci_requests; /* registry requests (tag pages, manifests, blobs; retries included) */
+  uint64_t oci_tokens;   /* tokens fetched from a registry's token service */
 } source_stats_t;
 source_stats_t source_get_stats(const source_t *s);

@@ -15,7 +15,7 @@ clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recove
   "$root"/helm/source/oci.c "$root"/helm/source/index_url.c "$root"/helm/semver/semver.c \
   "$root"/helm/template/value.c "$root"/helm/template/fmt.c "$root"/helm/template/parse.c \
   "$root"/helm/template/exec.c "$root"/helm/template/helm_funcs.c "$root"/helm/template/unicode.c \
-  "$root"/helm/template/unicode_tables.c "$root"/base/buf.c "$root"/base/err.c "$root"/base/gofloat.c \
+  "$root"/helm/template/unicode_tables.c "$root"/base/buf.c "$root"/base/err.c "$root"/base/gofloat.c "$root"/base/b64.c \
   -lyaml -lpcre2-8 -lcjson -lm
 cp -n "$root"/tests/fuzz/fuzz_source_oci_seeds/* "$out/fuzz_source_oci-corpus/" 2>/dev/null || true
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 "$out/fuzz_source_oci" -max_total_time="$secs" -timeout=10 \

@@ -321,11 +321,129 @@ static void test_auth(void) {
   buf_free(&b);
 }
 
+/* ---- dockerconfigjson ---- */
+
+static int dc(const char *json, const char *registry, char **u, char **p, char *err) {
+  err[0] = 0;
+  return oci_dockerconfig_creds(json, strlen(json), registry, u, p, err, 256);
+}
+
+static void dc_ok(const char *json, const char *registry, const char *user, const char *pass) {
+  char *u = NULL, *p = NULL, err[256];
+  int rc = dc(json, registry, &u, &p, err);
+  CHECK_EQ_INT(rc, 0);
+  if (rc) fprintf(stderr, "%s @ %s: %s\n", json, registry, err);
+  else {
+    CHECK_EQ_STR(u, user);
+    CHECK_EQ_STR(p, pass);
+  }
+  free(u);
+  free(p);
+}
+
+static void dc_bad(const char *json, const char *registry, int code, const char *msg, const char *secret) {
+  char *u = (char *)1, *p = (char *)1, err[256];
+  int rc = dc(json, registry, &u, &p, err);
+  CHECK_EQ_INT(rc, code);
+  CHECK(u == NULL && p == NULL);
+  if (!strstr(err, msg)) {
+    t_failed++;
+    fprintf(stderr, "%s @ %s: error \"%s\" lacks \"%s\"\n", json, registry, err, msg);
+  }
+  if (secret && strstr(err, secret)) {
+    t_failed++;
+    fprintf(stderr, "%s @ %s: error \"%s\" tells the secret\n", json, registry, err);
+  }
+}
+
+static void test_dockerconfig(void) {
+  /* auth is base64(user:password) */
+  dc_ok("{\"auths\":{\"registry.example:5000\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}", "registry.example:5000", "alice",
+        "s3cret");
+  /* the fields */
+  dc_ok("{\"auths\":{\"r.example\":{\"username\":\"bob\",\"password\":\"hunter2\",\"email\":\"b@x\"}}}", "r.example",
+        "bob", "hunter2");
+  /* field names match case-insensitively, as encoding/json */
+  dc_ok("{\"auths\":{\"r.example\":{\"Username\":\"bob\",\"PASSWORD\":\"hunter2\"}}}", "r.example", "bob", "hunter2");
+  /* auth wins over the fields */
+  dc_ok("{\"auths\":{\"r\":{\"username\":\"x\",\"password\":\"y\",\"auth\":\"YWxpY2U6czNjcmV0\"}}}", "r", "alice",
+        "s3cret");
+  /* an empty auth leaves the fields */
+  dc_ok("{\"auths\":{\"r\":{\"username\":\"x\",\"password\":\"y\",\"auth\":\"\"}}}", "r", "x", "y");
+  /* split at the first colon; an empty password */
+  dc_ok("{\"auths\":{\"r\":{\"auth\":\"dTpwOnE=\"}}}", "r", "u", "p:q");
+  dc_ok("{\"auths\":{\"r\":{\"auth\":\"dTo=\"}}}", "r", "u", "");
+  /* base64 with a line break, as Go skips CR and LF */
+  dc_ok("{\"auths\":{\"r\":{\"auth\":\"YWxpY2U6\\nczNjcmV0\"}}}", "r", "alice", "s3cret");
+  /* an identity token (refresh token) */
+  dc_ok("{\"auths\":{\"r\":{\"auth\":\"MDAwMDA6\",\"identitytoken\":\"eyJhbGciOi.refresh\"}}}", "r", OCI_TOKEN_USER,
+        "eyJhbGciOi.refresh");
+  /* keys with a scheme and a path (legacy docker config files) */
+  dc_ok("{\"auths\":{\"https://registry.example/v1/\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}", "registry.example", "alice",
+        "s3cret");
+  dc_ok("{\"auths\":{\"http://localhost:5000\":{\"auth\":\"Ym9iOmh1bnRlcjI=\"}}}", "localhost:5000", "bob", "hunter2");
+  /* the exact key wins over an earlier key that only matches as a host */
+  dc_ok("{\"auths\":{\"https://r.example\":{\"auth\":\"Ym9iOmh1bnRlcjI=\"},\"r.example\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}",
+        "r.example", "alice", "s3cret");
+  /* docker.io is stored under Docker Hub's old index address */
+  dc_ok("{\"auths\":{\"docker.io\":{\"auth\":\"Ym9iOmh1bnRlcjI=\"},"
+        "\"https://index.docker.io/v1/\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}",
+        "docker.io", "alice", "s3cret");
+  /* other top-level fields are ignored */
+  dc_ok("{\"credsStore\":\"desktop\",\"HttpHeaders\":{\"a\":\"b\"},\"auths\":{\"r\":{\"auth\":\"dTo=\"}}}", "r", "u", "");
+  /* nothing for the registry: anonymous */
+  dc_bad("{\"auths\":{\"registry.example\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}", "registry.example:5000", OCI_ENOENT,
+         "no credentials for registry registry.example:5000", NULL);
+  dc_bad("{\"auths\":{\"registry.example:5000\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}", "registry.example", OCI_ENOENT,
+         "no credentials", NULL);
+  dc_bad("{\"auths\":{\"sub.r.example\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}", "r.example", OCI_ENOENT, "no credentials", NULL);
+  dc_bad("{\"auths\":{\"R.example\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}", "r.example", OCI_ENOENT, "no credentials", NULL);
+  dc_bad("{}", "r", OCI_ENOENT, "no credentials", NULL);
+  dc_bad("{\"auths\":null}", "r", OCI_ENOENT, "no credentials", NULL);
+  dc_bad("{\"auths\":{\"r\":null}}", "r", OCI_ENOENT, "no credentials", NULL);
+  dc_bad("{\"auths\":{\"r\":{}}}", "r", OCI_ENOENT, "holds no credentials", NULL);
+  dc_bad("{\"auths\":{\"r\":{\"email\":\"x@y\",\"registrytoken\":\"t\"}}}", "r", OCI_ENOENT, "holds no credentials", NULL);
+  /* malformed */
+  dc_bad("", "r", OCI_EINVAL, "dockerconfigjson: not valid JSON", NULL);
+  dc_bad("{\"auths\":", "r", OCI_EINVAL, "not valid JSON", NULL);
+  dc_bad("[]", "r", OCI_EINVAL, "not a JSON object", NULL);
+  dc_bad("{\"auths\":[]}", "r", OCI_EINVAL, "auths is not an object", NULL);
+  dc_bad("{\"auths\":{\"r\":\"YWxpY2U6czNjcmV0\"}}", "r", OCI_EINVAL, "the auths entry for r is not an object", NULL);
+  dc_bad("{\"auths\":{\"r\":{\"password\":12345}}}", "r", OCI_EINVAL, "password is not a string", NULL);
+  dc_bad("{\"auths\":{\"r\":{\"auth\":\"not base64!\"}}}", "r", OCI_EINVAL, "auth is not valid base64", "not base64!");
+  dc_bad("{\"auths\":{\"r\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}x", "r", OCI_EINVAL, "not valid JSON", NULL);
+  /* base64 of "nocolon-secret": the message never says what it decoded to */
+  dc_bad("{\"auths\":{\"r\":{\"auth\":\"bm9jb2xvbi1zZWNyZXQ=\"}}}", "r", OCI_EINVAL,
+         "auth is not base64 of username:password", "nocolon-secret");
+  /* a NUL byte inside (base64 of "a\0:b") */
+  dc_bad("{\"auths\":{\"r\":{\"auth\":\"YQA6Yg==\"}}}", "r", OCI_EINVAL, "NUL byte", NULL);
+  /* oversized */
+  {
+    size_t n = OCI_MAX_JSON + 10;
+    char *big = malloc(n + 1);
+    memset(big, ' ', n);
+    memcpy(big, "{\"auths\":{}", 11);
+    big[n - 1] = '}';
+    big[n] = 0;
+    char *u, *p, err[256];
+    CHECK_EQ_INT(oci_dockerconfig_creds(big, n, "r", &u, &p, err, sizeof err), OCI_E2BIG);
+    free(big);
+  }
+  /* every truncation of a valid document fails cleanly with a message */
+  const char *doc = "{\"auths\":{\"https://r.example/v1/\":{\"auth\":\"YWxpY2U6czNjcmV0\",\"identitytoken\":\"\"}}}";
+  for (size_t k = 0; k < strlen(doc); k++) {
+    char *u = NULL, *p = NULL, err[256] = "";
+    int rc = oci_dockerconfig_creds(doc, k, "r.example", &u, &p, err, sizeof err);
+    CHECK(rc != 0 && err[0] && !u && !p);
+  }
+}
+
 int main(void) {
   test_refs();
   test_paths();
   test_manifest();
   test_tags();
   test_auth();
+  test_dockerconfig();
   return t_done();
 }
