@@ -732,14 +732,16 @@ static void act__replace_got(const kube_response_t *res, void *data) {
   act_t *a = data;
   act__priv_t *p = a->p;
   act__doc_t *d = &p->want.v[p->i];
-  if (res->status != 404 && !kube_response_ok(res) && !p->cancelled && res->err != UV_ECANCELED) {
-    p->req = NULL;
+  p->req = NULL;
+  if (p->cancelled || res->err == UV_ECANCELED) {
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
+  if (res->status != 404 && !kube_response_ok(res)) {
     act__fail(a, "%s: could not get information about the resource %s \"%s\": %s", d->source, d->kind, d->name,
               res->errmsg ? res->errmsg : uv_strerror(res->err));
     return;
   }
-  if (res->status != 404 && act__check(a, res, "replacing")) return;
-  p->req = NULL;
   cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
   const char *rv = NULL;
   cJSON *live = res->status == 404 ? NULL : cJSON_ParseWithLength(res->body, res->body_len);
