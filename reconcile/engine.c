@@ -540,6 +540,8 @@ static void rc__fetch_chart(rc_t *x) {
       if (age >= 0 && age * 1000 >= x->req.interval_ms) source_repo_refresh(e->source, src->repo_key, NULL, NULL);
     }
     x->src_op = source_chart_from_repo(e->source, src->repo_key, src->name, src->version, rc__chart_fetched, x);
+  } else if (src->kind == REQ_SRC_OCI) {
+    x->src_op = source_chart_from_oci(e->source, src->url, src->version, NULL, false, rc__chart_fetched, x);
   } else {
     x->src_op = source_chart_from_url(e->source, src->url, NULL, rc__chart_fetched, x);
   }

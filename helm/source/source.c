@@ -198,7 +198,7 @@ static int conn_same(const conn_copy_t *a, const source_conn_t *b) {
          src__streq(a->key, b->tls.key_pem) && src__streq(a->user, b->auth.username) &&
          src__streq(a->pass, b->auth.password) && src__streq(a->bearer, b->auth.bearer) &&
          a->c.tls.insecure_skip_verify == b->tls.insecure_skip_verify && a->c.pass_credentials == b->pass_credentials &&
-         a->c.timeout_ms == b->timeout_ms;
+         a->c.timeout_ms == b->timeout_ms && a->c.plain_http == b->plain_http;
 }
 
 /* The host[:port] of an absolute URL (userinfo left out), into out. */
@@ -903,8 +903,8 @@ void source_free(source_t *s) {
 
 int source_repo_set(source_t *s, const char *key, const char *url, const source_conn_t *conn, char *message,
                     size_t msglen) {
-  if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
-    snprintf(message, msglen, "the repository URL must start with http:// or https://");
+  if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8) && strncmp(url, "oci://", 6)) {
+    snprintf(message, msglen, "the repository URL must start with http://, https:// or oci://");
     return UV_EINVAL;
   }
   repo_t *r = repo__find(s, key);
@@ -963,6 +963,11 @@ source_op_t *source_repo_refresh(source_t *s, const char *key, source_index_cb c
   source_op_t *op = src__op_new(s, OP_REFRESH, data);
   if (!op) return NULL;
   op->icb = cb;
+  if (!strncmp(r->url, "oci://", 6)) { /* no index: charts are pulled by reference when asked */
+    op->info.status = 200;
+    src__complete(op, 0, NULL);
+    return op;
+  }
   oplist_push(&r->waiters, op);
   repo__fetch(s, r);
   return op;
@@ -985,6 +990,19 @@ void source_off_index_change(source_t *s, void (*cb)(const char *key, void *data
 
 source_op_t *source_chart_from_repo(source_t *s, const char *key, const char *name, const char *constraint,
                                     source_chart_cb cb, void *data) {
+  repo_t *oci = repo__find(s, key);
+  if (oci && !strncmp(oci->url, "oci://", 6)) { /* a registry: the chart is URL/NAME, pulled by reference */
+    buf_t ref = BUF_INIT;
+    size_t n = strlen(oci->url);
+    while (n > 6 && oci->url[n - 1] == '/') n--;
+    buf_append(&ref, oci->url, n);
+    buf_printf(&ref, "/%s", name);
+    source_op_t *o = ref.data ? source_chart_from_oci(s, ref.data, constraint, &oci->conn.c, oci->conn.c.plain_http,
+                                                      cb, data)
+                              : NULL;
+    buf_free(&ref);
+    return o;
+  }
   source_op_t *op = src__op_new(s, OP_REPO_CHART, data);
   if (!op) return NULL;
   op->ccb = cb;

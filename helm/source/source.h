@@ -31,6 +31,7 @@ typedef struct source_conn_s {
   fetch_auth_t auth;
   bool pass_credentials; /* send auth to chart URLs on another host than the repository's */
   uint64_t timeout_ms;   /* per request; 0: 60 s */
+  bool plain_http;       /* oci:// repositories: talk plain HTTP to the registry (local registries only) */
 } source_conn_t;
 
 typedef struct source_opts_s {
@@ -69,7 +70,8 @@ int source_new(uv_loop_t *loop, fetch_t *f, const source_opts_t *opts, source_t 
 /* Fails what is in flight with UV_ECANCELED (callbacks run now) and frees the source. */
 void source_free(source_t *s);
 
-/* Declares or changes repository key: its URL (http:// or https://) and credentials. A change of
+/* Declares or changes repository key: its URL (http://, https://, or oci://host/path: charts are
+ * then pulled from the registry as URL/NAME, with no index) and credentials. A change of
  * either drops the kept index. 0, UV_EINVAL (bad URL, *message says why) or UV_ENOMEM. */
 int source_repo_set(source_t *s, const char *key, const char *url, const source_conn_t *conn, char *message,
                     size_t msglen);

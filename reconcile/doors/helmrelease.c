@@ -227,14 +227,12 @@ static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *
     }
     const char *u = url->valuestring;
     if (!strncmp(u, "oci://", 6)) {
-      buf_puts(err, "spec.chart.url: oci:// references are not supported yet by this rudder version");
-      return -95;
-    }
-    if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) {
+      r->src.kind = REQ_SRC_OCI;
+      r->src.url = hr__dup(u);
+    } else if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) {
       buf_printf(err, "spec.chart.url: \"%s\" must start with https://, http:// or oci://", u);
       return -22;
-    }
-    if (name && *name) { /* a repository URL and a chart in it */
+    } else if (name && *name) { /* a repository URL and a chart in it */
       r->src.kind = REQ_SRC_REPOSITORY;
       buf_t k = BUF_INIT;
       buf_printf(&k, "url:%s", u);
@@ -262,7 +260,7 @@ static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *
   r->src.name = hr__dup(name ? name : "");
   r->src.version = hr__dup(version ? version : "");
   if (!r->src.name || !r->src.version || (r->src.kind == REQ_SRC_REPOSITORY && !r->src.repo_key) ||
-      (r->src.kind == REQ_SRC_URL && !r->src.url)) {
+      ((r->src.kind == REQ_SRC_URL || r->src.kind == REQ_SRC_OCI) && !r->src.url)) {
     buf_puts(err, "out of memory");
     return -12;
   }

@@ -12,6 +12,7 @@
 #include "base/container.h"
 #include "base/buf.h"
 #include "base/log.h"
+#include "helm/source/oci.h"
 #include "queue/queue.h"
 #include "reconcile/conditions.h"
 #include "reconcile/request.h"
@@ -64,7 +65,7 @@ struct rr_s {
   long long generation;
   cJSON *prev_conds;
   char *url, *secret, *cert_secret, *ca_cm;
-  bool pass_credentials, insecure, suspend;
+  bool pass_credentials, insecure, suspend, oci, plain_http;
   long interval_ms, timeout_ms;
   int step;
   kube_req_t *inflight;
@@ -204,7 +205,13 @@ static void rr__refreshed(const source_index_info_t *info, void *data) {
     rr__fail(x, "FetchFailed", info->message ? info->message : "cannot fetch the index", 1);
     return;
   }
-  char msg[256];
+  char msg[512];
+  if (x->oci) {
+    snprintf(msg, sizeof msg, "OCI registry: charts are pulled as %s/NAME when a release asks for one", x->url);
+    x->outcome = 0;
+    rr__status(x, "True", "Succeeded", msg, NULL);
+    return;
+  }
   snprintf(msg, sizeof msg, "index with %zu charts and %zu versions (%s)%s", info->charts, info->versions,
            info->digest, info->status == 304 ? ", unchanged" : "");
   if (info->changed) {
@@ -221,7 +228,8 @@ static void rr__declare(rr_t *x) {
               .key_pem = x->tkey.data, .key_len = x->tkey.len, .insecure_skip_verify = x->insecure},
       .auth = {.username = x->user, .password = x->pass, .bearer = x->bearer},
       .pass_credentials = x->pass_credentials,
-      .timeout_ms = (uint64_t)x->timeout_ms};
+      .timeout_ms = (uint64_t)x->timeout_ms,
+      .plain_http = x->plain_http};
   if ((conn.tls.cert_pem != NULL) != (conn.tls.key_pem != NULL)) {
     rr__fail(x, "InvalidSpec", "spec.certSecretRef: tls.crt and tls.key must be given together", 2);
     return;
@@ -281,8 +289,29 @@ static void rr__got(const kube_response_t *res, void *data) {
     int hu = rr__value(obj, "username", 1, &u), hp = rr__value(obj, "password", 1, &p);
     int ht = rr__value(obj, "bearerToken", 1, &t);
     if (!ht) ht = rr__value(obj, "token", 1, &t);
-    bad = hu < 0 || hp < 0 || ht < 0 || (hu > 0) != (hp > 0) || (!hu && !ht);
-    if (!bad) {
+    buf_t dc = BUF_INIT;
+    int hd = x->oci && !hu && !ht ? rr__value(obj, ".dockerconfigjson", 1, &dc) : 0;
+    if (hd > 0) { /* a kubernetes.io/dockerconfigjson Secret: the entry of this registry */
+      char host[256], derr[256] = "";
+      const char *h = x->url + 6;
+      size_t hn = strcspn(h, "/");
+      snprintf(host, sizeof host, "%.*s", (int)(hn < sizeof host ? hn : sizeof host - 1), h);
+      char *du = NULL, *dp = NULL;
+      if (oci_dockerconfig_creds(dc.data ? dc.data : "", dc.len, host, &du, &dp, derr, sizeof derr) == 0) {
+        x->user = du;
+        x->pass = dp;
+        hu = hp = 2;
+      } else {
+        free(du);
+        if (dp) memset(dp, 0, strlen(dp));
+        free(dp);
+        hd = -1;
+      }
+    }
+    if (dc.data) memset(dc.data, 0, dc.len);
+    buf_free(&dc);
+    bad = hu < 0 || hp < 0 || ht < 0 || hd < 0 || (hu > 0) != (hp > 0) || (!hu && !ht);
+    if (!bad && hu != 2) {
       if (hu > 0) {
         x->user = buf_steal(&u);
         x->pass = buf_steal(&p);
@@ -294,8 +323,9 @@ static void rr__got(const kube_response_t *res, void *data) {
     buf_free(&u);
     buf_free(&p);
     buf_free(&t);
-    if (bad) snprintf(msg, sizeof msg, "%s: Secret %s/%s must hold username and password, or bearerToken", what,
-                      x->ns, name);
+    if (bad)
+      snprintf(msg, sizeof msg, "%s: Secret %s/%s must hold username and password, or bearerToken%s", what, x->ns,
+               name, x->oci ? ", or a .dockerconfigjson with an entry for this registry" : "");
   } else if (obj && x->step == RR_CERT) {
     int a = rr__value(obj, "ca.crt", 1, &x->ca), c = rr__value(obj, "tls.crt", 1, &x->cert);
     int k = rr__value(obj, "tls.key", 1, &x->tkey);
@@ -494,11 +524,13 @@ static void rr__begin(rr_t *x) {
     rr__fail(x, "InvalidSpec", "spec.url is required", 2);
     return;
   }
-  if (!strncmp(url, "oci://", 6)) {
-    rr__fail(x, "InvalidSpec", "spec.url: oci:// repositories are not supported yet by this rudder version", 2);
+  x->oci = !strncmp(url, "oci://", 6);
+  x->plain_http = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "insecure"));
+  if (x->plain_http && !x->oci) {
+    rr__fail(x, "InvalidSpec", "spec.insecure (plain HTTP to a registry) is for oci:// repositories only", 2);
     return;
   }
-  if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+  if (!x->oci && strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
     snprintf(msg, sizeof msg, "spec.url: \"%s\" must start with https://, http:// or oci://", url);
     rr__fail(x, "InvalidSpec", msg, 2);
     return;

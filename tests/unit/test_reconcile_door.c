@@ -80,8 +80,6 @@ static void test_defaults(void) {
 
 static void test_errors(void) {
   static const struct { const char *spec; int rc; const char *msg; } cases[] = {
-    {"{\"chart\":{\"url\":\"oci://registry.example/charts/x\"}}", -95,
-     "spec.chart.url: oci:// references are not supported yet by this rudder version"},
     {"{\"chart\":{\"configMapRef\":{\"name\":\"c\"}}}", -95,
      "spec.chart: configMapRef and secretRef are not supported yet by this rudder version"},
     {"{\"chart\":{\"url\":\"ftp://charts.example/x.tgz\"}}", -22,
@@ -236,6 +234,8 @@ static void test_chart_sources(void) {
      "web", "", "https://charts.example/c"},
     {"{\"url\":\"https://charts.example/web-1.0.0.tgz\"}", REQ_SRC_URL, NULL, "", "",
      "https://charts.example/web-1.0.0.tgz"},
+    {"{\"url\":\"oci://registry.example/charts/web\",\"version\":\"1.x\"}", REQ_SRC_OCI, NULL, "", "1.x",
+     "oci://registry.example/charts/web"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     release_req_t s;
