@@ -7,10 +7,43 @@
 #include "helm/render/manifest.h"
 #include "helm/render/render.h"
 
+/* File names are written into the release's manifest as they are ("# Source: NAME"): a name with a
+ * line break would add documents of its own to the stored manifest (which uninstall then deletes).
+ * Helm loads such names; a controller applying charts from elsewhere refuses them. 0, or -1 with
+ * the name (escaped) in err. */
+static int rr__names_ok(const chart_t *c, buf_t *err) {
+  const chart_file_t *lists[2] = {c->templates, c->files};
+  size_t ns[2] = {c->ntemplates, c->nfiles};
+  for (int l = 0; l < 2; l++)
+    for (size_t i = 0; i < ns[l]; i++) {
+      const unsigned char *n = (const unsigned char *)lists[l][i].name;
+      int bad = 0;
+      for (const unsigned char *p = n; *p; p++)
+        if (*p < 0x20 || *p == 0x7f) bad = 1;
+      if (!bad) continue;
+      buf_reset(err);
+      buf_printf(err, "chart %s: file name \"", c->meta.name ? c->meta.name : "");
+      for (const unsigned char *p = n; *p; p++) {
+        if (*p == '\n') buf_puts(err, "\\n");
+        else if (*p < 0x20 || *p == 0x7f) buf_printf(err, "\\x%02x", *p);
+        else buf_putc(err, (char)*p);
+      }
+      buf_puts(err, "\" holds a control character: refused (it would be written into the release's manifest as is)");
+      return -1;
+    }
+  for (size_t i = 0; i < c->ndeps; i++)
+    if (rr__names_ok(c->deps[i], err)) return -1;
+  return 0;
+}
+
 int render_release(chart_t *c, cJSON *user_values, const render_opts_t *opts, manifest_set_t *set, render_output_t *crds,
                    buf_t *err) {
   memset(set, 0, sizeof *set);
   memset(crds, 0, sizeof *crds);
+  if (rr__names_ok(c, err)) {
+    cJSON_Delete(user_values);
+    return RENDER_EINVAL;
+  }
   cJSON *owned = user_values, *vals = NULL;
   render_file_t *rfiles = NULL;
   size_t nrfiles = 0;

@@ -257,6 +257,19 @@ metadata: {name: bomb, namespace: $NS}
 spec:
   chart: {url: "$SRV_FAULT_URL/bomb.tgz"}
 Y
+kubectl apply -f - >/dev/null <<Y
+apiVersion: rudder.dev/v1alpha1
+kind: HelmRelease
+metadata: {name: newline, namespace: $NS}
+spec:
+  chart: {url: "$SRV_FAULT_URL/newline.tgz"}
+Y
+wait_for 60 "newline failed" hr_failed newline
+echo "newline: $(hr_cond_msg newline Ready)"
+[[ "$(hr_cond_msg newline Ready)" == *"control character"* ]] || fail "newline: should refuse the file name"
+[ -z "$(helm ls -n "$NS" -q --filter '^newline$')" ] || fail "newline: a release was recorded"
+! kubectl -n "$NS" get secret victim >/dev/null 2>&1 || fail "newline: the document hidden in the name was applied"
+ok "a file name with a line break (a document hidden in it) is refused: nothing applied, nothing recorded"
 wait_for 60 "digest failed" hr_failed digest
 wait_for 60 "bomb failed" hr_failed bomb
 echo "digest: $(hr_cond_msg digest Ready)"; echo "bomb: $(hr_cond_msg bomb Ready)"
@@ -281,11 +294,11 @@ ok "a direct .tgz URL installs; a corrupt archive and one reaching outside the c
 n=$(ls "$WORK/charts"/*.tgz | wc -l)
 gets=$(grep -c 'GET [^ ]*podlike-0.1.0.tgz.*ua="rudder"' "$SRV_NGINX_LOG" || true)
 echo "archives on disk: $n; GETs of podlike-0.1.0.tgz: $gets"
-[ "$n" = 5 ] || fail "expected 5 archives on disk (0.1.0, 0.2.0, 0.3.0, 1.0.0-rc.1, evil), found $n"
+[ "$n" = 6 ] || fail "expected 6 archives on disk (podlike 0.1.0, 0.2.0, 0.3.0, 1.0.0-rc.1; evil from traversal.tgz and newline.tgz), found $n"
 [ "$gets" = 2 ] || fail "expected podlike-0.1.0.tgz downloaded twice (once by digest, once by direct URL), got $gets"
 ok "each archive downloaded once per digest and kept on disk once"
 
-kubectl -n "$NS" delete helmrelease a b c d direct corrupt traversal parent digest bomb --wait=false >/dev/null
+kubectl -n "$NS" delete helmrelease a b c d direct corrupt traversal parent digest bomb newline --wait=false >/dev/null
 wait_for 60 "releases uninstalled" bash -c "[ -z \"\$(helm ls -n $NS -q)\" ]"
 stop_controller
 grep -q "$SRV_PASS" "$CTRL_LOG" && fail "the repository password appears in the controller log"

@@ -33,6 +33,8 @@ Paths (any method; HEAD sends no body):
   /bomb.tgz                    a .tgz that inflates to 1 GiB of zeros
   /stall/index.yaml, /status/NNN/index.yaml, ...   a repository URL under a fault path: its
                                index behaves as the path
+  /newline.tgz                 a chart archive with a template named 'a.yaml<LF>---<LF>...' (a
+                               document hidden in a file name; Helm loads it)
   /parent.tgz                  a chart archive with a member 'evil/../../evil.yaml' (outside the
                                chart once cleaned: Helm refuses it)
   /etag                        a small body with ETag and Last-Modified; 304 to
@@ -119,9 +121,9 @@ def make_index(charts, versions):
     return out.getvalue().encode()
 
 
-def make_traversal(escape="../evil.yaml"):
+def make_traversal(escape="../evil.yaml", tar_format=tarfile.USTAR_FORMAT):
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.USTAR_FORMAT) as tar:
+    with tarfile.open(fileobj=buf, mode="w:gz", format=tar_format) as tar:
         def add(name, data):
             info = tarfile.TarInfo(name)
             info.size, info.mode, info.mtime = len(data), 0o644, 1764547200
@@ -136,6 +138,9 @@ def make_traversal(escape="../evil.yaml"):
 BOMB = Lazy(make_gzip_bomb)
 TRAVERSAL = Lazy(make_traversal)
 PARENT = Lazy(lambda: make_traversal("evil/../../evil.yaml"))
+# a template whose name holds a line break and a document of its own (Helm loads it as it is)
+NEWLINE = Lazy(lambda: make_traversal("evil/templates/a.yaml\n---\napiVersion: v1\nkind: Secret\nmetadata:\n"
+                                      "  name: victim\n#.yaml", tar_format=tarfile.PAX_FORMAT))
 INDEXES = {}
 INDEXES_LOCK = threading.Lock()
 
@@ -285,6 +290,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path == "/bomb.tgz":
             # a "chart archive" that inflates to 1 GiB of zeros
             return self.reply(200, BOMB.get(), "application/gzip")
+
+        if path == "/newline.tgz":
+            return self.reply(200, NEWLINE.get(), "application/gzip")
 
         if path == "/parent.tgz":
             return self.reply(200, PARENT.get(), "application/gzip")
