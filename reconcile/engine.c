@@ -14,6 +14,7 @@
 #include "base/container.h"
 #include "base/log.h"
 #include "base/sha256.h"
+#include "base/b64.h"
 #include "helm/action/action.h"
 #include "helm/render/manifest.h"
 #include "helm/render/render.h"
@@ -510,6 +511,45 @@ static void rc__chart_fetched(int err, const char *message, const source_chart_t
   rc__begin_with_chart(x);
 }
 
+/* A packaged chart in a ConfigMap (binaryData, or data as base64) or a Secret (data). */
+static void rc__chart_object(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  req_chart_src_t *src = &x->req.src;
+  const char *kind = src->kind == REQ_SRC_CONFIGMAP ? "ConfigMap" : "Secret";
+  buf_reset(&x->err);
+  if (!kube_response_ok(res)) {
+    buf_printf(&x->err, "spec.chart.%s: cannot read %s %s/%s: %s", src->kind == REQ_SRC_CONFIGMAP ? "configMapRef" : "secretRef",
+               kind, x->req.ns, src->obj_name, res->errmsg ? res->errmsg : "failed");
+    rc__fail(x, "ArtifactFailed", RC_RETRY);
+    return;
+  }
+  cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
+  const cJSON *v = NULL;
+  if (src->kind == REQ_SRC_CONFIGMAP) v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "binaryData"), src->obj_key);
+  if (!v) v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "data"), src->obj_key);
+  unsigned char *tgz = NULL;
+  size_t n = 0;
+  char berr[128] = "";
+  if (!cJSON_IsString(v)) {
+    buf_printf(&x->err, "%s %s/%s has no key %s holding a packaged chart", kind, x->req.ns, src->obj_name, src->obj_key);
+  } else if (b64_decode_alloc(v->valuestring, strlen(v->valuestring), &tgz, &n, berr, sizeof berr)) {
+    buf_printf(&x->err, "%s %s/%s key %s: not base64 (%s)", kind, x->req.ns, src->obj_name, src->obj_key, berr);
+  }
+  cJSON_Delete(obj);
+  if (x->err.len) {
+    free(tgz);
+    rc__fail(x, "ArtifactFailed", RC_RETRY);
+    return;
+  }
+  buf_t what = BUF_INIT;
+  buf_printf(&what, "%s %s/%s key %s", kind, x->req.ns, src->obj_name, src->obj_key);
+  x->src_op = source_chart_from_bytes(x->e->source, tgz, n, what.data ? what.data : kind, rc__chart_fetched, x);
+  buf_free(&what);
+  free(tgz);
+  if (!x->src_op) rc__finish(x, RC_RETRY);
+}
+
 static void rc__fetch_chart(rc_t *x) {
   engine_t *e = x->e;
   req_chart_src_t *src = &x->req.src;
@@ -540,6 +580,13 @@ static void rc__fetch_chart(rc_t *x) {
       if (age >= 0 && age * 1000 >= x->req.interval_ms) source_repo_refresh(e->source, src->repo_key, NULL, NULL);
     }
     x->src_op = source_chart_from_repo(e->source, src->repo_key, src->name, src->version, rc__chart_fetched, x);
+  } else if (src->kind == REQ_SRC_CONFIGMAP || src->kind == REQ_SRC_SECRET) {
+    /* Read at every reconcile (one GET): the object may have changed since. */
+    buf_reset(&x->path);
+    kube_path(&x->path, "", "v1", src->kind == REQ_SRC_CONFIGMAP ? "configmaps" : "secrets", x->req.ns, src->obj_name,
+              NULL);
+    rc__send(x, kube_get(e->env.c, x->path.data, rc__chart_object, x));
+    return;
   } else if (src->kind == REQ_SRC_OCI) {
     x->src_op = source_chart_from_oci(e->source, src->url, src->version, NULL, false, rc__chart_fetched, x);
   } else {

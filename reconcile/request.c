@@ -9,7 +9,7 @@ void req_free(release_req_t *r) {
   free(r->deletion_propagation); free(r->service_account);
   cJSON_Delete(r->finalizers); cJSON_Delete(r->conditions); cJSON_Delete(r->values);
   chart_free(r->chart);
-  free(r->src.repo_key); free(r->src.name); free(r->src.version); free(r->src.url);
+  free(r->src.repo_key); free(r->src.name); free(r->src.version); free(r->src.url); free(r->src.obj_name); free(r->src.obj_key);
   memset(r, 0, sizeof *r);
 }
 

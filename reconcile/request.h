@@ -22,7 +22,7 @@ typedef struct req_action_opts_s {
 } req_action_opts_t;
 
 /* Where the chart comes from when it is not carried in the object (the engine fetches it). */
-typedef enum { REQ_SRC_INLINE = 0, REQ_SRC_REPOSITORY, REQ_SRC_URL, REQ_SRC_OCI } req_src_kind_t;
+typedef enum { REQ_SRC_INLINE = 0, REQ_SRC_REPOSITORY, REQ_SRC_URL, REQ_SRC_OCI, REQ_SRC_CONFIGMAP, REQ_SRC_SECRET } req_src_kind_t;
 
 typedef struct req_chart_src_s {
   req_src_kind_t kind;
@@ -31,6 +31,7 @@ typedef struct req_chart_src_s {
   char *version;       /* semver constraint ("" = "*") */
   char *url;           /* REQ_SRC_URL: a packaged chart's URL (http(s)://.../chart.tgz);
                           REQ_SRC_OCI: an oci:// reference (version is then Helm's --version) */
+  char *obj_name, *obj_key; /* REQ_SRC_CONFIGMAP/SECRET: the object (in the request's namespace) and its key */
 } req_chart_src_t;
 
 typedef struct release_req_s {

@@ -218,9 +218,25 @@ static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *
   }
   if (!repo) {
     if (!cJSON_IsString(url) || !*url->valuestring) {
-      if (cJSON_GetObjectItemCaseSensitive(chart, "configMapRef") || cJSON_GetObjectItemCaseSensitive(chart, "secretRef")) {
-        buf_puts(err, "spec.chart: configMapRef and secretRef are not supported yet by this rudder version");
-        return -95;
+      const cJSON *cm = cJSON_GetObjectItemCaseSensitive(chart, "configMapRef");
+      const cJSON *sr = cJSON_GetObjectItemCaseSensitive(chart, "secretRef");
+      if (cm || sr) { /* a packaged chart held in an object of the release's namespace */
+        const char *field = cm ? "spec.chart.configMapRef" : "spec.chart.secretRef";
+        const char *on = hr__str(cm ? cm : sr, "name"), *ok = hr__str(cm ? cm : sr, "key");
+        if (!on || !*on) {
+          buf_printf(err, "%s.name: must name a %s in the release's namespace", field, cm ? "ConfigMap" : "Secret");
+          return -22;
+        }
+        r->src.kind = cm ? REQ_SRC_CONFIGMAP : REQ_SRC_SECRET;
+        r->src.obj_name = hr__dup(on);
+        r->src.obj_key = hr__dup(ok && *ok ? ok : "chart.tgz");
+        r->src.name = hr__dup("");
+        r->src.version = hr__dup("");
+        if (!r->src.obj_name || !r->src.obj_key || !r->src.name || !r->src.version) {
+          buf_puts(err, "out of memory");
+          return -12;
+        }
+        return 0;
       }
       buf_puts(err, "spec.chart.url: must be a non-empty string");
       return -22;

@@ -298,6 +298,43 @@ echo "archives on disk: $n; GETs of podlike-0.1.0.tgz: $gets"
 [ "$gets" = 2 ] || fail "expected podlike-0.1.0.tgz downloaded twice (once by digest, once by direct URL), got $gets"
 ok "each archive downloaded once per digest and kept on disk once"
 
+# A packaged chart in a ConfigMap (binaryData) and in a Secret under a key of its own; a new chart
+# put in the ConfigMap is installed at the release's next interval (10s here).
+kubectl -n "$NS" create configmap packaged --from-file=chart.tgz="$SRV_REPO_DIR/podlike-0.1.0.tgz" >/dev/null
+kubectl -n "$NS" create secret generic packaged --from-file=app.tgz="$SRV_REPO_DIR/podlike-0.2.0.tgz" >/dev/null
+kubectl apply -f - >/dev/null <<Y
+apiVersion: rudder.dev/v1alpha1
+kind: HelmRelease
+metadata: {name: fromcm, namespace: $NS}
+spec:
+  interval: 10s
+  chart: {configMapRef: {name: packaged}}
+---
+apiVersion: rudder.dev/v1alpha1
+kind: HelmRelease
+metadata: {name: fromsecret, namespace: $NS}
+spec:
+  chart: {secretRef: {name: packaged, key: app.tgz}}
+---
+apiVersion: rudder.dev/v1alpha1
+kind: HelmRelease
+metadata: {name: nokey, namespace: $NS}
+spec:
+  chart: {secretRef: {name: packaged}}
+Y
+wait_for 60 "fromcm Ready" hr_ready fromcm
+wait_for 60 "fromsecret Ready" hr_ready fromsecret
+wait_for 60 "nokey failed" hr_failed nokey
+[ "$(v fromcm)" = "podlike 0.1.0" ] || fail "fromcm: $(v fromcm)"
+[ "$(v fromsecret)" = "podlike 0.2.0" ] || fail "fromsecret: $(v fromsecret)"
+echo "nokey: $(hr_cond_msg nokey Ready)"
+[[ "$(hr_cond_msg nokey Ready)" == *"no key chart.tgz"* ]] || fail "nokey: message should name the missing key"
+kubectl -n "$NS" create configmap packaged --from-file=chart.tgz="$SRV_REPO_DIR/podlike-0.2.0.tgz" --dry-run=client -o yaml |
+  kubectl apply -f - >/dev/null
+wait_for 60 "fromcm upgraded to 0.2.0" bash -c "[ \"\$(helm get metadata -n $NS fromcm -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"version\"])')\" = 0.2.0 ]"
+ok "packaged charts from a ConfigMap and a Secret (a missing key said plainly; a new chart in the ConfigMap upgrades)"
+
+kubectl -n "$NS" delete helmrelease fromcm fromsecret nokey --wait=false >/dev/null
 kubectl -n "$NS" delete helmrelease a b c d direct corrupt traversal parent digest bomb newline --wait=false >/dev/null
 wait_for 60 "releases uninstalled" bash -c "[ -z \"\$(helm ls -n $NS -q)\" ]"
 stop_controller

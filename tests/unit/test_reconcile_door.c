@@ -80,8 +80,7 @@ static void test_defaults(void) {
 
 static void test_errors(void) {
   static const struct { const char *spec; int rc; const char *msg; } cases[] = {
-    {"{\"chart\":{\"configMapRef\":{\"name\":\"c\"}}}", -95,
-     "spec.chart: configMapRef and secretRef are not supported yet by this rudder version"},
+    {"{\"chart\":{\"configMapRef\":{}}}", -22, "spec.chart.configMapRef.name: must name a ConfigMap in the release's namespace"},
     {"{\"chart\":{\"url\":\"ftp://charts.example/x.tgz\"}}", -22,
      "spec.chart.url: \"ftp://charts.example/x.tgz\" must start with https://, http:// or oci://"},
     {"{\"chart\":{\"repository\":{\"name\":\"r\"}}}", -22,
