@@ -305,6 +305,11 @@ static void informer__item_done(informer__page_t *pg) {
                           WATCH_MAX_NESTING);
     return;
   }
+  if (pg->item.len && watch_json_has_nul(pg->item.data, pg->item.len)) {
+    buf_reset(&pg->item);
+    informer__page_report(pg, "a string holds a NUL character (\\u0000), which would cut it short: refused");
+    return;
+  }
   cJSON *item = cJSON_ParseWithLength(pg->item.data ? pg->item.data : "", pg->item.len);
   buf_reset(&pg->item);
   if (!cJSON_IsObject(item)) {

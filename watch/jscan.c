@@ -240,3 +240,14 @@ int watch_objmeta_key(const watch_objmeta_t *m, char *buf, size_t len) {
   else snprintf(buf, len, "%s", m->name);
   return 0;
 }
+
+int watch_json_has_nul(const char *p, size_t n) {
+  for (const char *q = p, *end = p + n; (q = memchr(q, '\\', (size_t)(end - q))) != NULL;) {
+    /* q starts a run of backslashes: an odd run escapes what follows. */
+    const char *r = q;
+    while (r < end && *r == '\\') r++;
+    if (((size_t)(r - q) & 1) && end - r >= 5 && !memcmp(r, "u0000", 5)) return 1;
+    q = r;
+  }
+  return 0;
+}

@@ -65,3 +65,7 @@ int watch_objmeta_take(watch_objmeta_t *m, const watch_jscan_t *s, size_t plen, 
 size_t watch_objmeta_scan(watch_objmeta_t *m, const char *p, size_t n, size_t plen, const char *const *prefix);
 /* Builds "namespace/name" or "name" into buf; 0 with buf, or UV_EINVAL when no name is known. */
 int watch_objmeta_key(const watch_objmeta_t *m, char *buf, size_t len);
+
+/* True when JSON text p[0..n) holds the escape \u0000 (a NUL inside a string), which cJSON would
+ * silently cut the string at. An escaped backslash before "u0000" is not one. */
+int watch_json_has_nul(const char *p, size_t n);

@@ -58,6 +58,15 @@ static int nd__line(watch_ndjson_t *nd, const char *p, size_t n) {
       snprintf(nd->err, sizeof nd->err, "watch event %zu is not valid JSON (%zu bytes)", nd->events + 1, n);
     return nd__report(nd, &m);
   }
+  if (nd->bad && watch_json_has_nul(p, n)) {
+    snprintf(nd->err, sizeof nd->err,
+             "watch event %zu: a string holds a NUL character (\\u0000), which would cut it short: refused",
+             nd->events + 1);
+    cJSON_Delete(ev);
+    watch_objmeta_t m = {0};
+    watch_objmeta_scan(&m, p, n, 1, nd__prefix);
+    return nd__report(nd, &m);
+  }
   const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
   cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
   if (!cJSON_IsString(type) || !cJSON_IsObject(obj)) {

@@ -50,11 +50,18 @@ if kubectl create -f "$WORK/deep.json" >/dev/null 2>"$WORK/deep.err"; then
 else
   ok "the API server itself refuses 1,200 levels: $(head -c 120 "$WORK/deep.err")"
 fi
+# A NUL in a template (JSON \u0000): the text would be cut there and the rest silently dropped.
+printf '{"apiVersion": "rudder.dev/v1alpha1", "kind": "HelmRelease", "metadata": {"name": "nul", "namespace": "%s"}, "spec": {"chart": {"inline": {"templates": {"a.yaml": "apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: nul\\n\\u0000\\n---\\napiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: after-nul\\n"}}}}}' "$NS" >"$WORK/nul.json"
+kubectl create -f "$WORK/nul.json" >/dev/null
+wait_for 60 "nul refused" bash -c "[ \"\$(kubectl -n $NS get helmrelease nul -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}')\" = False ]"
+[[ "$(hr_cond_msg nul Ready)" == *NUL* ]] || fail "nul: the message should say NUL: $(hr_cond_msg nul Ready)"
+! kubectl -n "$NS" get configmap nul >/dev/null 2>&1 || fail "nul: a cut template was applied"
+ok "a NUL in a template is refused, nothing applied: $(hr_cond_msg nul Ready | cut -c1-120)"
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: canary2\ndata:\n  k: v\n' >"$WORK/canary/canary.yaml"
 hr_inline canary canary 1.0.1 "$WORK/canary"/*.yaml | kubectl apply -f - >/dev/null
 wait_for 60 "canary upgraded" bash -c "kubectl -n $NS get configmap canary2 >/dev/null 2>&1"
 ok "the other releases go on"
-for hr in bomb canary deep; do kubectl -n "$NS" delete helmrelease "$hr" --wait=false >/dev/null 2>&1 || true; done
-kubectl -n "$NS" patch helmrelease deep --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+for hr in bomb canary deep nul; do kubectl -n "$NS" delete helmrelease "$hr" --wait=false >/dev/null 2>&1 || true; done
+for hr in deep nul; do kubectl -n "$NS" patch helmrelease "$hr" --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true; done
 wait_for 60 "all gone" bash -c "[ -z \"\$(kubectl -n $NS get helmreleases -o name)\" ]"
 stop_controller

@@ -219,6 +219,13 @@ static void test_jscan(void) {
   CHECK_EQ_INT(watch_jscan_feed(&s, "{\"a\" 1}", 7), UV_EPROTO);
   watch_jscan_free(&s);
   buf_free(&elems);
+  /* \u0000 in a string (which cJSON would cut the string at), but not an escaped backslash before u0000. */
+  static const struct { const char *t; int nul; } nuls[] = {
+    {"{\"a\":\"x\\u0000y\"}", 1}, {"{\"a\":\"x\\\\u0000y\"}", 0}, {"{\"a\":\"\\\\\\u0000\"}", 1},
+    {"{\"a\":\"u0000\"}", 0},       {"{\"a\":\"\\u00001\"}", 1},      {"{\"a\":\"\\u0001\"}", 0},
+    {"\\u000", 0},
+  };
+  for (size_t i = 0; i < sizeof nuls / sizeof *nuls; i++) CHECK_EQ_INT(watch_json_has_nul(nuls[i].t, strlen(nuls[i].t)), nuls[i].nul);
 }
 
 int main(void) {
