@@ -176,7 +176,8 @@ static const char ctl__usage[] =
   "  --context NAME      kubeconfig context (default its current-context)\n"
   "  --namespace NS      watch HelmReleases in this namespace only (default all)\n"
   "  --concurrency N     reconciles in flight at once (default 4)\n"
-  "  --qps Q             client-side limit on API requests per second (default 50; negative: none)\n"
+  "  --qps Q             client-side limit on API requests per second (default: 50 until the API server\n"
+  "                      shows it applies its own flow control, then none, as Flux decides; negative: none)\n"
   "  --burst N           burst allowed above --qps (default 100)\n"
   "  --leader-elect      take a coordination.k8s.io Lease before reconciling (for several replicas)\n"
   "  --leader-election-namespace NS   the Lease's namespace (default the kubeconfig's namespace)\n"
@@ -195,6 +196,7 @@ int controller_main(int argc, char **argv) {
   const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *le_ns = NULL, *le_id = "rudder-controller";
   unsigned concurrency = 4, burst = 100;
   double qps = 50;
+  bool qps_auto = true;
   int leader_elect = 0;
   render_limits_t limits = {0};
   const char *storage_path = "/tmp/rudder-charts";
@@ -228,6 +230,7 @@ int controller_main(int argc, char **argv) {
     } else if (!strcmp(flag, "--qps")) {
       char *end;
       qps = strtod(v, &end);
+      qps_auto = false;
       if (*end || end == v) { fprintf(stderr, "rudder controller: --qps: \"%s\" is not a number\n", v); return 2; }
     } else if (!strcmp(flag, "--burst")) {
       char *end;
@@ -280,7 +283,7 @@ int controller_main(int argc, char **argv) {
   uv_loop_init(&c->loop);
   rc = kube_client_new(&c->loop, &c->cfg, &c->client, &err);
   if (rc == 0) {
-    kube_client_set_limits(c->client, &(kube_client_limits_t){.qps = qps, .burst = burst});
+    kube_client_set_limits(c->client, &(kube_client_limits_t){.qps = qps, .burst = burst, .qps_auto = qps_auto});
     rc = discovery_new(c->client, &c->disc);
   }
   if (rc == 0 && !(c->events = events_new(c->client, "rudder"))) rc = UV_ENOMEM;

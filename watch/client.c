@@ -323,6 +323,7 @@ void kube_client_set_limits(kube_client_t *c, const kube_client_limits_t *l) {
   if (l->default_timeout_ms) c->lim.default_timeout_ms = l->default_timeout_ms;
   if (l->watch_connect_timeout_ms) c->lim.watch_connect_timeout_ms = l->watch_connect_timeout_ms;
   if (l->qps) c->lim.qps = l->qps;
+  if (l->qps_auto) c->lim.qps_auto = true;
   if (l->burst) {
     c->lim.burst = l->burst;
     if (c->tokens > l->burst) c->tokens = l->burst;
@@ -586,6 +587,16 @@ static int kube__on_headers(watch_http_t *h) {
   kube_conn_t *conn = h->data;
   kube_req_t *req = conn->req;
   kube_client_t *c = conn->c;
+  if (c->lim.qps_auto && !c->stats.flow_control) {
+    kube_response_t hr = {.priv = &h->headers};
+    if (kube_response_header(&hr, "X-Kubernetes-PF-FlowSchema-UID") ||
+        kube_response_header(&hr, "X-Kubernetes-PF-PriorityLevel-UID")) {
+      c->stats.flow_control = true;
+      c->lim.qps = -1; /* the server queues and sheds load itself (and says 429 when it must) */
+      LOG_I("the API server applies flow control (API Priority and Fairness): client-side rate limit off",
+            "server", c->cfg.server);
+    }
+  }
   if (req->watch && h->status == 200) {
     req->watch->streaming = 1;
     uv_timer_stop(&req->timer); /* connected: from now on the stream may be quiet for long */

@@ -85,6 +85,9 @@ typedef struct kube_client_limits_s {
   double qps;                  /* client-side token bucket: requests and watch opens per second (default 50);
                                   < 0 disables it (the --qps flag) */
   unsigned burst;              /* token bucket size (default 100; the --burst flag) */
+  bool qps_auto;               /* drop the qps limit once the server shows it applies its own flow control
+                                  (API Priority and Fairness: X-Kubernetes-PF-FlowSchema-UID on a response),
+                                  as Flux's controllers decide; 429s with Retry-After still slow it down */
   int max_retries;             /* retries of a 429/5xx response (default 5); < 0 disables retries */
   uint64_t retry_base_ms;      /* first retry delay without Retry-After, doubling, jittered (default 200 ms) */
   uint64_t retry_max_ms;       /* cap on any one retry delay, Retry-After included (default 30 s) */
@@ -99,6 +102,7 @@ typedef struct kube_client_stats_s {
   uint64_t throttled;   /* times the token bucket made a request wait */
   uint64_t exec_runs;   /* exec credential plugin runs */
   uint64_t auth_retries; /* 401 responses retried with refreshed credentials */
+  bool flow_control;     /* the server answered with flow-control headers (qps_auto then dropped the limit) */
   uint64_t connects;    /* connections opened (watch connections included) */
 } kube_client_stats_t;
 

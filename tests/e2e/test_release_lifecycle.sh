@@ -58,6 +58,11 @@ start_controller
 hr_inline web web 1.0.0 "$WORK/t1"/*.yaml | kubectl apply -f - >/dev/null
 wait_for 60 "HelmRelease web Ready" hr_ready web
 ok "HelmRelease web became Ready"
+# The local API server runs API Priority and Fairness (as every current one does): without --qps,
+# the client's own limit is dropped, as Flux's controllers decide.
+grep -q "applies flow control (API Priority and Fairness): client-side rate limit off" "$CTRL_LOG" ||
+  fail "the controller did not see the API server's flow-control headers"
+ok "flow control seen: client-side rate limit off"
 
 [ "$(helm_status helm web)" = "deployed 1" ] || fail "helm ls: $(helm_status helm web), want deployed 1"
 ok "helm (v4) ls: deployed at revision 1"
