@@ -188,6 +188,8 @@ static const char ctl__usage[] =
   "  --max-render-memory SIZE, --max-render-output SIZE, --max-render-time TIME\n"
   "                      each render's budgets (defaults 256Mi, 64Mi, 30s): a chart that exceeds one\n"
   "                      fails alone (RenderFailed, not retried until its inputs change)\n"
+  "  --default-service-account NAME  releases without spec.serviceAccountName act as this service account\n"
+  "                      of their namespace (impersonated; default: as the controller itself)\n"
   "  --storage-path DIR  where downloaded chart archives are kept (default /tmp/rudder-charts)\n"
   "  --max-storage SIZE  archives kept there, least recently used dropped first (default 1Gi)\n"
   "  --max-chart-cache SIZE  charts kept loaded in memory when no release holds them (default 256Mi)\n";
@@ -200,6 +202,7 @@ int controller_main(int argc, char **argv) {
   int leader_elect = 0;
   render_limits_t limits = {0};
   const char *storage_path = "/tmp/rudder-charts";
+  const char *default_sa = NULL;
   size_t max_storage = 0, max_chart_cache = 0;
   long le_lease = 15000, le_renew = 10000, le_retry = 2000;
   for (int i = 0; i < argc; i++) {
@@ -253,6 +256,8 @@ int controller_main(int argc, char **argv) {
       else limits.max_output = n;
     } else if (!strcmp(flag, "--max-render-time")) {
       if (cli_parse_ms(v, &limits.max_time_ms)) { fprintf(stderr, "rudder controller: %s: \"%s\" is not a time such as 30s\n", flag, v); return 2; }
+    } else if (!strcmp(flag, "--default-service-account")) {
+      default_sa = v;
     } else if (!strcmp(flag, "--storage-path")) {
       if (!*v) { fprintf(stderr, "rudder controller: --storage-path: give a directory\n"); return 2; }
       storage_path = v;
@@ -308,7 +313,7 @@ int controller_main(int argc, char **argv) {
     c->exit_code = 1;
   }
   c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .events = c->events, .limits = limits,
-                             .source = c->source};
+                             .source = c->source, .default_service_account = default_sa};
   if (leader_elect) {
     leader_opts_t lo = {.namespace = le_ns && *le_ns ? le_ns : c->cfg.namespace, .name = le_id,
                         .lease_ms = (uint64_t)le_lease, .renew_ms = (uint64_t)le_renew, .retry_ms = (uint64_t)le_retry};

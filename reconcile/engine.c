@@ -126,12 +126,19 @@ static void memo_free_all(memo_table_t *t) {
 
 typedef struct rc_s rc_t;
 
+/* What a render's `lookup` needs: the engine, and the client of the release's identity. */
+typedef struct lk_ctx_s {
+  struct engine_s *e;
+  kube_client_t *c;
+} lk_ctx_t;
+
 /* A `lookup` a render on the thread pool asks for: the worker waits on cond while the loop thread
  * performs the request (DESIGN.md: the worker blocks, the loop never does). Freed by whichever of
  * the two lets go last. */
 typedef struct lookup_s {
   struct lookup_s *next;
   struct engine_s *e;
+  kube_client_t *c; /* the release's identity */
   char *api_version, *kind, *ns, *name;
   uv_cond_t cond;
   int done, refs, rc;
@@ -157,6 +164,14 @@ struct engine_s {
   events_t *events;
   char *kube_version; /* the server's gitVersion, once known */
   source_t *source;   /* charts that are not inline come from here (NULL: refused) */
+  char *default_sa;   /* see engine_opts_t.default_service_account */
+  /* One client per service account releases act as (impersonated), made when first needed. */
+  struct sa_client_s {
+    struct sa_client_s *next;
+    char *user;
+    act_env_t env;
+  } *sa_clients;
+  int sa_closing;
   memo_table_t memo;
   memo_table_t releases; /* "storage namespace/release name" -> owner: the object key */
   rc_t *running;      /* reconciles in flight (doubly linked) */
@@ -191,6 +206,7 @@ struct rc_s {
   int act_running;
   int remediating;      /* the action running is a remediation */
   kube_req_t *inflight; /* the engine's own request (finalizer, list, status) */
+  lk_ctx_t lk; /* whom a render's lookups run as: the release's identity */
   source_op_t *src_op;  /* the chart being fetched */
   chart_cache_entry_t *src_entry; /* the fetched chart (a reference) */
   int cancelled;
@@ -210,6 +226,7 @@ static void rc__decide(rc_t *x);
 static void rc__run(rc_t *x, act_kind_t kind);
 static void rc__start_action(rc_t *x, act_kind_t kind);
 static void rc__progress(rc_t *x);
+static const act_env_t *rc__env(rc_t *x, buf_t *err);
 
 static const char *rc__key(const rc_t *x) { return x->key; }
 
@@ -1038,7 +1055,7 @@ static void lookup__mapped(int err, const char *errmsg, const discovery_mapping_
   /* Helm's lookup: a namespace only for namespaced kinds; an empty name lists. */
   const char *ns = m->namespaced && *l->ns ? l->ns : NULL;
   kube_path(&l->path, m->group, m->version, m->resource, ns, *l->name ? l->name : NULL, NULL);
-  if (e->stopping || !kube_get(e->env.c, l->path.data, lookup__got, l))
+  if (e->stopping || !kube_get(l->c ? l->c : e->env.c, l->path.data, lookup__got, l))
     lookup__complete(l, -1, NULL, 0, "the controller is shutting down");
 }
 
@@ -1059,11 +1076,14 @@ static void engine__lookups_cb(uv_async_t *h) {
 /* Called on a worker thread by the template engine's `lookup`. */
 static int engine__lookup(void *ctx, const char *api_version, const char *kind, const char *ns, const char *name,
                           char **json, char *err, size_t errlen) {
-  engine_t *e = ctx;
+  const lk_ctx_t *k = ctx;
+  engine_t *e = k->e;
+  kube_client_t *as = k->c;
   *json = NULL;
   lookup_t *l = calloc(1, sizeof *l);
   if (!l) return -12;
   l->e = e;
+  l->c = as;
   l->refs = 2;
   l->api_version = strdup(api_version);
   l->kind = strdup(kind);
@@ -1111,7 +1131,13 @@ static void rc__start_action(rc_t *x, act_kind_t kind) {
   memset(&x->act, 0, sizeof x->act);
   act_t *a = &x->act;
   a->kind = kind;
-  a->env = &e->env;
+  buf_reset(&x->err);
+  const act_env_t *env = rc__env(x, &x->err);
+  if (!env) {
+    rc__fail(x, "InternalError", RC_RETRY);
+    return;
+  }
+  a->env = env;
   a->log_key = x->key;
   a->release_name = r->release_name;
   a->ns = r->target_ns;
@@ -1217,7 +1243,7 @@ static void rc__render_work(uv_work_t *w) {
   render_opts_t ro = {.release_name = x->req.release_name, .namespace = x->req.target_ns,
                       .revision = (int)(x->nrecs ? rc__latest(x)->version + 1 : 1),
                       .is_upgrade = rc__released(x), .kube_version = x->e->kube_version,
-                      .lookup = engine__lookup, .lookup_ctx = x->e, .limits = x->e->limits};
+                      .lookup = engine__lookup, .lookup_ctx = &x->lk, .limits = x->e->limits};
   cJSON *vals = x->render_values;
   x->render_values = NULL;
   x->render_rc = render_release(x->req.chart, vals, &ro, &x->set, &x->crds, &x->err);
@@ -1239,12 +1265,55 @@ static void rc__render_after(uv_work_t *w, int status) {
   rc__start_action(x, kind);
 }
 
+/* Everything a release applies, reads back and deletes is done as its service account when it has
+ * one (or the controller's default), never with the controller's own identity; NULL env: the
+ * controller's. The user name is the API server's for a service account. */
+static const act_env_t *rc__env(rc_t *x, buf_t *err) {
+  engine_t *e = x->e;
+  const char *sa = x->req.service_account && *x->req.service_account ? x->req.service_account : e->default_sa;
+  if (!sa) return &e->env;
+  buf_t user = BUF_INIT;
+  buf_printf(&user, "system:serviceaccount:%s:%s", x->req.ns, sa);
+  if (!user.data) return NULL;
+  for (struct sa_client_s *s = e->sa_clients; s; s = s->next)
+    if (!strcmp(s->user, user.data)) {
+      buf_free(&user);
+      return &s->env;
+    }
+  struct sa_client_s *s = calloc(1, sizeof *s);
+  char *msg = NULL;
+  int r = s ? kube_client_new_impersonating(e->env.c, user.data, &s->env.c, &msg) : UV_ENOMEM;
+  if (r) {
+    buf_printf(err, "cannot act as %s: %s", user.data, msg ? msg : uv_strerror(r));
+    free(msg);
+    free(s);
+    buf_free(&user);
+    return NULL;
+  }
+  s->user = buf_steal(&user);
+  s->env.loop = e->env.loop;
+  s->env.d = e->env.d;
+  s->env.field_manager = e->env.field_manager;
+  s->next = e->sa_clients;
+  e->sa_clients = s;
+  LOG_I("acting as a service account for its releases", "user", s->user);
+  return &s->env;
+}
+
 /* Runs an action; install and upgrade render the chart first, off the loop thread. */
 static void rc__run(rc_t *x, act_kind_t kind) {
   if (kind != ACT_INSTALL && kind != ACT_UPGRADE) {
     rc__start_action(x, kind);
     return;
   }
+  buf_reset(&x->err);
+  const act_env_t *env = rc__env(x, &x->err);
+  if (!env) {
+    rc__fail(x, "InternalError", RC_RETRY);
+    return;
+  }
+  x->lk.e = x->e;
+  x->lk.c = env->c;
   x->e->stats.renders++;
   x->render_values = cJSON_Duplicate(x->req.values, 1);
   if (!x->render_values || uv_queue_work(x->e->loop, &x->work, rc__render_work, rc__render_after)) {
@@ -1672,8 +1741,16 @@ static void engine__index_changed(const char *repo, void *data) {
       if (m->repo && !strcmp(m->repo, repo)) queue_add(&e->q, m->key);
 }
 
+static void engine__sa_closed(void *data);
+
 static void engine__queue_closed(queue_t *q) {
   engine_t *e = container_of(q, engine_t, q);
+  /* The service accounts' clients close first (nothing uses them any more). */
+  if (e->sa_clients) {
+    for (struct sa_client_s *s = e->sa_clients; s; s = s->next) e->sa_closing++;
+    for (struct sa_client_s *s = e->sa_clients; s; s = s->next) kube_client_close(s->env.c, engine__sa_closed, e);
+    return;
+  }
   void (*cb)(void *) = e->stop_cb;
   void *data = e->stop_data;
   memo_free_all(&e->memo);
@@ -1681,8 +1758,21 @@ static void engine__queue_closed(queue_t *q) {
   free(e->ns);
   free(e->field_manager);
   free(e->kube_version);
+  free(e->default_sa);
   free(e);
   if (cb) cb(data);
+}
+
+static void engine__sa_closed(void *data) {
+  engine_t *e = data;
+  if (--e->sa_closing) return;
+  while (e->sa_clients) {
+    struct sa_client_s *s = e->sa_clients;
+    e->sa_clients = s->next;
+    free(s->user);
+    free(s);
+  }
+  engine__queue_closed(&e->q);
 }
 
 static void engine__lookups_closed(uv_handle_t *h);
@@ -1699,6 +1789,8 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   e->events = o ? o->events : NULL;
   if (o) e->limits = o->limits;
   e->source = o ? o->source : NULL;
+  e->default_sa = o && o->default_service_account && *o->default_service_account ? strdup(o->default_service_account)
+                                                                                  : NULL;
   e->env = (act_env_t){.loop = loop, .c = c, .d = d, .field_manager = e->field_manager};
   queue_options_t qo;
   queue_options_init(&qo);

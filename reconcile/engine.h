@@ -24,6 +24,8 @@ typedef struct engine_opts_s {
   const char *field_manager; /* server-side apply field manager (default "rudder") */
   render_limits_t limits;    /* every render's budgets (0 fields: render.h's defaults) */
   source_t *source;          /* chart repositories and URLs (the caller's; NULL: only inline charts) */
+  const char *default_service_account; /* releases without a serviceAccountName act as this one of their
+                                          namespace (NULL: as the controller) */
 } engine_opts_t;
 
 /* Counters for tests and benchmarks. */

@@ -212,7 +212,8 @@ static int kube__copy_config(kube_config_t *d, const kube_config_t *s) {
   if (s->exec && !(d->exec = kube_exec_copy(s->exec))) return UV_ENOMEM;
   d->proxy_port = s->proxy_port;
   if ((s->proxy_host && !(d->proxy_host = strdup(s->proxy_host))) ||
-      (s->proxy_auth && !(d->proxy_auth = strdup(s->proxy_auth))))
+      (s->proxy_auth && !(d->proxy_auth = strdup(s->proxy_auth))) ||
+      (s->impersonate_user && !(d->impersonate_user = strdup(s->impersonate_user))))
     return UV_ENOMEM;
   if (kube__copy_blob(&d->ca_pem, &d->ca_pem_len, s->ca_pem, s->ca_pem_len) ||
       kube__copy_blob(&d->cert_pem, &d->cert_pem_len, s->cert_pem, s->cert_pem_len) ||
@@ -312,6 +313,30 @@ fail:
   free(c->dialport);
   free(c->token);
   free(c);
+  return r;
+}
+
+int kube_client_new_impersonating(kube_client_t *base, const char *user, kube_client_t **out, char **errmsg) {
+  *out = NULL;
+  if (errmsg) *errmsg = NULL;
+  if (!user || !*user || kube__bad_text(user)) {
+    watch__errf(errmsg, "kube client: bad user to impersonate");
+    return UV_EINVAL;
+  }
+  kube_config_t cfg;
+  int r = kube__copy_config(&cfg, &base->cfg);
+  free(cfg.impersonate_user);
+  cfg.impersonate_user = r ? NULL : strdup(user);
+  if (r || !cfg.impersonate_user) {
+    kube_config_free(&cfg);
+    return UV_ENOMEM;
+  }
+  r = kube_client_new(base->loop, &cfg, out, errmsg);
+  kube_config_free(&cfg);
+  if (!r) {
+    (*out)->lim = base->lim;
+    (*out)->stats.flow_control = base->stats.flow_control;
+  }
   return r;
 }
 
@@ -1214,6 +1239,7 @@ static kube_req_t *kube__req_new(kube_client_t *c, const kube_req_opts_t *o, kub
                   c->proxied_http ? "http://" : "", c->proxied_http ? host : "", c->cfg.base_path ? c->cfg.base_path : "",
                   path, host, agent, o->accept ? o->accept : "application/json");
   if (c->proxied_http && c->cfg.proxy_auth) r |= buf_printf(b, "Proxy-Authorization: %s\r\n", c->cfg.proxy_auth);
+  if (c->cfg.impersonate_user) r |= buf_printf(b, "Impersonate-User: %s\r\n", c->cfg.impersonate_user);
   if (o->body || !strcmp(method, "POST") || !strcmp(method, "PUT") || !strcmp(method, "PATCH")) {
     if (o->body) r |= buf_printf(b, "Content-Type: %s\r\n", o->content_type ? o->content_type : "application/json");
     r |= buf_printf(b, "Content-Length: %zu\r\n", o->body ? o->body_len : 0);

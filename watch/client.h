@@ -109,6 +109,10 @@ typedef struct kube_client_stats_s {
 /* Creates a client for cfg (which is copied); 0 or a negative code with *errmsg (malloc'd).
  * Sets SIGPIPE to ignored if it was at its default, so broken connections fail instead of killing. */
 int kube_client_new(uv_loop_t *loop, const kube_config_t *cfg, kube_client_t **out, char **errmsg);
+/* A client with base's configuration and limits that acts as user (Impersonate-User on every
+ * request; the API server checks base's identity may impersonate it): for what a tenant's release
+ * applies. 0 or a negative code with *errmsg (malloc'd). */
+int kube_client_new_impersonating(kube_client_t *base, const char *user, kube_client_t **out, char **errmsg);
 /* Replaces the limits; zero fields keep their current values. */
 void kube_client_set_limits(kube_client_t *c, const kube_client_limits_t *l);
 /* Returns the current limits. */

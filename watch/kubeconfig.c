@@ -79,6 +79,7 @@ void kube_config_free(kube_config_t *cfg) {
   free(cfg->context);
   free(cfg->proxy_host);
   free(cfg->proxy_auth);
+  free(cfg->impersonate_user);
   memset(cfg, 0, sizeof *cfg);
 }
 

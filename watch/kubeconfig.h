@@ -34,6 +34,7 @@ typedef struct kube_config_s {
   char *source;          /* the file it came from, or "in-cluster" */
   char *context;         /* the context used (NULL for in-cluster) */
   kube_exec_t *exec;     /* exec credential plugin; NULL when none */
+  char *impersonate_user; /* sent as Impersonate-User on every request (e.g. system:serviceaccount:NS:NAME); NULL: none */
   /* An HTTP proxy between the client and the server (not read from kubeconfig files yet; watch/fetch.c
    * fills it in from the environment): https goes through a CONNECT tunnel (TLS still verifies the
    * server's name), http is sent to the proxy in absolute form. NULL: connect directly. */

@@ -372,13 +372,22 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
   if ((rc = hr__bool(spec, "suspend", "spec", &r->suspend, err))) return rc;
   bool create_ns = false;
   if ((rc = hr__bool(spec, "createNamespace", "spec", &create_ns, err))) return rc;
-  /* Refused rather than ignored: applying with rudder's own identity what a tenant asked to be
-   * applied as a service account would reach past the tenant. */
-  const char *sa = hr__str(spec, "serviceAccountName");
-  if (sa && *sa) {
-    buf_puts(err, "spec.serviceAccountName: impersonating a service account is not supported by this rudder version; "
-                  "the release is not applied rather than applied with the controller's own identity");
-    return -95;
+  /* Everything the release applies, reads back and deletes is done as this service account of the
+   * object's namespace (impersonated), as Flux does. */
+  const cJSON *sav = cJSON_GetObjectItemCaseSensitive(spec, "serviceAccountName");
+  if (sav && !cJSON_IsNull(sav)) {
+    const char *sa = cJSON_IsString(sav) ? sav->valuestring : NULL;
+    size_t n = sa ? strlen(sa) : 0;
+    int ok = n > 0 && n <= 253 && strspn(sa, "abcdefghijklmnopqrstuvwxyz0123456789-.") == n && isalnum((unsigned char)sa[0]) &&
+             isalnum((unsigned char)sa[n - 1]);
+    if (!ok) {
+      buf_puts(err, "spec.serviceAccountName: must be a service account name (lowercase letters, digits, '-' and '.')");
+      return -22;
+    }
+    if (!(r->service_account = hr__dup(sa))) {
+      buf_puts(err, "out of memory");
+      return -12;
+    }
   }
   static const char *const later[] = {"valuesFrom", "dependsOn"};
   for (size_t i = 0; i < sizeof later / sizeof *later; i++) {

@@ -99,9 +99,8 @@ static void test_errors(void) {
      "spec.chart.inline.templates: a file name must be a plain printable name without '/' (got \"a.yaml\\n---\\nkind: Secret\")"},
     {"{\"interval\":\"1ms\",\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
      "spec.interval: 1ms is shorter than the minimum of 10s"},
-    {"{\"serviceAccountName\":\"tenant\",\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -95,
-     "spec.serviceAccountName: impersonating a service account is not supported by this rudder version; the release "
-     "is not applied rather than applied with the controller's own identity"},
+    {"{\"serviceAccountName\":\"Tenant!\",\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
+     "spec.serviceAccountName: must be a service account name (lowercase letters, digits, '-' and '.')"},
     {"{\"createNamespace\":true,\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -95,
      "spec.createNamespace: creating the target namespace is not supported by this rudder version"},
     {"{\"install\":{\"crds\":\"Always\"},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
