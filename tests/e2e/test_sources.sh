@@ -113,6 +113,24 @@ msg=$(repo_cond unresolvable message); echo "unresolvable: $msg"
 [[ "$msg" == *charts.nonexistent.invalid* ]] || fail "unresolvable name: message should name the host: $msg"
 ok "failures said plainly: wrong CA, wrong or no password, no client certificate, server down, unknown host"
 
+# Credentials go to chart URLs on another host only with passCredentials: the index (on the fault
+# server) lists a chart on the basic-auth nginx.
+dg=$(sha256sum "$SRV_REPO_DIR/podlike-0.1.0.tgz" | cut -d" " -f1)
+xq="chart=$SRV_BASIC_URL/podlike-0.1.0.tgz&digest=$dg"
+repo xhost "$SRV_FAULT_URL/xhost?$xq" '{"secretRef": {"name": "basic"}, "certSecretRef": {"name": "ca"}}'
+repo xhostpass "$SRV_FAULT_URL/xhost?$xq" '{"secretRef": {"name": "basic"}, "certSecretRef": {"name": "ca"}, "passCredentials": true}'
+wait_for 60 "HelmRepository xhost Ready" repo_ready xhost
+wait_for 60 "HelmRepository xhostpass Ready" repo_ready xhostpass
+# (One after the other: once one has the archive, the other is served it from the cache by digest.)
+hr_repo nopass xhost podlike "0.1.0"
+wait_for 60 "nopass failed" hr_failed nopass
+echo "nopass: $(hr_cond_msg nopass Ready)"
+[[ "$(hr_cond_msg nopass Ready)" == *401* ]] || fail "nopass: the chart host should have refused the request without credentials"
+hr_repo pass xhostpass podlike "0.1.0"
+wait_for 60 "pass Ready" hr_ready pass
+ok "credentials go to a chart URL on another host only with passCredentials"
+kubectl -n "$NS" delete helmrelease nopass pass --wait=false >/dev/null
+
 # A credential rotated in its Secret is picked up at once (the repository's interval is 10 minutes).
 kubectl -n "$NS" create secret generic rot --from-literal=username="$SRV_USER" --from-literal=password="$SRV_PASS" >/dev/null
 repo rotated "$SRV_BASIC_URL" '{"secretRef": {"name": "rot"}, "caConfigMapRef": {"name": "ca"}, "interval": "10m"}'
@@ -297,10 +315,11 @@ helm template x "$WORK/traversal.tgz" >/dev/null 2>&1 || fail "helm refuses trav
 wait_for 60 "traversal Ready (as helm loads it)" hr_ready traversal
 ok "a direct .tgz URL installs; a corrupt archive and one reaching outside the chart fail with ArtifactFailed; '../x' loads as helm loads it"
 
-# One download per archive: a (tls) and c (basic) use podlike 0.1.0 under two URLs with one index
-# digest, so it is fetched once; the direct URL gives no digest and is fetched once more.
+# One download per archive: podlike 0.1.0 is used under three URLs with one index digest (the
+# passCredentials test, a from tls, c from basic), so it is fetched once; the direct URL gives no
+# digest and is fetched once more. (Counted: answers 200 to rudder.)
 n=$(ls "$WORK/charts"/*.tgz | wc -l)
-gets=$(grep -c 'GET [^ ]*podlike-0.1.0.tgz.*ua="rudder"' "$SRV_NGINX_LOG" || true)
+gets=$(grep -c 'GET [^ ]*podlike-0.1.0.tgz HTTP/1.1" 200 .*ua="rudder"' "$SRV_NGINX_LOG" || true)
 echo "archives on disk: $n; GETs of podlike-0.1.0.tgz: $gets"
 [ "$n" = 6 ] || fail "expected 6 archives on disk (podlike 0.1.0, 0.2.0, 0.3.0, 1.0.0-rc.1; evil from traversal.tgz and newline.tgz), found $n"
 [ "$gets" = 2 ] || fail "expected podlike-0.1.0.tgz downloaded twice (once by digest, once by direct URL), got $gets"

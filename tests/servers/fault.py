@@ -29,6 +29,7 @@ Paths (any method; HEAD sends no body):
   /corrupt.tgz                 bytes that are not gzip
   /traversal.tgz               a chart archive with a member '../evil.yaml' (Helm drops the first
                                path segment, so this one loads, as 'evil.yaml')
+  /xhost/index.yaml?chart=URL&digest=HEX   an index whose podlike 0.1.0 is at URL (another host)
   /baddigest/index.yaml        an index whose podlike 0.1.0 points at /traversal.tgz with a wrong digest
   /bomb.tgz                    a .tgz that inflates to 1 GiB of zeros
   /stall/index.yaml, /status/NNN/index.yaml, ...   a repository URL under a fault path: its
@@ -279,6 +280,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
         if path == "/traversal.tgz":
             return self.reply(200, TRAVERSAL.get(), "application/gzip")
+
+        if path == "/xhost/index.yaml":
+            # an index whose podlike 0.1.0 is at ?chart=URL (another host), with ?digest=HEX
+            chart, digest = arg("chart"), arg("digest")
+            if not chart or not digest:
+                return self.reply(400, b"xhost needs ?chart=URL&digest=HEX\n")
+            idx = ("apiVersion: v1\nentries:\n  podlike:\n  - apiVersion: v2\n    name: podlike\n"
+                   "    version: 0.1.0\n    digest: " + digest + "\n    urls:\n    - " + chart + "\n"
+                   "generated: \"2026-12-01T00:00:00Z\"\n")
+            return self.reply(200, idx.encode(), "application/x-yaml")
 
         if path == "/baddigest/index.yaml":
             # podlike 0.1.0 pointing at /traversal.tgz (a loadable chart) with a digest it does not have.
