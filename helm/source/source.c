@@ -321,12 +321,20 @@ static source_op_t *src__op_new(source_t *s, op_kind_t kind, void *data) {
 static void src__chart_done(source_op_t *op, chart_cache_entry_t *e, const char *version, const char *url) {
   op->entry = e;
   const chart_t *c = e->chart;
-  op->chart_name = src__dup(c->meta.name ? c->meta.name : "");
-  op->version = src__dup(version ? version : c->meta.version ? c->meta.version : "");
+  /* version and url may be the op's own strings: copied before the old ones are freed. */
+  char *name = src__dup(c->meta.name ? c->meta.name : "");
+  char *ver = src__dup(version ? version : c->meta.version ? c->meta.version : "");
+  char *from = src__dup(url ? url : "");
   buf_t d = BUF_INIT;
   buf_printf(&d, "sha256:%s", e->digest_hex);
+  free(op->chart_name);
+  free(op->version);
+  free(op->digest);
+  free(op->from);
+  op->chart_name = name;
+  op->version = ver;
   op->digest = buf_steal(&d);
-  op->from = src__dup(url ? url : "");
+  op->from = from;
   src__complete(op, 0, NULL);
 }
 
