@@ -107,6 +107,11 @@ ok "a version pushed to the registry upgrades the release whose constraint match
 digest=$(helm pull "oci://$SRV_REGISTRY/charts/podlike" --version 0.2.0 --ca-file "$SRV_CA" \
   --username "$SRV_USER" --password "$SRV_PASS" -d "$WORK" 2>&1 | sed -n 's/^Digest: //p')
 [ -n "$digest" ] || fail "helm pull printed no digest"
+# Through the HelmRepository (its credentials and CA), the chart name may carry the digest.
+hr pinnedrepo reg "podlike@$digest" ""
+wait_for 60 "pinnedrepo Ready" hr_ready pinnedrepo
+[ "$(v pinnedrepo)" = "podlike 0.2.0" ] || fail "pinnedrepo: $(v pinnedrepo) (helm pull gave $digest for 0.2.0)"
+ok "pinned by the manifest digest helm pull printed: the chart it names is installed"
 # A direct reference carries no credentials and no CA: said plainly (the registry's certificate is
 # the test CA's, which only a HelmRepository's certSecretRef trusts).
 kubectl apply -f - >/dev/null <<Y
@@ -122,7 +127,7 @@ msg=$(hr_cond_msg pinned Ready); echo "pinned: $msg"
   fail "pinned: an untrusted registry should be said with its host and the cause: $msg"
 ok "a direct oci:// reference to a registry it cannot trust fails naming the registry and the cause"
 
-kubectl -n "$NS" delete helmrelease a b c d pinned --wait=false >/dev/null
+kubectl -n "$NS" delete helmrelease a b c d pinned pinnedrepo --wait=false >/dev/null
 wait_for 60 "releases uninstalled" bash -c "[ -z \"\$(helm ls -n $NS -q)\" ]"
 stop_controller
 grep -q "$SRV_PASS" "$CTRL_LOG" && fail "the registry password appears in the controller log"
