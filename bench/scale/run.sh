@@ -422,7 +422,7 @@ metadata: {name: scale, namespace: $ns}
 spec: {url: "$repo_url", interval: $interval}
 EOF
 	done
-	"$kubectl" --kubeconfig "$state/kubeconfig" wait --for=condition=Ready --timeout=120s helmrepositories -A --all >/dev/null ||
+	"$kubectl" --kubeconfig "$state/kubeconfig" wait --for=condition=Ready --timeout=120s helmrepositories.source.toolkit.fluxcd.io -A --all >/dev/null ||
 		{ tail -n 20 "$work/source-controller.log" >&2; die "flux: the HelmRepositories did not become Ready"; }
 	python3 "$here/releases.py" --kind flux --chart "$here/chart" --releases "$releases" \
 		--interval "$interval" --repository scale $( ((flux_wait)) && echo --wait) >"$work/objects-flux.json"
