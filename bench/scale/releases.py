@@ -2,6 +2,7 @@
 """bench/scale/releases.py - writes the N HelmRelease objects of the scale harness as a JSON list.
 
   releases.py --kind rudder --chart DIR --values-json FILE --releases N --interval 1m
+  releases.py --kind rudder --chart DIR --releases N --interval 1m --repository NAME
   releases.py --kind flux   --chart DIR --releases N --interval 1m --repository NAME
 
 Release i is named app-NNNNN (five digits: bench/scale/measure.py finds the
@@ -11,7 +12,10 @@ metadata.namespace is left out; measure.py spreads the releases over the
 namespaces.
 
 rudder: the chart travels inline (spec.chart.inline: every file of
-DIR/templates, the chart's values as JSON, name and versions from Chart.yaml).
+DIR/templates, the chart's values as JSON, name and versions from Chart.yaml);
+with --repository, the chart comes from the rudder.dev HelmRepository NAME in
+each release's namespace (spec.chart.repository, with the name and the exact
+version of DIR/Chart.yaml).
 flux: helm.toolkit.fluxcd.io/v2 with the chart from a HelmRepository named
 NAME in each release's namespace, Helm's waits off unless --wait.
 """
@@ -51,14 +55,23 @@ def main():
     ap.add_argument("--values-json")
     ap.add_argument("--releases", type=int, required=True)
     ap.add_argument("--interval", required=True)
-    ap.add_argument("--repository", default="scale")
+    ap.add_argument("--repository", help="the HelmRepository in each release's namespace (flux: default scale; rudder: instead of inline)")
     ap.add_argument("--wait", action="store_true", help="flux: keep Helm's readiness waits (Flux's default)")
     a = ap.parse_args()
     if a.releases > 99999:
         sys.exit("releases.py: at most 99999 releases (names are app-NNNNN)")
     meta = chart_meta(os.path.join(a.chart, "Chart.yaml"))
     objs = []
-    if a.kind == "rudder":
+    if a.kind == "rudder" and a.repository:
+        chart = {"repository": {"name": a.repository}, "name": meta["name"], "version": meta["version"]}
+        for i in range(a.releases):
+            objs.append({
+                "apiVersion": "rudder.dev/v1alpha1",
+                "kind": "HelmRelease",
+                "metadata": {"name": f"app-{i:05d}"},
+                "spec": {"interval": a.interval, "chart": chart, "values": user_values(i)},
+            })
+    elif a.kind == "rudder":
         if not a.values_json:
             sys.exit("releases.py: --kind rudder needs --values-json")
         with open(a.values_json) as f:
@@ -89,7 +102,7 @@ def main():
                     "chart": {"spec": {
                         "chart": meta["name"],
                         "version": meta["version"],
-                        "sourceRef": {"kind": "HelmRepository", "name": a.repository},
+                        "sourceRef": {"kind": "HelmRepository", "name": a.repository or "scale"},
                         "interval": a.interval,
                     }},
                     "values": user_values(i),

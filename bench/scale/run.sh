@@ -2,15 +2,24 @@
 # bench/scale/run.sh - the scale harness (issue 16): N HelmReleases of a
 # 4-object chart on a fresh local control plane, and what they cost.
 #
-#   bench/scale/run.sh [--releases N] [--concurrency C] [--source inline]
+#   bench/scale/run.sh [--releases N] [--concurrency C] [--source inline|repo]
 #                      [--qps Q] [--interval D] [--namespaces K]
 #                      [--poll table|json] [--rudder PATH] [--peer flux]
 #                      [--peer-only] [--flux-wait] [--keep-logs DIR]
 #
 #   --releases N      HelmReleases to create (default 100)
 #   --concurrency C   the controller's --concurrency (default 10)
-#   --source inline   where the chart comes from; only `inline` for now
-#                     (the chart of bench/scale/chart carried in each object)
+#   --source S        where the chart comes from (default inline):
+#                     inline: the chart of bench/scale/chart carried in each
+#                       object;
+#                     repo: the same chart packaged with the real helm into
+#                       the chart repository of tests/servers (nginx, plain
+#                       HTTP on 127.0.0.1), one HelmRepository per namespace
+#                       (made and Ready before the clock starts), the
+#                       releases naming it (spec.chart.repository); the run
+#                       also prints what nginx served the controller (chart
+#                       downloads, index fetches) and the controller's own
+#                       count at shutdown (the `chart sources` log line)
 #   --qps Q           the controller's --qps (default: the controller's own)
 #   --interval D      the releases' spec.interval, a Go duration (default 1m);
 #                     the resync phase watches one such interval
@@ -25,7 +34,8 @@
 #   --peer flux       then run the same releases through Flux (helm-controller
 #                     and source-controller, built once by flux-build.sh), on a
 #                     fresh control plane of its own, the chart served from a
-#                     HelmRepository on 127.0.0.1 (python3 -m http.server)
+#                     HelmRepository on 127.0.0.1 (python3 -m http.server;
+#                     with --source repo the same nginx as rudder's)
 #   --peer-only       with --peer: skip rudder's run
 #   --flux-wait       keep Flux's readiness waits on (its default; the
 #                     harness turns them off unless this is given)
@@ -87,9 +97,9 @@ done
 [[ $namespaces =~ ^[1-9][0-9]*$ ]] || die "--namespaces wants a positive number, got '$namespaces'"
 [[ -z $qps || $qps =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || die "--qps wants a number, got '$qps'"
 case $source in
-inline) ;;
-repo | oci) die "--source $source: not yet (the chart-sources work has to land first); use --source inline" ;;
-*) die "--source wants inline, got '$source'" ;;
+inline | repo) ;;
+oci) die "--source oci: not yet; use --source inline or repo" ;;
+*) die "--source wants inline or repo, got '$source'" ;;
 esac
 [[ $poll == table || $poll == json ]] || die "--poll wants table or json, got '$poll'"
 [[ -z $peer || $peer == flux ]] || die "--peer wants flux, got '$peer'"
@@ -111,6 +121,7 @@ EOF
 work=$(mktemp -d "${TMPDIR:-/tmp}/rudder-scale-XXXXXX")
 stop_pids=()   # processes this script started, stopped newest first
 clusters=()    # state dirs of clusters this script started
+servers=""     # state dir of the chart servers (tests/servers/up), if started
 
 # forget_pid PID: PID has been waited for; never signal that number again
 # (the kernel may give it to someone else's process).
@@ -145,6 +156,7 @@ cleanup() {
 	for i in "${clusters[@]}"; do
 		[[ -d $i ]] && down_cluster "$i"
 	done
+	[[ -z $servers || ! -d $servers ]] || stop_servers
 	rm -rf "$work"
 	exit "$rc"
 }
@@ -180,6 +192,71 @@ cp "$here/chart/Chart.yaml" "$here/chart/values.yaml" "$work/values-chart/"
 echo '{"kind":"ConfigMap","data":{"values":{{ toJson .Values | toJson }}}}' >"$work/values-chart/templates/values.json"
 "$rudder_bin" template values "$work/values-chart" | grep '^{' |
 	python3 -c 'import json,sys; sys.stdout.write(json.load(sys.stdin)["data"]["values"])' >"$work/values.json"
+
+# --- the chart repository (--source repo) -------------------------------------------
+
+# tests/servers/up in $work/servers: nginx serving a Helm chart repository
+# (and the other test servers, unused here); bench/scale/chart is packaged
+# with the real helm and added to that repository's index by
+# tests/servers/publish. Sets servers and the SRV_* variables.
+start_servers() {
+	servers=$work/servers
+	say "starting the chart servers (tests/servers/up $servers)"
+	"$root/tests/servers/up" "$servers" >/dev/null 2>"$work/servers-up.log" ||
+		{ tail -n 30 "$work/servers-up.log" >&2; die "tests/servers/up failed"; }
+	# shellcheck disable=SC1091
+	. "$servers/env"
+	chart_version=$(sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$here/chart/Chart.yaml")
+	chart_tgz=$("$root/tests/servers/publish" "$servers" "$here/chart" "$chart_version" 2>>"$work/servers-up.log") ||
+		{ tail -n 30 "$work/servers-up.log" >&2; die "tests/servers/publish $here/chart failed"; }
+	say "chart repository at $SRV_HTTP_URL ($(basename "$chart_tgz"), $(stat -c %s "$chart_tgz") bytes)"
+}
+
+stop_servers() {
+	if [[ -n $keep_logs && -d $servers/logs ]]; then
+		mkdir -p "$keep_logs/servers"
+		cp -r "$servers"/logs/. "$keep_logs/servers"/ 2>/dev/null || true
+	fi
+	"$root/tests/servers/down" "$servers" >/dev/null 2>&1 || true
+	servers=""
+}
+
+nginx_lines() { wc -l <"$SRV_NGINX_LOG"; }
+
+# nginx_figures PEER FROM UA-REGEX: what nginx's access log says it served
+# to requests whose user agent matches UA-REGEX, from line FROM+1 on: chart
+# archives (GET .../*.tgz), index fetches (GET .../index.yaml: 200, 304).
+nginx_figures() {
+	tail -n +"$(($2 + 1))" "$SRV_NGINX_LOG" | python3 -c '
+import re, sys
+peer, ua_re = sys.argv[1], re.compile(sys.argv[2])
+tgz = idx200 = idx304 = other = 0
+tgz_bytes = idx_bytes = 0
+uas = set()
+for line in sys.stdin:
+    m = re.match(r"(\S+) \"(\S+) (\S+) [^\"]*\" (\d+) (\d+) .* ua=\"([^\"]*)\"$", line.rstrip("\n"))
+    if not m or not ua_re.search(m.group(6)):
+        continue
+    method, path, status, size, ua = m.group(2), m.group(3).split("?")[0], m.group(4), int(m.group(5)), m.group(6)
+    uas.add(ua)
+    if method == "GET" and path.endswith(".tgz"):
+        tgz += 1; tgz_bytes += size
+    elif method == "GET" and path.endswith("/index.yaml"):
+        if status == "304": idx304 += 1
+        else: idx200 += 1
+        idx_bytes += size
+    else:
+        other += 1
+print("# %s: nginx user agents: %s" % (peer, ", ".join(sorted(uas)) or "none"))
+print(f"{peer}_nginx_chart_downloads {tgz} requests")
+print(f"{peer}_nginx_chart_download_bytes {tgz_bytes} B")
+print(f"{peer}_nginx_index_fetches {idx200 + idx304} requests")
+print(f"{peer}_nginx_index_fetches_200 {idx200} requests")
+print(f"{peer}_nginx_index_fetches_304 {idx304} requests")
+print(f"{peer}_nginx_index_bytes {idx_bytes} B")
+print(f"{peer}_nginx_other_requests {other} requests")
+' "$1" "$3"
+}
 
 # --- one peer on its own control plane ---------------------------------------------
 
@@ -297,13 +374,22 @@ run_flux() {
 	mint_user "$state" flux-source-controller
 	mint_user "$state" flux-helm-controller
 
-	mkdir -p "$work/repo" "$work/flux-storage"
-	repo_port=$(free_port)
-	"$bindir/helm" package "$here/chart" -d "$work/repo" >/dev/null
-	"$bindir/helm" repo index "$work/repo" --url "http://127.0.0.1:$repo_port" >/dev/null
-	python3 -m http.server --bind 127.0.0.1 --directory "$work/repo" "$repo_port" >"$work/chart-server.log" 2>&1 &
-	pid_http=$!
-	stop_pids+=("$pid_http")
+	mkdir -p "$work/flux-storage"
+	local repo_url nginx0=0
+	if [[ -n $servers ]]; then
+		# --source repo: the nginx repository rudder's run used (same index, same archive).
+		repo_url=$SRV_HTTP_URL
+		nginx0=$(nginx_lines)
+	else
+		mkdir -p "$work/repo"
+		repo_port=$(free_port)
+		repo_url=http://127.0.0.1:$repo_port
+		"$bindir/helm" package "$here/chart" -d "$work/repo" >/dev/null
+		"$bindir/helm" repo index "$work/repo" --url "$repo_url" >/dev/null
+		python3 -m http.server --bind 127.0.0.1 --directory "$work/repo" "$repo_port" >"$work/chart-server.log" 2>&1 &
+		pid_http=$!
+		stop_pids+=("$pid_http")
+	fi
 
 	storage_port=$(free_port)
 	local common=(--concurrent="$concurrency" --enable-leader-election=false --watch-all-namespaces=true --log-encoding=json)
@@ -333,10 +419,10 @@ run_flux() {
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
 metadata: {name: scale, namespace: $ns}
-spec: {url: "http://127.0.0.1:$repo_port", interval: $interval}
+spec: {url: "$repo_url", interval: $interval}
 EOF
 	done
-	"$kubectl" --kubeconfig "$state/kubeconfig" wait --for=condition=Ready --timeout=120s helmrepositories -A --all >/dev/null ||
+	"$kubectl" --kubeconfig "$state/kubeconfig" wait --for=condition=Ready --timeout=120s helmrepositories.source.toolkit.fluxcd.io -A --all >/dev/null ||
 		{ tail -n 20 "$work/source-controller.log" >&2; die "flux: the HelmRepositories did not become Ready"; }
 	python3 "$here/releases.py" --kind flux --chart "$here/chart" --releases "$releases" \
 		--interval "$interval" --repository scale $( ((flux_wait)) && echo --wait) >"$work/objects-flux.json"
@@ -351,22 +437,53 @@ EOF
 	wait "$pid_sc" || rc=$?
 	forget_pid "$pid_sc"
 	echo "flux_source_controller_exit_status $rc code"
-	stop_pid "$pid_http"
+	if [[ -n $servers ]]; then
+		# Every request after rudder's run is Flux's (source-controller's getter).
+		nginx_figures flux "$nginx0" '.'
+	else
+		stop_pid "$pid_http"
+	fi
 	stop_cluster
 }
 
 run_rudder() {
 	start_cluster rudder
 	mint_user "$state" rudder-controller
-	local args=(controller --kubeconfig "$work/rudder-controller.kubeconfig" --concurrency "$concurrency")
+	# A chart store of this run's own: no archive left by an earlier run is served from disk.
+	local args=(controller --kubeconfig "$work/rudder-controller.kubeconfig" --concurrency "$concurrency"
+		--storage-path "$work/rudder-charts")
 	[[ -z $qps ]] || args+=(--qps "$qps")
+	local nginx0=0 i ns
+	[[ -z $servers ]] || nginx0=$(nginx_lines)
 	say "rudder: $rudder_bin ${args[*]}"
 	"$rudder_bin" "${args[@]}" >"$work/rudder.log" 2>&1 &
 	local pid=$!
 	stop_pids+=("$pid")
 	wait_watching "$state" rudder-controller helmreleases "$pid" "$work/rudder.log"
-	python3 "$here/releases.py" --kind rudder --chart "$here/chart" --values-json "$work/values.json" \
-		--releases "$releases" --interval "$interval" >"$work/objects-rudder.json"
+	if [[ $source == repo ]]; then
+		# As for Flux: the HelmRepositories are the source, not what is
+		# measured; made and Ready before the clock starts.
+		for ((i = 1; i <= namespaces; i++)); do
+			ns=scale-$i
+			"$kubectl" --kubeconfig "$state/kubeconfig" create namespace "$ns" >/dev/null
+			"$kubectl" --kubeconfig "$state/kubeconfig" apply -f - >/dev/null <<EOF
+apiVersion: rudder.dev/v1alpha1
+kind: HelmRepository
+metadata: {name: scale, namespace: $ns}
+spec: {url: "$SRV_HTTP_URL", interval: $interval}
+EOF
+		done
+		"$kubectl" --kubeconfig "$state/kubeconfig" wait --for=condition=Ready --timeout=120s \
+			helmrepositories.rudder.dev -A --all >/dev/null ||
+			{ tail -n 20 "$work/rudder.log" >&2; die "rudder: the HelmRepositories did not become Ready"; }
+		echo "rudder_nginx_requests_before_creates $(tail -n +"$((nginx0 + 1))" "$SRV_NGINX_LOG" |
+			grep -c 'ua="rudder"$' || true) requests"
+		python3 "$here/releases.py" --kind rudder --chart "$here/chart" --repository scale \
+			--releases "$releases" --interval "$interval" >"$work/objects-rudder.json"
+	else
+		python3 "$here/releases.py" --kind rudder --chart "$here/chart" --values-json "$work/values.json" \
+			--releases "$releases" --interval "$interval" >"$work/objects-rudder.json"
+	fi
 	measure rudder rudder.dev/v1alpha1 "rudder-controller=$pid" ||
 		{ tail -n 20 "$work/rudder.log" >&2; die "rudder: measurement failed"; }
 	local rc=0
@@ -374,6 +491,11 @@ run_rudder() {
 	wait "$pid" || rc=$?
 	forget_pid "$pid"
 	echo "rudder_controller_exit_status $rc code"
+	# The controller's own count, logged once at shutdown.
+	grep -F 'msg="chart sources"' "$work/rudder.log" | tail -n 1 |
+		grep -oE '(index_fetches|index_not_modified|downloads|disk_hits|memory_hits|charts_loaded|charts_cached|chart_cache_bytes)=[0-9]+' |
+		sed 's/^\(.*\)=\(.*\)$/rudder_sources_\1 \2 count/' || true
+	[[ -z $servers ]] || nginx_figures rudder "$nginx0" '^rudder$'
 	stop_cluster
 }
 
@@ -383,9 +505,11 @@ echo "# bench/scale/run.sh --releases $releases --concurrency $concurrency --sou
 echo "# rudder: $("$rudder_bin" version | tr '\n' ' ')"
 echo "# tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo '+dirty')"
 echo "# host: $(nproc) CPUs, $(uname -r); start: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"
+[[ $source != repo ]] || start_servers
 ((peer_only)) || run_rudder
 if [[ $peer == flux ]]; then
-	echo "# flux: $(for b in "${flux_bins[@]}"; do basename "$(dirname "$b")"; done | tr '\n' ' ')(chart from a HelmRepository on 127.0.0.1, $( ((flux_wait)) && echo "Helm waits on" || echo "install/upgrade disableWait"))"
+	echo "# flux: $(for b in "${flux_bins[@]}"; do basename "$(dirname "$b")"; done | tr '\n' ' ')(chart from a HelmRepository on 127.0.0.1, $([[ -n $servers ]] && echo "the same nginx as rudder's" || echo "python3 -m http.server"), $( ((flux_wait)) && echo "Helm waits on" || echo "install/upgrade disableWait"))"
 	run_flux
 fi
+[[ -z $servers ]] || stop_servers
 echo "# end: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"
