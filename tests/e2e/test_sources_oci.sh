@@ -48,12 +48,19 @@ Y
 }
 v() { helm get metadata -n "$NS" "$1" -o json | python3 -c 'import json,sys; m=json.load(sys.stdin); print(m["chart"], m["version"])'; }
 
+# A chart of this test's own (a copy of settings under another name): publishing new versions
+# then changes nothing other tests sharing the registries see.
+up_chart=$WORK/charts-src/upoci-$$
+mkdir -p "$up_chart" && cp -r "$RUDDER_SOURCE_DIR/tests/servers/charts/settings/." "$up_chart/"
+sed -i "s/^name: settings\$/name: upoci-$$/" "$up_chart/Chart.yaml"
+"$RUDDER_SOURCE_DIR/tests/servers/publish" "$RUDDER_SERVERS_STATE" "$up_chart" 0.1.0 >/dev/null
+
 start_controller
 for r in reg tok bad; do wait_for 60 "HelmRepository $r Ready" repo_ready "$r"; done
 ok "oci:// HelmRepositories Ready (basic auth; token auth with a dockerconfigjson Secret)"
 
 hr a reg podlike "~0.1"
-hr b tok settings "*" 10s
+hr b tok "upoci-$$" "*" 10s
 hr c reg podlike ">=1.0.0-0"
 hr d bad podlike "~0.1"
 for r in a b c; do wait_for 120 "HelmRelease $r Ready" hr_ready "$r"; done
@@ -63,7 +70,7 @@ helm_pick() { # helm_pick CHART CONSTRAINT
     --password "$SRV_PASS" 2>/dev/null |
     python3 -c 'import sys; d=dict(l.split(": ",1) for l in sys.stdin.read().splitlines() if ": " in l and not l.startswith(" ")); print(d["name"], d["version"].strip("\x27\""))'
 }
-for t in "a podlike ~0.1" "b settings *" "c podlike >=1.0.0-0"; do
+for t in "a podlike ~0.1" "b upoci-$$ *" "c podlike >=1.0.0-0"; do
   read -r r ch c <<<"$t"
   want=$(helm_pick "$ch" "$c")
   [ "$(v "$r")" = "$want" ] || fail "$r ($ch $c): rudder installed $(v "$r"), helm picks $want"
@@ -98,8 +105,8 @@ PY
 ok "record (chart, config, manifest) equal to helm install oci://"
 
 # A version pushed later upgrades the release asking for "*" (its interval is 10s).
-"$RUDDER_SOURCE_DIR/tests/servers/publish" "$RUDDER_SERVERS_STATE" "$RUDDER_SOURCE_DIR/tests/servers/charts/settings" 0.2.0 >/dev/null
-wait_for 90 "b upgraded to settings 0.2.0" bash -c "[ \"\$(helm get metadata -n $NS b -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"version\"])')\" = 0.2.0 ]"
+"$RUDDER_SOURCE_DIR/tests/servers/publish" "$RUDDER_SERVERS_STATE" "$up_chart" 0.2.0 >/dev/null
+wait_for 90 "b upgraded to 0.2.0" bash -c "[ \"\$(helm get metadata -n $NS b -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"version\"])')\" = 0.2.0 ]"
 [ "$(helm_status helm b)" = "deployed 2" ] || fail "b after the push: $(helm_status helm b)"
 ok "a version pushed to the registry upgrades the release whose constraint matches"
 
