@@ -125,8 +125,8 @@ static void ctl__proc_rss(unsigned long long *rss, unsigned long long *hwm) {
 
 /* What the controller holds, logged once as it starts to shut down (before anything is freed), for
  * bench/scale/memory.sh: the informer caches (informer_memory), the engines' per-release
- * structures (engine_stats_t), the chart cache, the heap as malloc sees it and the kernel's RSS,
- * all read at the same moment. */
+ * structures (engine_stats_t), the event recorder's aggregation entries (events_stats_t), the
+ * chart cache, the heap as malloc sees it and the kernel's RSS, all read at the same moment. */
 static void ctl__log_memory(ctl_t *c) {
   size_t objects = 0, cache = 0, records = 0, records_objects = 0, memo = 0, index = 0, queue = 0, running = 0,
          queue_keys = 0, engine = 0;
@@ -153,13 +153,25 @@ static void ctl__log_memory(ctl_t *c) {
 #endif
   unsigned long long n[] = {objects, cache + records, cache, records_objects, records, engine, memo, index, queue,
                             queue_keys, running, c->charts ? chart_cache_stats(c->charts).bytes : 0, heap_used,
-                            heap_free, heap_mmap, rss, hwm};
+                            heap_free, heap_mmap, rss, hwm, 0, 0, 0};
+  if (c->events) {
+    events_stats_t es = events_get_stats(c->events);
+    n[17] = es.bytes;
+    n[18] = es.aggregates;
+  }
+#ifdef CTL_HAVE_MALLINFO2
+  /* What of the RSS is heap that malloc keeps free: the RSS once it has given back what it can. */
+  malloc_trim(0);
+  unsigned long long hwm2;
+  ctl__proc_rss(&n[19], &hwm2);
+#endif
   char v[sizeof n / sizeof *n][24];
   for (size_t i = 0; i < sizeof n / sizeof *n; i++) snprintf(v[i], sizeof v[i], "%llu", n[i]);
   LOG_I("memory", "objects", v[0], "informer_cache_bytes", v[1], "objects_cache_bytes", v[2], "records", v[3],
         "records_cache_bytes", v[4], "engine_bytes", v[5], "memo_bytes", v[6], "index_bytes", v[7], "queue_bytes",
         v[8], "queue_keys", v[9], "reconciles_in_flight", v[10], "chart_cache_bytes", v[11], "heap_in_use_bytes",
-        v[12], "heap_free_bytes", v[13], "heap_mmap_bytes", v[14], "vm_rss_kib", v[15], "vm_hwm_kib", v[16]);
+        v[12], "heap_free_bytes", v[13], "heap_mmap_bytes", v[14], "vm_rss_kib", v[15], "vm_hwm_kib", v[16],
+        "events_bytes", v[17], "events_tracked", v[18], "vm_rss_after_trim_kib", v[19]);
 }
 
 static void ctl__shutdown(ctl_t *c) {

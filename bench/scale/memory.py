@@ -119,11 +119,14 @@ def report(a):
     out("zero_heap_in_use_bytes", z["heap_in_use_bytes"], "B")
     out("zero_informer_cache_bytes", z["informer_cache_bytes"], "B")
     out("rss_kib", r["vm_rss_kib"], "KiB")
+    if "vm_rss_after_trim_kib" in r:
+        out("rss_after_malloc_trim_kib", r["vm_rss_after_trim_kib"], "KiB")
     out("peak_rss_kib", r["vm_hwm_kib"], "KiB")
     for k in ("informer_cache_bytes", "objects_cache_bytes", "records_cache_bytes", "engine_bytes", "memo_bytes",
-              "index_bytes", "queue_bytes", "chart_cache_bytes", "heap_in_use_bytes", "heap_free_bytes",
-              "heap_mmap_bytes"):
-        out(k, r[k], "B")
+              "index_bytes", "queue_bytes", "events_bytes", "chart_cache_bytes", "heap_in_use_bytes",
+              "heap_free_bytes", "heap_mmap_bytes"):
+        if k in r:  # events_bytes: controllers from before it was logged have none
+            out(k, r[k], "B")
     out("reconciles_in_flight", r["reconciles_in_flight"], "count")
     rss, hwm, zrss = r["vm_rss_kib"] * 1024, r["vm_hwm_kib"] * 1024, z["vm_rss_kib"] * 1024
     cache = r["informer_cache_bytes"]
@@ -131,6 +134,8 @@ def report(a):
     out("objects_cache_bytes_per_release", r["objects_cache_bytes"] / n, "B")
     out("records_cache_bytes_per_release", r["records_cache_bytes"] / n, "B")
     out("engine_bytes_per_release", r["engine_bytes"] / n, "B")
+    if "events_bytes" in r:
+        out("events_bytes_per_release", (r["events_bytes"] - z.get("events_bytes", 0)) / n, "B")
     # The figure of the issue: what the controller's RSS holds per release beyond the informer
     # cache, above what the same controller holds with 0 releases.
     out("rss_per_release_beyond_cache_bytes", (rss - cache - zrss) / n, "B")
