@@ -4,6 +4,7 @@
   memory.py load   --server URL --ca F --cert F --key F --objects FILE --namespaces K
                    --controller-pid PID --interval SECONDS
   memory.py report --zero LOG --run LOG --releases N
+  memory.py slope  --run LOG --releases N --run LOG --releases M
 
 load: creates the namespaces scale-1..K and the HelmReleases of FILE (releases.py's
 output) spread over them, waits until every one is Ready (one server-side table
@@ -15,6 +16,12 @@ namespaces and waits the same interval.
 report: reads the `msg=memory` line each controller logged as it began to shut
 down (loop/controller.c: informer caches, engine structures, heap, VmRSS and
 VmHWM, all at the same moment), and prints `name value unit` lines.
+
+slope: from the steady-state logs of two runs with N < M releases (memory.sh
+--keep-logs keeps them as steady.log), what one more release costs: the
+differences of RSS, informer cache and heap in use, divided by M - N. The
+controller's fixed costs (connections, buffers, malloc's free lists), which
+the report's per-release figures spread over N, cancel out.
 
 The API client (measure.Kube, measure.parallel) is bench/scale/measure.py's.
 """
@@ -145,6 +152,28 @@ def report(a):
         (r["heap_in_use_bytes"] - cache - z["heap_in_use_bytes"]) / n, "B")
 
 
+def slope(a):
+    if len(a.run) != 2 or len(a.releases) != 2 or a.releases[0] >= a.releases[1]:
+        raise SystemExit("memory: slope wants --run LOG --releases N --run LOG --releases M with N < M")
+    lo, hi = memory_line(a.run[0]), memory_line(a.run[1])
+    d = a.releases[1] - a.releases[0]
+
+    def out(name, value, unit):
+        print(f"rudder_memory_slope_{name} {value:.1f} {unit}", flush=True)
+
+    rss = (hi["vm_rss_kib"] - lo["vm_rss_kib"]) * 1024
+    cache = hi["informer_cache_bytes"] - lo["informer_cache_bytes"]
+    print(f"rudder_memory_slope_releases {a.releases[0]}..{a.releases[1]} count", flush=True)
+    out("rss_per_release_bytes", rss / d, "B")
+    out("informer_cache_per_release_bytes", cache / d, "B")
+    out("rss_per_release_beyond_cache_bytes", (rss - cache) / d, "B")
+    out("heap_in_use_per_release_beyond_cache_bytes",
+        (hi["heap_in_use_bytes"] - lo["heap_in_use_bytes"] - cache) / d, "B")
+    out("engine_per_release_bytes", (hi["engine_bytes"] - lo["engine_bytes"]) / d, "B")
+    if "events_bytes" in hi and "events_bytes" in lo:
+        out("events_per_release_bytes", (hi["events_bytes"] - lo["events_bytes"]) / d, "B")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -163,8 +192,11 @@ def main():
     rp.add_argument("--zero", required=True, help="the log of the controller run with 0 releases")
     rp.add_argument("--run", required=True, help="the log of the controller run with N releases")
     rp.add_argument("--releases", type=int, required=True)
+    sp = sub.add_parser("slope")
+    sp.add_argument("--run", action="append", required=True, help="a steady.log (twice)")
+    sp.add_argument("--releases", type=int, action="append", required=True, help="its release count (twice)")
     a = ap.parse_args()
-    load(a) if a.cmd == "load" else report(a)
+    {"load": load, "report": report, "slope": slope}[a.cmd](a)
 
 
 if __name__ == "__main__":
