@@ -18,6 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <malloc.h>
+#define CTL_HAVE_MALLINFO2 1
+#endif
 
 typedef struct ctl_s {
   uv_loop_t loop;
@@ -106,9 +110,74 @@ static void ctl__engine_stopped(void *data) {
   else ctl__fetch_closed(c);
 }
 
+/* VmRSS and VmHWM of this process from /proc/self/status, in KiB (0 where there is none). */
+static void ctl__proc_rss(unsigned long long *rss, unsigned long long *hwm) {
+  *rss = *hwm = 0;
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return;
+  char line[256];
+  while (fgets(line, sizeof line, f)) {
+    if (!strncmp(line, "VmRSS:", 6)) *rss = strtoull(line + 6, NULL, 10);
+    else if (!strncmp(line, "VmHWM:", 6)) *hwm = strtoull(line + 6, NULL, 10);
+  }
+  fclose(f);
+}
+
+/* What the controller holds, logged once as it starts to shut down (before anything is freed), for
+ * bench/scale/memory.sh: the informer caches (informer_memory), the engines' per-release
+ * structures (engine_stats_t), the event recorder's aggregation entries (events_stats_t), the
+ * chart cache, the heap as malloc sees it and the kernel's RSS, all read at the same moment. */
+static void ctl__log_memory(ctl_t *c) {
+  size_t objects = 0, cache = 0, records = 0, records_objects = 0, memo = 0, index = 0, queue = 0, running = 0,
+         queue_keys = 0, engine = 0;
+  for (size_t i = 0; i < c->nengines; i++) {
+    engine_stats_t s = engine_get_stats(c->engines[i]);
+    objects += s.cache.objects;
+    cache += s.cache.bytes;
+    records_objects += s.records_cache.objects;
+    records += s.records_cache.bytes;
+    memo += s.memo_bytes;
+    index += s.index_bytes;
+    queue += s.queue_bytes;
+    queue_keys += s.queue_keys;
+    running += s.running;
+    engine += s.bytes;
+  }
+  unsigned long long rss, hwm, heap_used = 0, heap_free = 0, heap_mmap = 0;
+  ctl__proc_rss(&rss, &hwm);
+#ifdef CTL_HAVE_MALLINFO2
+  struct mallinfo2 mi = mallinfo2();
+  heap_used = mi.uordblks + mi.hblkhd; /* in use: in the arenas and in blocks of their own (mmap) */
+  heap_free = mi.fordblks;             /* free in the arenas, kept by malloc */
+  heap_mmap = mi.hblkhd;
+#endif
+  unsigned long long n[] = {objects, cache + records, cache, records_objects, records, engine, memo, index, queue,
+                            queue_keys, running, c->charts ? chart_cache_stats(c->charts).bytes : 0, heap_used,
+                            heap_free, heap_mmap, rss, hwm, 0, 0, 0};
+  if (c->events) {
+    events_stats_t es = events_get_stats(c->events);
+    n[17] = es.bytes;
+    n[18] = es.aggregates;
+  }
+#ifdef CTL_HAVE_MALLINFO2
+  /* What of the RSS is heap that malloc keeps free: the RSS once it has given back what it can. */
+  malloc_trim(0);
+  unsigned long long hwm2;
+  ctl__proc_rss(&n[19], &hwm2);
+#endif
+  char v[sizeof n / sizeof *n][24];
+  for (size_t i = 0; i < sizeof n / sizeof *n; i++) snprintf(v[i], sizeof v[i], "%llu", n[i]);
+  LOG_I("memory", "objects", v[0], "informer_cache_bytes", v[1], "objects_cache_bytes", v[2], "records", v[3],
+        "records_cache_bytes", v[4], "engine_bytes", v[5], "memo_bytes", v[6], "index_bytes", v[7], "queue_bytes",
+        v[8], "queue_keys", v[9], "reconciles_in_flight", v[10], "chart_cache_bytes", v[11], "heap_in_use_bytes",
+        v[12], "heap_free_bytes", v[13], "heap_mmap_bytes", v[14], "vm_rss_kib", v[15], "vm_hwm_kib", v[16],
+        "events_bytes", v[17], "events_tracked", v[18], "vm_rss_after_trim_kib", v[19]);
+}
+
 static void ctl__shutdown(ctl_t *c) {
   if (c->stopping) return;
   c->stopping = 1;
+  ctl__log_memory(c);
   if (c->nengines || c->repos) {
     c->running = c->nengines + (c->repos != NULL);
     for (size_t i = 0; i < c->nengines; i++) engine_stop(c->engines[i], ctl__engine_stopped, c);

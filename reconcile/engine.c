@@ -45,8 +45,9 @@ typedef struct memo_s {
   char failed[65];          /* the inputs of the last failure, and the counts for them */
   int install_failures, upgrade_failures;
   int bad_record;           /* stalled on an unreadable record: any change of the records observes again */
-  char *owner; /* in the release index: the object key that manages this release */
-  char *repo;  /* the chart repository the release's chart comes from, or NULL */
+  char *owner;   /* in the release index: the object key that manages this release */
+  char *repo;    /* the chart repository the release's chart comes from, or NULL */
+  char *release; /* the release index entry this object holds ("namespace/name"), or NULL */
   char key[];
 } memo_t;
 
@@ -104,6 +105,7 @@ static void memo_del(memo_table_t *t, const char *key) {
       *p = m->next;
       free(m->owner);
       free(m->repo);
+      free(m->release);
       free(m);
       t->n--;
       return;
@@ -116,6 +118,7 @@ static void memo_free_all(memo_table_t *t) {
       nx = e->next;
       free(e->owner);
       free(e->repo);
+      free(e->release);
       free(e);
     }
   free(t->b);
@@ -455,6 +458,19 @@ static void rc__patch_finalizer(rc_t *x, int add) {
   free(body);
 }
 
+/* Drops the release index entry `release` if the object `key` holds it. */
+static void engine__unindex(engine_t *e, const char *release, const char *key) {
+  memo_t *r = release ? memo_get(&e->releases, release) : NULL;
+  if (r && r->owner && !strcmp(r->owner, key)) memo_del(&e->releases, release);
+}
+
+/* Forgets an object: its memo and the release index entry it holds. */
+static void engine__forget(engine_t *e, const char *key) {
+  memo_t *m = memo_get(&e->memo, key);
+  if (m) engine__unindex(e, m->release, key);
+  memo_del(&e->memo, key);
+}
+
 /* Remembers which object manages the release, so that a change to its records queues the object. */
 static void rc__index_release(rc_t *x) {
   buf_t k = BUF_INIT;
@@ -464,6 +480,16 @@ static void rc__index_release(rc_t *x) {
   if (m && (!m->owner || (strcmp(m->owner, x->key) && !informer_get(x->e->inf, m->owner)))) {
     free(m->owner);
     m->owner = strdup(x->key);
+  }
+  /* The object remembers the entry it holds, so that the entry goes when the object goes (or names
+   * another release). */
+  if (m && m->owner && !strcmp(m->owner, x->key)) {
+    memo_t *om = memo_put(&x->e->memo, x->key);
+    if (om && (!om->release || strcmp(om->release, k.data))) {
+      engine__unindex(x->e, om->release, x->key);
+      free(om->release);
+      om->release = strdup(k.data);
+    }
   }
   buf_free(&k);
 }
@@ -616,7 +642,7 @@ static void rc__begin(rc_t *x) {
   engine_t *e = x->e;
   const cJSON *obj = informer_get(e->inf, x->key);
   if (!obj) { /* deleted, and its finalizer (if any) already gone */
-    memo_del(&e->memo, x->key);
+    engine__forget(e, x->key);
     rc__finish(x, RC_FORGET);
     return;
   }
@@ -1383,7 +1409,7 @@ static void rc__action_done(act_t *a, void *data) {
       rc__fail(x, "UninstallFailed", RC_RETRY);
       return;
     }
-    memo_del(&x->e->memo, x->key);
+    engine__forget(x->e, x->key); /* uninstalled: its records are no longer its own */
     rc__patch_finalizer(x, 0);
     return;
   }
@@ -1606,7 +1632,7 @@ static void engine__on_add(informer_t *inf, const char *key, const cJSON *obj, v
 
 static void engine__on_delete(informer_t *inf, const char *key, const cJSON *obj, void *data) {
   engine_t *e = data;
-  memo_del(&e->memo, key);
+  engine__forget(e, key);
   rc_t *x = engine__running(e, key);
   if (x) rc__cancel(x);
   if (!e->stopping) queue_add(&e->q, key);
@@ -1873,4 +1899,31 @@ void engine_stop(engine_t *e, void (*cb)(void *data), void *data) {
   informer_stop(e->inf, engine__informer_stopped, e);
 }
 
-engine_stats_t engine_get_stats(const engine_t *e) { return e->stats; }
+static size_t engine__memo_bytes(const memo_table_t *t) {
+  size_t b = t->nb ? INFORMER_BLOCK_BYTES(t->nb * sizeof *t->b) : 0;
+  for (size_t i = 0; i < t->nb; i++)
+    for (const memo_t *m = t->b[i]; m; m = m->next) {
+      b += INFORMER_BLOCK_BYTES(sizeof *m + strlen(m->key) + 1);
+      if (m->owner) b += INFORMER_BLOCK_BYTES(strlen(m->owner) + 1);
+      if (m->repo) b += INFORMER_BLOCK_BYTES(strlen(m->repo) + 1);
+      if (m->release) b += INFORMER_BLOCK_BYTES(strlen(m->release) + 1);
+    }
+  return b;
+}
+
+engine_stats_t engine_get_stats(const engine_t *e) {
+  engine_stats_t s = e->stats;
+  s.memo_entries = e->memo.n;
+  s.memo_bytes = engine__memo_bytes(&e->memo);
+  s.index_entries = e->releases.n;
+  s.index_bytes = engine__memo_bytes(&e->releases);
+  queue_metrics_t qm;
+  queue_metrics_get((queue_t *)&e->q, &qm); /* reads only (the clock for its age gauges) */
+  s.queue_keys = (size_t)qm.keys;
+  s.queue_bytes = (size_t)qm.memory_bytes;
+  for (const rc_t *x = e->running; x; x = x->next) s.running++;
+  s.bytes = s.memo_bytes + s.index_bytes + s.queue_bytes;
+  if (e->inf) s.cache = informer_memory(e->inf);
+  if (e->records) s.records_cache = informer_memory(e->records);
+  return s;
+}

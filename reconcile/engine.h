@@ -3,9 +3,12 @@
  * records) into one named state, take one action (helm/action) towards the desired state, write
  * the outcome as the kind's status. Nothing here knows which kind it serves.
  *
- * Memory per release: the informer's projected object, a queue slot, and a memo entry (key,
- * generation, revision, digest: about 120 bytes plus the key). An unchanged release is decided from
- * its memo on a resync without any request. */
+ * Memory per release: the informer's projected object, a queue slot, a memo entry (key,
+ * generation, revision, three digests, counters: 264 bytes plus the key, and the name of the
+ * release it holds in the index) and an entry in the release index (the same struct, 264 bytes plus
+ * "namespace/name", and the owner's key; dropped with the object); all of it is counted in
+ * engine_get_stats. An unchanged release is decided from its memo on a resync without
+ * any request. */
 #pragma once
 #include <uv.h>
 #include "helm/render/render.h"
@@ -14,6 +17,7 @@
 #include "watch/client.h"
 #include "watch/discovery.h"
 #include "watch/events.h"
+#include "watch/informer.h"
 
 typedef struct engine_s engine_t;
 
@@ -35,6 +39,17 @@ typedef struct engine_stats_s {
   unsigned long actions;     /* actions run (install, upgrade, rollback, uninstall, unlock) */
   unsigned long renders;     /* charts rendered (on the thread pool) */
   unsigned long cancelled;   /* reconciles cancelled mid-flight */
+  /* What the engine holds now, in bytes of heap. The memo tables count each block as glibc's
+   * malloc holds it (INFORMER_BLOCK_BYTES, as the informer caches are counted) and are walked when
+   * the stats are read (O(releases)); the queue's figure is its own (queue_metrics_t.memory_bytes:
+   * bytes as requested). */
+  size_t memo_entries, memo_bytes;   /* the memo: one entry per release brought to a state */
+  size_t index_entries, index_bytes; /* the release index: "storage namespace/name" -> the object's key */
+  size_t queue_keys, queue_bytes;    /* the work queue: keys tracked (waiting for their resync too) */
+  size_t running;                    /* reconciles in flight (0 in a steady state) */
+  size_t bytes;                      /* memo_bytes + index_bytes + queue_bytes */
+  informer_memory_t cache;           /* the informer of the kind's objects (projected: door_t.cache_keep) */
+  informer_memory_t records_cache;   /* the informer of Helm's release Secrets (metadata and labels only) */
 } engine_stats_t;
 
 /* Starts the engine for door on loop with client c and mapper d (owned by the caller, open until the
@@ -44,5 +59,5 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
 /* Stops watching, cancels the reconciles in flight (no request is sent after this call), frees
  * everything, then calls cb. */
 void engine_stop(engine_t *e, void (*cb)(void *data), void *data);
-/* The engine's counters. */
+/* The engine's counters and what it holds now. */
 engine_stats_t engine_get_stats(const engine_t *e);

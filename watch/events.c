@@ -1,4 +1,5 @@
 #include "watch/events.h"
+#include "watch/informer.h"
 #include "watch/internal.h"
 #include "base/buf.h"
 #include "base/log.h"
@@ -32,7 +33,8 @@ static void link__push_front(ev__link_t *head, ev__link_t *l) {
 typedef struct ev__agg_s {
   ev__link_t lru;
   char *key;
-  cJSON *event;      /* the Event as created (for re-creating it when it expired) */
+  char *event;       /* the Event as created, compact JSON (for re-creating it when it expired; as text it
+                        takes a sixth of what its cJSON tree would: one entry is kept per object) */
   char *name;        /* the Event's name once created */
   unsigned count;
   uint64_t last_ms;
@@ -100,10 +102,29 @@ void events_set_limits(events_t *ev, const events_limits_t *l) {
   if (l->max_in_flight) ev->lim.max_in_flight = l->max_in_flight;
 }
 
-events_stats_t events_get_stats(const events_t *ev) { return ev->stats; }
+events_stats_t events_get_stats(const events_t *ev) {
+  events_stats_t s = ev->stats;
+  s.aggregates = ev->aggs.len;
+  s.buckets = ev->buckets.len;
+  size_t it = 0;
+  const char *k;
+  void *v;
+  while (watch_map_next(&ev->aggs, &it, &k, &v)) {
+    const ev__agg_t *a = v;
+    s.bytes += INFORMER_BLOCK_BYTES(sizeof *a) + 2 * INFORMER_BLOCK_BYTES(strlen(a->key) + 1); /* and the map's copy */
+    if (a->event) s.bytes += INFORMER_BLOCK_BYTES(strlen(a->event) + 1);
+    if (a->name) s.bytes += INFORMER_BLOCK_BYTES(strlen(a->name) + 1);
+  }
+  it = 0;
+  while (watch_map_next(&ev->buckets, &it, &k, &v))
+    s.bytes += INFORMER_BLOCK_BYTES(sizeof(ev__bucket_t)) + 2 * INFORMER_BLOCK_BYTES(strlen(k) + 1);
+  if (ev->aggs.cap) s.bytes += INFORMER_BLOCK_BYTES(ev->aggs.cap * sizeof *ev->aggs.slots);
+  if (ev->buckets.cap) s.bytes += INFORMER_BLOCK_BYTES(ev->buckets.cap * sizeof *ev->buckets.slots);
+  return s;
+}
 
 static void ev__agg_free(ev__agg_t *a) {
-  cJSON_Delete(a->event);
+  free(a->event);
   free(a->name);
   free(a->key);
   free(a);
@@ -205,17 +226,20 @@ static void ev__send(events_t *ev, ev__agg_t *a, int create) {
   ev__timestamp(now, sizeof now);
   char *json = NULL;
   buf_t path = BUF_INIT;
-  const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a->event, "metadata"), "namespace"));
-  if (create) {
+  cJSON *event = a->event ? cJSON_Parse(a->event) : NULL;
+  const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(event, "metadata"), "namespace"));
+  if (!event) {
+    /* out of memory: nothing is sent */
+  } else if (create) {
     /* client-go names events <object>.<hex nanoseconds>; a sequence number keeps them unique. */
-    const char *oname = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a->event, "involvedObject"), "name"));
+    const char *oname = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(event, "involvedObject"), "name"));
     char name[320];
     snprintf(name, sizeof name, "%.250s.%llx", oname ? oname : "object", (unsigned long long)++ev->seq);
-    cJSON *md = cJSON_GetObjectItemCaseSensitive(a->event, "metadata");
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(event, "metadata");
     cJSON_ReplaceItemInObjectCaseSensitive(md, "name", cJSON_CreateString(name));
-    cJSON_ReplaceItemInObjectCaseSensitive(a->event, "count", cJSON_CreateNumber(a->count));
-    cJSON_ReplaceItemInObjectCaseSensitive(a->event, "lastTimestamp", cJSON_CreateString(now));
-    json = cJSON_PrintUnformatted(a->event);
+    cJSON_ReplaceItemInObjectCaseSensitive(event, "count", cJSON_CreateNumber(a->count));
+    cJSON_ReplaceItemInObjectCaseSensitive(event, "lastTimestamp", cJSON_CreateString(now));
+    json = cJSON_PrintUnformatted(event);
     kube_path(&path, "", "v1", "events", ns, NULL, NULL);
   } else {
     buf_t b = BUF_INIT;
@@ -223,6 +247,7 @@ static void ev__send(events_t *ev, ev__agg_t *a, int create) {
     buf_free(&b);
     kube_path(&path, "", "v1", "events", ns, a->name, NULL);
   }
+  cJSON_Delete(event);
   ev__req_t *q = calloc(1, sizeof *q);
   if (!json || !path.data || !q || !(q->key = strdup(a->key))) {
     free(json);
@@ -324,11 +349,13 @@ int events_emit_ref(events_t *ev, const events_ref_t *r, const char *type, const
     buf_free(&ak);
     return UV_EBUSY;
   }
-  cJSON *e = ev__event(ev, r, type, reason, message);
+  cJSON *tree = ev__event(ev, r, type, reason, message);
+  char *e = tree ? cJSON_PrintUnformatted(tree) : NULL;
+  cJSON_Delete(tree);
   if (!e) { buf_free(&ak); return UV_ENOMEM; }
   if (a && a->in_flight) {
     /* The window passed while a write was in flight: aggregate anyway rather than race it. */
-    cJSON_Delete(e);
+    free(e);
     a->count++;
     a->last_ms = now;
     a->dirty = 1;
@@ -340,14 +367,14 @@ int events_emit_ref(events_t *ev, const events_ref_t *r, const char *type, const
     if (!a || !(a->key = strdup(ak.data)) || watch_map_put(&ev->aggs, ak.data, a, NULL)) {
       if (a) free(a->key);
       free(a);
-      cJSON_Delete(e);
+      free(e);
       buf_free(&ak);
       return UV_ENOMEM;
     }
     link__push_front(&ev->agg_lru, &a->lru);
   }
   buf_free(&ak);
-  cJSON_Delete(a->event);
+  free(a->event);
   a->event = e;
   free(a->name);
   a->name = NULL;

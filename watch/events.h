@@ -27,6 +27,10 @@ typedef struct events_limits_s {
 
 typedef struct events_stats_s {
   uint64_t created, patched, dropped, failed;
+  /* What the recorder holds now (bounded by max_tracked): aggregation entries (each with its Event
+   * as text), per-object buckets, and their bytes of heap counted as informer_object_bytes counts
+   * blocks (walked when read). */
+  size_t aggregates, buckets, bytes;
 } events_stats_t;
 
 /* Creates a recorder that reports as source.component = component (also reportingComponent);
@@ -40,7 +44,8 @@ void events_set_limits(events_t *ev, const events_limits_t *l);
 int events_emit(events_t *ev, const cJSON *obj, const char *type, const char *reason, const char *message);
 /* The same with the involved object given by reference fields. */
 int events_emit_ref(events_t *ev, const events_ref_t *ref, const char *type, const char *reason, const char *message);
-/* Counters: events created, aggregated into an existing Event, dropped, and failed writes. */
+/* Counters: events created, aggregated into an existing Event, dropped, and failed writes; and what
+ * the recorder holds now. */
 events_stats_t events_get_stats(const events_t *ev);
 /* Cancels requests in flight, frees the recorder, then calls cb (may be NULL). */
 void events_close(events_t *ev, void (*cb)(void *data), void *data);

@@ -35,6 +35,7 @@ struct informer_s {
   uint64_t backoff_base_ms, backoff_max_ms, backoff_ms;
   informer_handlers_t h;
   watch_map_t cache;   /* key -> cJSON* */
+  size_t cache_object_bytes, cache_key_bytes; /* informer_memory: kept up to date by informer__cached/_uncached */
   watch_map_t fresh;   /* the list being assembled, key -> cJSON* */
   buf_t fresh_order;   /* its keys in list order, NUL-separated, so handlers see list order */
   char *rv;            /* last resourceVersion seen */
@@ -62,6 +63,35 @@ struct informer_s {
 
 static void informer__list(informer_t *inf);
 static void informer__watch(informer_t *inf);
+
+/* ---- what the cache holds (informer_memory) ---- */
+
+static size_t informer__node_bytes(const cJSON *o, unsigned depth) {
+  size_t b = INFORMER_BLOCK_BYTES(sizeof(cJSON));
+  if (o->string && !(o->type & cJSON_StringIsConst)) b += INFORMER_BLOCK_BYTES(strlen(o->string) + 1);
+  if (o->type & cJSON_IsReference) return b; /* the value belongs to another tree */
+  if ((cJSON_IsString(o) || cJSON_IsRaw(o)) && o->valuestring) b += INFORMER_BLOCK_BYTES(strlen(o->valuestring) + 1);
+  /* Parsed trees are at most CJSON_NESTING_LIMIT deep; nothing deeper is cached. */
+  if (depth < CJSON_NESTING_LIMIT)
+    for (const cJSON *c = o->child; c; c = c->next) b += informer__node_bytes(c, depth + 1);
+  return b;
+}
+
+size_t informer_object_bytes(const cJSON *obj) { return obj ? informer__node_bytes(obj, 0) : 0; }
+
+/* obj was stored under key, replacing old (NULL: a new key). */
+static void informer__cached(informer_t *inf, const char *key, const cJSON *obj, const cJSON *old) {
+  inf->cache_object_bytes += informer_object_bytes(obj);
+  if (old) inf->cache_object_bytes -= informer_object_bytes(old);
+  else inf->cache_key_bytes += INFORMER_BLOCK_BYTES(strlen(key) + 1);
+}
+
+/* obj, stored under key, was taken out of the cache. Cached objects are never changed in place
+ * (handlers see them const), so the estimate taken out is the one put in. */
+static void informer__uncached(informer_t *inf, const char *key, const cJSON *obj) {
+  inf->cache_object_bytes -= informer_object_bytes(obj);
+  inf->cache_key_bytes -= INFORMER_BLOCK_BYTES(strlen(key) + 1);
+}
 
 static const char *const informer__always[] = {
     "apiVersion", "kind", "metadata.name", "metadata.namespace", "metadata.uid", "metadata.resourceVersion",
@@ -211,6 +241,7 @@ static void informer__apply_list(informer_t *inf) {
       cJSON_Delete(obj);
       continue;
     }
+    informer__cached(inf, k, obj, old);
     if (!inf->stopping) {
       if (old && inf->h.on_update) inf->h.on_update(inf, k, old, obj, inf->h.data);
       else if (!old && inf->h.on_add) inf->h.on_add(inf, k, obj, inf->h.data);
@@ -226,6 +257,7 @@ static void informer__apply_list(informer_t *inf) {
     /* A skipped object is not gone: its last readable copy stays. */
     if (inf->bad_unknown || watch_map_get(&inf->bad, k)) continue;
     if (!inf->stopping && inf->h.on_delete) inf->h.on_delete(inf, k, v, inf->h.data);
+    informer__uncached(inf, k, v);
     watch_map_del(&inf->cache, k); /* deleting leaves a tombstone: iteration stays valid */
     cJSON_Delete(v);
   }
@@ -554,6 +586,7 @@ static void informer__event(kube_watch_t *w, const char *type, cJSON *object, vo
   }
   if (!strcmp(type, "DELETED")) {
     cJSON *old = watch_map_del(&inf->cache, key.data);
+    if (old) informer__uncached(inf, key.data, old);
     informer__set_rv(inf, rv);
     /* Handlers see the projection, as for adds and updates. */
     cJSON *last = inf->keep || inf->transform ? informer__trim(inf, kube_watch_take_object(w)) : NULL;
@@ -568,6 +601,7 @@ static void informer__event(kube_watch_t *w, const char *type, cJSON *object, vo
       inf->watch_error = 410; /* the cache is now wrong: rebuild it */
       kube_watch_stop(w);
     } else {
+      informer__cached(inf, key.data, obj, old);
       informer__set_rv(inf, rv);
       if (old && inf->h.on_update) inf->h.on_update(inf, key.data, old, obj, inf->h.data);
       else if (!old && inf->h.on_add) inf->h.on_add(inf, key.data, obj, inf->h.data);
@@ -597,6 +631,7 @@ static void informer__bad_event(kube_watch_t *w, const char *type, const char *n
   if (!strcmp(type, "DELETED") && have) {
     /* The object is gone whatever its last state was: its cached copy goes as the delete. */
     cJSON *old = watch_map_del(&inf->cache, key);
+    if (old) informer__uncached(inf, key, old);
     if (old && inf->h.on_delete) inf->h.on_delete(inf, key, old, inf->h.data);
     cJSON_Delete(old);
     return;
@@ -728,6 +763,14 @@ const char *informer_resource_version(const informer_t *inf) { return inf->rv ? 
 void informer_stats(const informer_t *inf, unsigned *lists, unsigned *watches) {
   if (lists) *lists = inf->lists;
   if (watches) *watches = inf->watches;
+}
+
+informer_memory_t informer_memory(const informer_t *inf) {
+  informer_memory_t m = {.objects = inf->cache.len, .object_bytes = inf->cache_object_bytes,
+                         .key_bytes = inf->cache_key_bytes};
+  if (inf->cache.cap) m.table_bytes = INFORMER_BLOCK_BYTES(inf->cache.cap * sizeof *inf->cache.slots);
+  m.bytes = m.object_bytes + m.key_bytes + m.table_bytes;
+  return m;
 }
 
 static void informer__closed(uv_handle_t *h) {

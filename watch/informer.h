@@ -64,6 +64,26 @@ const char *informer_resource_version(const informer_t *inf);
 cJSON *informer_project(cJSON *obj, const char *const *keep);
 /* Counters for tests and metrics: lists completed, watches started. */
 void informer_stats(const informer_t *inf, unsigned *lists, unsigned *watches);
+
+/* What the cache holds, in bytes of heap, as an estimate computed the same way for every object
+ * (informer_object_bytes) and kept up to date on every add, update and delete (no walk of the
+ * cache when it is read). */
+typedef struct informer_memory_s {
+  size_t objects;      /* cached objects (informer_count) */
+  size_t object_bytes; /* the sum of informer_object_bytes over them */
+  size_t key_bytes;    /* the cache's copies of their keys ("namespace/name"), one block each */
+  size_t table_bytes;  /* the cache's hash table (one block of slots) */
+  size_t bytes;        /* the sum of the three */
+} informer_memory_t;
+informer_memory_t informer_memory(const informer_t *inf);
+
+/* The estimate of what one cJSON tree holds on the heap: every node one block of sizeof(cJSON)
+ * (64 bytes on 64-bit targets), every key (unless constant) and every string or raw value one block
+ * of strlen + 1 bytes; each block counted as glibc's malloc holds it (INFORMER_BLOCK_BYTES: the
+ * request plus 8, rounded up to 16, at least 32; so a node is 80 bytes). Only obj and what is
+ * below it, not its siblings. */
+size_t informer_object_bytes(const cJSON *obj);
+#define INFORMER_BLOCK_BYTES(n) ((((size_t)(n) + 8 + 15) & ~(size_t)15) < 32 ? (size_t)32 : (((size_t)(n) + 8 + 15) & ~(size_t)15))
 /* Stops everything, frees the cache and the informer, then calls cb (may be NULL). */
 void informer_stop(informer_t *inf, void (*cb)(void *data), void *data);
 /* Builds the cache key ("namespace/name" or "name") of an object into buf; 0 or UV_EINVAL. */

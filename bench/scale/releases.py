@@ -3,6 +3,7 @@
 
   releases.py --kind rudder --chart DIR --values-json FILE --releases N --interval 1m
   releases.py --kind rudder --chart DIR --releases N --interval 1m --repository NAME
+  releases.py --kind rudder --chart DIR --rudder BIN --releases N --interval 1m
   releases.py --kind flux   --chart DIR --releases N --interval 1m --repository NAME
 
 Release i is named app-NNNNN (five digits: bench/scale/measure.py finds the
@@ -16,6 +17,10 @@ DIR/templates, the chart's values as JSON, name and versions from Chart.yaml);
 with --repository, the chart comes from the rudder.dev HelmRepository NAME in
 each release's namespace (spec.chart.repository, with the name and the exact
 version of DIR/Chart.yaml).
+The chart's values as JSON come from --values-json FILE, or with --rudder BIN
+from `BIN template` of a copy of the chart whose one template prints them
+(YAML read as Helm reads it, by the project's own renderer), which is what
+run.sh writes to its values.json.
 flux: helm.toolkit.fluxcd.io/v2 with the chart from a HelmRepository named
 NAME in each release's namespace, Helm's waits off unless --wait.
 """
@@ -23,7 +28,10 @@ import argparse
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 
 def chart_meta(path):
@@ -40,6 +48,19 @@ def chart_meta(path):
     return meta
 
 
+def chart_values_json(rudder, chart):
+    """The chart's values.yaml as JSON, read by `rudder template` (sigs.k8s.io/yaml's reading)."""
+    with tempfile.TemporaryDirectory(prefix="rudder-values-") as d:
+        os.makedirs(os.path.join(d, "templates"))
+        for f in ("Chart.yaml", "values.yaml"):
+            shutil.copy(os.path.join(chart, f), d)
+        with open(os.path.join(d, "templates", "values.json"), "w") as f:
+            f.write('{"kind":"ConfigMap","data":{"values":{{ toJson .Values | toJson }}}}\n')
+        out = subprocess.run([rudder, "template", "values", d], check=True, capture_output=True, text=True).stdout
+    line = next(x for x in out.splitlines() if x.startswith("{"))
+    return json.loads(json.loads(line)["data"]["values"])
+
+
 def user_values(i):
     return {
         "image": {"tag": f"2.4.{i % 10}"},
@@ -53,6 +74,7 @@ def main():
     ap.add_argument("--kind", choices=("rudder", "flux"), required=True)
     ap.add_argument("--chart", required=True)
     ap.add_argument("--values-json")
+    ap.add_argument("--rudder", help="instead of --values-json: read the chart's values with this rudder binary")
     ap.add_argument("--releases", type=int, required=True)
     ap.add_argument("--interval", required=True)
     ap.add_argument("--repository", help="the HelmRepository in each release's namespace (flux: default scale; rudder: instead of inline)")
@@ -72,10 +94,13 @@ def main():
                 "spec": {"interval": a.interval, "chart": chart, "values": user_values(i)},
             })
     elif a.kind == "rudder":
-        if not a.values_json:
-            sys.exit("releases.py: --kind rudder needs --values-json")
-        with open(a.values_json) as f:
-            chart_values = json.load(f)
+        if a.values_json:
+            with open(a.values_json) as f:
+                chart_values = json.load(f)
+        elif a.rudder:
+            chart_values = chart_values_json(a.rudder, a.chart)
+        else:
+            sys.exit("releases.py: --kind rudder needs --values-json or --rudder")
         tdir = os.path.join(a.chart, "templates")
         templates = {}
         for n in sorted(os.listdir(tdir)):

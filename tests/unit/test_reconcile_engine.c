@@ -1002,6 +1002,46 @@ static void test_memo_resync(void) {
   finish();
 }
 
+/* What the engine holds for one release, as engine_get_stats counts it, and nothing once the
+ * release is gone. */
+static void test_memory_stats(void) {
+  installed();
+  engine_stats_t s = stats();
+  const size_t key = strlen(NS "/web") + 1;
+  CHECK_EQ_INT(s.running, 0);
+  CHECK_EQ_INT(s.memo_entries, 1);
+  CHECK_EQ_INT(s.index_entries, 1);
+  /* 64 buckets of 8 bytes and an entry of 264 bytes and the key; the memo's entry also names the
+   * release it holds ("ns/web"), the index's entry its owner ("ns/web"). */
+  CHECK_EQ_INT(s.memo_bytes, INFORMER_BLOCK_BYTES(64 * 8) + INFORMER_BLOCK_BYTES(264 + key) + INFORMER_BLOCK_BYTES(key));
+  CHECK_EQ_INT(s.index_bytes, INFORMER_BLOCK_BYTES(64 * 8) + INFORMER_BLOCK_BYTES(264 + key) + INFORMER_BLOCK_BYTES(key));
+  CHECK_EQ_INT(s.queue_keys, 1); /* waiting for its resync */
+  CHECK(s.queue_bytes > 0);
+  CHECK_EQ_INT(s.bytes, s.memo_bytes + s.index_bytes + s.queue_bytes);
+  CHECK_EQ_INT(s.cache.objects, 1);
+  CHECK(s.cache.object_bytes > 0);
+  CHECK_EQ_INT(s.cache.key_bytes, INFORMER_BLOCK_BYTES(key));
+  CHECK_EQ_INT(s.records_cache.objects, 1);
+  CHECK(s.records_cache.object_bytes > 0);
+  CHECK_EQ_INT(fk_delete(&fk, HR_GV, "helmreleases", NS, "web"), 200);
+  CHECK(WAIT(hr() == NULL, 5000));
+  CHECK(settle(200, 3000));
+  s = stats();
+  CHECK_EQ_INT(s.running, 0);
+  CHECK_EQ_INT(s.memo_entries, 0);
+  CHECK_EQ_INT(s.index_entries, 0);
+  CHECK_EQ_INT(s.memo_bytes, INFORMER_BLOCK_BYTES(64 * 8));
+  CHECK_EQ_INT(s.index_bytes, INFORMER_BLOCK_BYTES(64 * 8));
+  /* The queue still holds the key's resync until it is due (then it is forgotten: the object is gone). */
+  CHECK(s.queue_keys <= 1);
+  CHECK_EQ_INT(s.cache.objects, 0);
+  CHECK_EQ_INT(s.cache.object_bytes, 0);
+  CHECK_EQ_INT(s.cache.key_bytes, 0);
+  CHECK_EQ_INT(s.records_cache.objects, 0);
+  CHECK_EQ_INT(s.records_cache.object_bytes, 0);
+  finish();
+}
+
 /* A new revision written by someone else (a helm upgrade by hand) is seen through the records watch
  * and corrected: an upgrade back to the spec. */
 static void test_memo_changed_behind(void) {
@@ -1184,6 +1224,7 @@ static const tcase_t cases[] = {
     {"locked_own_apply_failure", test_locked_own_apply_failure, 0},
     {"cancel", test_cancel, 0},
     {"memo_resync", test_memo_resync, 0},
+    {"memory_stats", test_memory_stats, 0},
     {"memo_changed_behind", test_memo_changed_behind, 0},
     {"memo_record_deleted", test_memo_record_deleted, 0},
     {"memo_unrelated_records", test_memo_unrelated_records, 0},

@@ -136,6 +136,19 @@ int main(void) {
   }
   settle(300);
   CHECK_EQ_INT(count_of(log_.data, "made 1;"), 30);
+  /* What is held stays bounded: entries with a write in flight are kept until the next new entry
+   * trims them to 8 of each kind, a few hundred bytes each (the Event kept as text, not as a tree of
+   * some 25 nodes of 80 bytes). */
+  st = events_get_stats(ev);
+  CHECK(st.aggregates <= 30);
+  CHECK_EQ_INT(st.buckets, 8);
+  events_ref_t r29 = {.kind = "ConfigMap", .name = "o29", .namespace = "apps"};
+  events_emit_ref(ev, &r29, "Normal", "Made", "again");
+  settle(100);
+  st = events_get_stats(ev);
+  CHECK_EQ_INT(st.aggregates, 8);
+  CHECK_EQ_INT(st.buckets, 8);
+  CHECK(st.bytes > 8 * 400 && st.bytes < 8 * 1200 + 2048);
 
   /* Closing with writes in flight. */
   hold = 1;

@@ -240,8 +240,63 @@ static void test_project(void) {
   cJSON_Delete(o);
 }
 
+/* The estimate of one tree: 80 bytes per node (sizeof(cJSON) = 64, plus glibc's 8, rounded to 16)
+ * and a block of at least 32 bytes per key and per string value. */
+static void test_object_bytes(void) {
+  CHECK_EQ_INT(sizeof(cJSON), 64);
+  CHECK_EQ_INT(INFORMER_BLOCK_BYTES(1), 32);
+  CHECK_EQ_INT(INFORMER_BLOCK_BYTES(24), 32);
+  CHECK_EQ_INT(INFORMER_BLOCK_BYTES(25), 48);
+  CHECK_EQ_INT(INFORMER_BLOCK_BYTES(64), 80);
+  CHECK_EQ_INT(informer_object_bytes(NULL), 0);
+  cJSON *o = cJSON_Parse("{\"a\":\"bc\"}");
+  CHECK_EQ_INT(informer_object_bytes(o), 80 + 80 + 32 + 32); /* {}, "a": node, key, value */
+  cJSON_Delete(o);
+  /* Numbers, booleans and null hold no string; an array's elements have no keys. */
+  o = cJSON_Parse("[1,true,null,\"\"]");
+  CHECK_EQ_INT(informer_object_bytes(o), 5 * 80 + 32);
+  cJSON_Delete(o);
+  /* A key of 30 bytes: a block of 48; a value of 100 bytes: 101 + 8 rounded up to 112. */
+  char text[200];
+  snprintf(text, sizeof text, "{\"%030d\":\"%0100d\"}", 0, 0);
+  o = cJSON_Parse(text);
+  CHECK_EQ_INT(informer_object_bytes(o), 80 + 80 + 48 + 112);
+  /* Only obj and below it: a child alone is its node, its key and its value. */
+  CHECK_EQ_INT(informer_object_bytes(o->child), 80 + 48 + 112);
+  cJSON_Delete(o);
+  /* A constant key costs nothing; a reference's value is not its own. */
+  o = cJSON_CreateObject();
+  cJSON_AddItemToObjectCS(o, "k", cJSON_CreateNumber(1));
+  CHECK_EQ_INT(informer_object_bytes(o), 2 * 80);
+  cJSON *s = cJSON_CreateString("shared text");
+  cJSON_AddItemReferenceToObject(o, "r", s);
+  CHECK_EQ_INT(informer_object_bytes(o), 3 * 80 + 32);
+  cJSON_Delete(o);
+  cJSON_Delete(s);
+}
+
+/* The cache's figures are the sums over what it holds, every time they are read. */
+static void check_memory(informer_t *inf) {
+  informer_memory_t m = informer_memory(inf);
+  size_t it = 0, count = 0, ob = 0, kb = 0;
+  const char *key;
+  const cJSON *obj;
+  while (informer_next(inf, &it, &key, &obj)) {
+    count++;
+    ob += informer_object_bytes(obj);
+    kb += INFORMER_BLOCK_BYTES(strlen(key) + 1);
+  }
+  CHECK_EQ_INT(m.objects, count);
+  CHECK_EQ_INT(m.objects, informer_count(inf));
+  CHECK_EQ_INT(m.object_bytes, ob);
+  CHECK_EQ_INT(m.key_bytes, kb);
+  CHECK(m.table_bytes > 0);
+  CHECK_EQ_INT(m.bytes, m.object_bytes + m.key_bytes + m.table_bytes);
+}
+
 int main(void) {
   test_project();
+  test_object_bytes();
   uv_loop_init(&loop);
   if (tsrv_start(&srv, &loop, api)) return 2;
   char url[64], *err = NULL;
@@ -276,6 +331,19 @@ int main(void) {
   CHECK_EQ_STR(informer_resource_version(inf), "5");
   CHECK_EQ_STR(rv_of(informer_get(inf, "ns/r3")), "3");
   CHECK(informer_get(inf, "ns/none") == NULL);
+  check_memory(inf);
+  /* One object of the fake server is its text, parsed: 5 such objects and keys "ns/rN". */
+  {
+    informer_memory_t m = informer_memory(inf);
+    cJSON *one = cJSON_Parse("{\"apiVersion\":\"rudder.dev/v1alpha1\",\"kind\":\"HelmRelease\",\"metadata\":"
+                             "{\"name\":\"r1\",\"namespace\":\"ns\",\"resourceVersion\":\"1\",\"generation\":1}}");
+    /* 8 nodes; 7 keys (apiVersion ... resourceVersion, 16 bytes with its NUL: 16 + 8 fits in 32)
+     * and 5 string values ("rudder.dev/v1alpha1", 20 bytes, ... "1"): a block of 32 each. */
+    CHECK_EQ_INT(informer_object_bytes(one), 8 * 80 + 7 * 32 + 5 * 32);
+    CHECK_EQ_INT(m.object_bytes, 5 * informer_object_bytes(one));
+    CHECK_EQ_INT(m.key_bytes, 5 * 32);
+    cJSON_Delete(one);
+  }
 
   /* 2. Watch events and a bookmark. */
   buf_reset(&seen);
@@ -288,6 +356,7 @@ int main(void) {
   CHECK_EQ_INT(informer_count(inf), 5);
   CHECK(informer_get(inf, "ns/r2") == NULL);
   CHECK_EQ_STR(rv_of(informer_get(inf, "ns/r1")), "7");
+  check_memory(inf);
   settle(20);
   CHECK_EQ_STR(informer_resource_version(inf), "20");
   cur_rv = 20;
@@ -312,6 +381,7 @@ int main(void) {
   CHECK_EQ_INT(seen.len, strlen("-ns/r3;~ns/r4@4>22;+ns/r7@23;")); /* and nothing for unchanged objects */
   CHECK_EQ_INT(informer_count(inf), 5);
   CHECK_EQ_INT(synced_calls, 1);
+  check_memory(inf);
 
   /* 5. Watch failures back off (jittered, growing) and resume from the same resourceVersion. */
   buf_reset(&requests);
@@ -348,6 +418,43 @@ int main(void) {
   const cJSON *obj;
   while (informer_next(inf, &it, &key, &obj)) n += obj != NULL && strncmp(key, "ns/r", 4) == 0;
   CHECK_EQ_INT(n, 5);
+  check_memory(inf);
+
+  /* Deleting everything (two by watch events, the rest seen missing by a relist) brings the
+   * figures back to zero; only the hash table stays. */
+  {
+    informer_memory_t before = informer_memory(inf);
+    CHECK(before.object_bytes > 0);
+    const char *names[MAXOBJ];
+    int nn = 0;
+    for (int i = 0; i < MAXOBJ; i++) if (objs[i].rv) names[nn++] = objs[i].name;
+    char copy[MAXOBJ][32];
+    for (int i = 0; i < nn; i++) snprintf(copy[i], sizeof copy[i], "%s", names[i]);
+    buf_reset(&seen);
+    del(copy[0], 1);
+    del(copy[1], 1);
+    CHECK(wait_for(&seen, "-ns/"));
+    settle(20);
+    CHECK_EQ_INT(informer_count(inf), nn - 2);
+    check_memory(inf);
+    for (int i = 2; i < nn; i++) del(copy[i], 0);
+    buf_reset(&requests);
+    end_watch(1);
+    CHECK(wait_for(&requests, "WATCH rv="));
+    CHECK_EQ_INT(informer_count(inf), 0);
+    informer_memory_t m = informer_memory(inf);
+    CHECK_EQ_INT(m.objects, 0);
+    CHECK_EQ_INT(m.object_bytes, 0);
+    CHECK_EQ_INT(m.key_bytes, 0);
+    CHECK_EQ_INT(m.table_bytes, before.table_bytes);
+    CHECK_EQ_INT(m.bytes, m.table_bytes);
+    /* And adding one back counts it again. */
+    buf_reset(&seen);
+    put("r1", 1);
+    CHECK(wait_for(&seen, "+ns/r1@"));
+    check_memory(inf);
+    CHECK_EQ_INT(informer_memory(inf).objects, 1);
+  }
 
   /* Stop with a watch open; then close the client; the loop must end clean. */
   int stopped = 0, closed = 0;
