@@ -174,3 +174,9 @@ void base_sha256_final(base_sha256_ctx_t *c, uint8_t out[32]) {
     out[4 * i + 3] = (uint8_t)c->st[i];
   }
 }
+
+void base_sha256_hex(const uint8_t d[32], char out[65]) {
+  static const char hx[] = "0123456789abcdef";
+  for (int i = 0; i < 32; i++) out[2 * i] = hx[d[i] >> 4], out[2 * i + 1] = hx[d[i] & 15];
+  out[64] = 0;
+}

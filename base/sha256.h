@@ -8,6 +8,9 @@ void base_sha256(const void *data, size_t n, uint8_t out[32]);
 /* As base_sha256 but never with the CPU's SHA extensions (the portable code, for tests). */
 void base_sha256_portable(const void *data, size_t n, uint8_t out[32]);
 
+/* Writes a digest as 64 lowercase hex digits and a NUL. */
+void base_sha256_hex(const uint8_t d[32], char out[65]);
+
 /* Incremental SHA-256 for data that arrives in pieces (a streamed index, a download). */
 typedef struct base_sha256_ctx_s {
   uint32_t st[8];

@@ -549,7 +549,7 @@ static void rc__chart_fetched(int err, const char *message, const source_chart_t
   uint8_t d[32];
   base_sha256(in.data ? in.data : "", in.len, d);
   buf_free(&in);
-  for (int i = 0; i < 32; i++) snprintf(x->req.digest + 2 * i, 3, "%02x", d[i]);
+  base_sha256_hex(d, x->req.digest);
   LOG_D("chart fetched", "release", x->key, "chart", ch->name, "version", ch->version, "digest", ch->digest);
   rc__begin_with_chart(x);
 }

@@ -81,11 +81,6 @@ int chart_cache_digest_parse(const char *s, uint8_t out[32]) {
   return 0;
 }
 
-static void hex(const uint8_t d[32], char out[65]) {
-  static const char hx[] = "0123456789abcdef";
-  for (int i = 0; i < 32; i++) out[2 * i] = hx[d[i] >> 4], out[2 * i + 1] = hx[d[i] & 15];
-  out[64] = 0;
-}
 
 static size_t files_bytes(const chart_file_t *f, size_t n) {
   size_t b = 0;
@@ -188,7 +183,7 @@ int chart_cache_put(chart_cache_t *c, const uint8_t digest[32], chart_t *chart, 
     return CHART_CACHE_ENOMEM;
   }
   memcpy(ne->digest, digest, 32);
-  hex(digest, ne->digest_hex);
+  base_sha256_hex(digest, ne->digest_hex);
   ne->chart = ne->owned = chart;
   ne->bytes = chart_cache_chart_bytes(chart);
   pthread_mutex_lock(&c->mu);
@@ -255,8 +250,8 @@ int chart_cache_load(chart_cache_t *c, const void *tgz, size_t len, const char *
   base_sha256(tgz, len, d);
   if (want && memcmp(d, w, 32)) {
     char got[65], exp[65];
-    hex(d, got);
-    hex(w, exp);
+    base_sha256_hex(d, got);
+    base_sha256_hex(w, exp);
     pthread_mutex_lock(&c->mu);
     c->st.digest_mismatches++;
     pthread_mutex_unlock(&c->mu);

@@ -233,11 +233,6 @@ static void src__safe_url(const char *url, buf_t *out) {
   buf_append(out, h, strcspn(h, "?#"));
 }
 
-static void src__hex(const uint8_t d[32], char out[65]) {
-  static const char hx[] = "0123456789abcdef";
-  for (int i = 0; i < 32; i++) out[2 * i] = hx[d[i] >> 4], out[2 * i + 1] = hx[d[i] & 15];
-  out[64] = 0;
-}
 
 static void oci__op_free(source_op_t *op);
 static void oci__close(source_t *s);
@@ -565,7 +560,7 @@ static void src__get_archive(source_t *s, source_op_t *op, const char *url, cons
       return;
     }
     char hex[65];
-    src__hex(dg, hex);
+    base_sha256_hex(dg, hex);
     buf_t b = BUF_INIT;
     if (disk__read(s, hex, &b) == 0) {
       buf_t m = BUF_INIT;
@@ -727,7 +722,7 @@ static void repo__fetched(const fetch_response_t *res, void *data) {
       uint8_t dg[32];
       base_sha256_final(&r->sha, dg);
       char hex[65], nd[72];
-      src__hex(dg, hex);
+      base_sha256_hex(dg, hex);
       snprintf(nd, sizeof nd, "sha256:%s", hex);
       changed = strcmp(nd, r->digest) != 0;
       memcpy(r->digest, nd, sizeof nd);
@@ -1197,7 +1192,7 @@ static void oci__fp(const source_conn_t *c, char out[65]) {
   base_sha256_update(&h, flags, sizeof flags);
   uint8_t d[32];
   base_sha256_final(&h, d);
-  src__hex(d, out);
+  base_sha256_hex(d, out);
 }
 
 /* ---- tokens ---- */
@@ -1832,7 +1827,7 @@ static void oci__layer(source_t *s, source_op_t *op, const char *digest) {
     return;
   }
   char hex[65];
-  src__hex(dg, hex);
+  base_sha256_hex(dg, hex);
   buf_t b = BUF_INIT;
   if (disk__read(s, hex, &b) == 0) {
     buf_t m = BUF_INIT;
@@ -1867,7 +1862,7 @@ static void oci__on_manifest(source_op_t *op, const oj_t *j, const fetch_respons
     uint8_t d[32];
     base_sha256(res->body ? res->body : "", res->body_len, d);
     char hex[65];
-    src__hex(d, hex);
+    base_sha256_hex(d, hex);
     snprintf(got, sizeof got, "sha256:%s", hex);
   }
   if (o->verify_tag) {

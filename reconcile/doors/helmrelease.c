@@ -203,7 +203,7 @@ static void hr__digest(const cJSON *spec, char out[65]) {
   uint8_t d[32];
   base_sha256(text, strlen(text), d);
   free(text);
-  for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", d[i]);
+  base_sha256_hex(d, out);
 }
 
 /* spec.chart.repository + name + version, or spec.chart.url (a packaged chart, or with name a

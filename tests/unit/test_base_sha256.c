@@ -18,6 +18,8 @@ static void vector(const char *in, size_t n, const char *want) {
   base_sha256_portable(in, n, d);
   hex(d, h);
   CHECK_EQ_STR(h, want);
+  base_sha256_hex(d, h);
+  CHECK_EQ_STR(h, want);
 }
 
 int main(void) {
