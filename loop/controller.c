@@ -259,6 +259,8 @@ static const char ctl__usage[] =
   "                      fails alone (RenderFailed, not retried until its inputs change)\n"
   "  --default-service-account NAME  releases without spec.serviceAccountName act as this service account\n"
   "                      of their namespace (impersonated; default: as the controller itself)\n"
+  "  --chartrepo-namespace NS  where Captain's ChartRepo objects (app.alauda.io) are read, and the kubeconfig\n"
+  "                      Secrets of other clusters (default captain-system)\n"
   "  --storage-path DIR  where downloaded chart archives are kept (default /tmp/rudder-charts)\n"
   "  --max-storage SIZE  archives kept there, least recently used dropped first (default 1Gi)\n"
   "  --max-chart-cache SIZE  charts kept loaded in memory when no release holds them (default 256Mi)\n";
@@ -272,6 +274,7 @@ int controller_main(int argc, char **argv) {
   render_limits_t limits = {0};
   const char *storage_path = "/tmp/rudder-charts";
   const char *default_sa = NULL;
+  const char *chartrepo_ns = "captain-system";
   size_t max_storage = 0, max_chart_cache = 0;
   long le_lease = 15000, le_renew = 10000, le_retry = 2000;
   for (int i = 0; i < argc; i++) {
@@ -327,6 +330,9 @@ int controller_main(int argc, char **argv) {
       if (cli_parse_ms(v, &limits.max_time_ms)) { fprintf(stderr, "rudder controller: %s: \"%s\" is not a time such as 30s\n", flag, v); return 2; }
     } else if (!strcmp(flag, "--default-service-account")) {
       default_sa = v;
+    } else if (!strcmp(flag, "--chartrepo-namespace")) {
+      if (!*v) { fprintf(stderr, "rudder controller: --chartrepo-namespace: give a namespace\n"); return 2; }
+      chartrepo_ns = v;
     } else if (!strcmp(flag, "--storage-path")) {
       if (!*v) { fprintf(stderr, "rudder controller: --storage-path: give a directory\n"); return 2; }
       storage_path = v;
@@ -382,7 +388,8 @@ int controller_main(int argc, char **argv) {
     c->exit_code = 1;
   }
   c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .events = c->events, .limits = limits,
-                             .source = c->source, .default_service_account = default_sa};
+                             .source = c->source, .default_service_account = default_sa,
+                             .door_ctx = {.chartrepo_namespace = chartrepo_ns}};
   if (leader_elect) {
     leader_opts_t lo = {.namespace = le_ns && *le_ns ? le_ns : c->cfg.namespace, .name = le_id,
                         .lease_ms = (uint64_t)le_lease, .renew_ms = (uint64_t)le_renew, .retry_ms = (uint64_t)le_retry};

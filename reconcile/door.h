@@ -26,6 +26,11 @@ typedef struct release_outcome_s {
   const char *progressing;
 } release_outcome_t;
 
+/* What the controller tells every door (flags that shape how objects map to requests). */
+typedef struct door_ctx_s {
+  const char *chartrepo_namespace; /* where Captain's ChartRepos live (--chartrepo-namespace, default captain-system) */
+} door_ctx_t;
+
 typedef struct door_s {
   const char *kind, *group, *version, *resource; /* the API of the kind */
   const char *finalizer;
@@ -33,7 +38,7 @@ typedef struct door_s {
   const char *const *cache_keep;
   /* Parses obj into req (zeroed by the caller). Identity fields are filled even on error, so that
    * status can be written. 0, -22 (invalid: err says which field and why) or -95 (not supported). */
-  int (*parse)(const cJSON *obj, release_req_t *req, buf_t *err);
+  int (*parse)(const cJSON *obj, const door_ctx_t *ctx, release_req_t *req, buf_t *err);
   /* The merge patch of obj's status subresource for outcome o (malloc'd JSON), NULL on OOM. */
   char *(*status_patch)(const release_outcome_t *o);
 } door_t;

@@ -168,6 +168,7 @@ struct engine_s {
   char *kube_version; /* the server's gitVersion, once known */
   source_t *source;   /* charts that are not inline come from here (NULL: refused) */
   char *default_sa;   /* see engine_opts_t.default_service_account */
+  door_ctx_t ctx;     /* for the door's parse (its strings owned here) */
   /* One client per service account releases act as (impersonated), made when first needed. */
   struct sa_client_s {
     struct sa_client_s *next;
@@ -646,7 +647,7 @@ static void rc__begin(rc_t *x) {
     rc__finish(x, RC_FORGET);
     return;
   }
-  int rc = e->door->parse(obj, &x->req, &x->err);
+  int rc = e->door->parse(obj, &e->ctx, &x->req, &x->err);
   if (x->req.deleting) {
     if (!x->req.has_finalizer) {
       rc__finish(x, RC_FORGET);
@@ -1785,6 +1786,7 @@ static void engine__queue_closed(queue_t *q) {
   free(e->field_manager);
   free(e->kube_version);
   free(e->default_sa);
+  free((char *)e->ctx.chartrepo_namespace);
   free(e);
   if (cb) cb(data);
 }
@@ -1818,6 +1820,8 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   e->default_sa = o && o->default_service_account && *o->default_service_account ? strdup(o->default_service_account)
                                                                                   : NULL;
   e->env = (act_env_t){.loop = loop, .c = c, .d = d, .field_manager = e->field_manager};
+  e->ctx.chartrepo_namespace =
+      strdup(o && o->door_ctx.chartrepo_namespace ? o->door_ctx.chartrepo_namespace : "captain-system");
   queue_options_t qo;
   queue_options_init(&qo);
   qo.name = door->resource;

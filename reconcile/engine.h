@@ -30,6 +30,7 @@ typedef struct engine_opts_s {
   source_t *source;          /* chart repositories and URLs (the caller's; NULL: only inline charts) */
   const char *default_service_account; /* releases without a serviceAccountName act as this one of their
                                           namespace (NULL: as the controller) */
+  door_ctx_t door_ctx;        /* handed to the door's parse */
 } engine_opts_t;
 
 /* Counters for tests and benchmarks. */

@@ -9,6 +9,14 @@ void req_free(release_req_t *r) {
   free(r->deletion_propagation); free(r->service_account);
   cJSON_Delete(r->finalizers); cJSON_Delete(r->conditions); cJSON_Delete(r->values);
   chart_free(r->chart);
+  for (size_t i = 0; i < r->nvalues_from; i++) {
+    req_values_from_t *v = &r->values_from[i];
+    free(v->ns); free(v->name); free(v->key); free(v->target_path); free(v->field);
+  }
+  free(r->values_from);
+  for (size_t i = 0; i < r->ndepends_on; i++) free(r->depends_on[i]);
+  free(r->depends_on);
+  free(r->door_data);
   free(r->src.repo_key); free(r->src.name); free(r->src.version); free(r->src.url); free(r->src.obj_name); free(r->src.obj_key);
   memset(r, 0, sizeof *r);
 }

@@ -34,6 +34,16 @@ typedef struct req_chart_src_s {
   char *obj_name, *obj_key; /* REQ_SRC_CONFIGMAP/SECRET: the object (in the request's namespace) and its key */
 } req_chart_src_t;
 
+/* Values read from a ConfigMap or Secret (valuesFrom), merged in order before the request's own values. */
+typedef struct req_values_from_s {
+  bool secret;          /* a Secret, else a ConfigMap */
+  char *ns, *name;      /* the object */
+  char *key;            /* its data key (default values.yaml) */
+  char *target_path;    /* NULL: the key's YAML is merged at the root; else its text is set at this path as --set does */
+  bool optional;        /* a missing object or key is skipped rather than an error */
+  char *field;          /* where it was declared, for messages ("spec.valuesFrom[0]") */
+} req_values_from_t;
+
 typedef struct release_req_s {
   /* The object that asked: identity for status, events and the records' owner annotation. */
   char *ns, *name, *uid, *resource_version;
@@ -60,6 +70,11 @@ typedef struct release_req_s {
   char *deletion_propagation; /* NULL: Background */
   bool test_enable, test_ignore_failures;
   char *service_account;
+  req_values_from_t *values_from; /* read by the engine (and watched), merged in order under `values` */
+  size_t nvalues_from;
+  char **depends_on;   /* "namespace/name" of objects of the same kind that must be Ready (at their generation) first */
+  size_t ndepends_on;
+  char *door_data;     /* the door's own (malloc'd) text, kept with the request for its status (e.g. a spec hash) */
 
   /* What the object's status says happened last (it survives restarts). */
   long long applied_revision;

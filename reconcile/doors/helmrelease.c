@@ -1,6 +1,7 @@
 /* Front door: rudder.dev/v1alpha1 HelmRelease (field names as Flux's HelmRelease v2 where the meaning
  * is the same). */
 #include "reconcile/doors/doors.h"
+#include "reconcile/doors/door_util.h"
 #include "base/sha256.h"
 #include "helm/release/release.h"
 #include "reconcile/conditions.h"
@@ -11,32 +12,8 @@
 
 #define HR_FINALIZER "rudder.dev/finalizer"
 
-static char *hr__dup(const char *s) { return s ? strdup(s) : NULL; }
-
-static const char *hr__str(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static const cJSON *hr__obj(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsObject(v) ? v : NULL;
-}
-
-/* A field that must be a boolean when present. */
-static int hr__bool(const cJSON *o, const char *k, const char *path, bool *out, buf_t *err) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  if (!v || cJSON_IsNull(v)) return 0;
-  if (!cJSON_IsBool(v)) {
-    buf_printf(err, "%s.%s: must be true or false", path, k);
-    return -22;
-  }
-  *out = cJSON_IsTrue(v);
-  return 0;
-}
-
 static int hr__crds(const cJSON *o, const char *path, act_crds_t *out, buf_t *err) {
-  const char *v = hr__str(o, "crds");
+  const char *v = door_str(o, "crds");
   if (!v) return 0;
   if (!strcmp(v, "Create")) *out = ACT_CRDS_CREATE;
   else if (!strcmp(v, "CreateReplace")) *out = ACT_CRDS_CREATE_REPLACE;
@@ -49,16 +26,16 @@ static int hr__crds(const cJSON *o, const char *path, act_crds_t *out, buf_t *er
 }
 
 static int hr__action(const cJSON *spec, const char *key, req_action_opts_t *a, buf_t *err) {
-  const cJSON *o = hr__obj(spec, key);
+  const cJSON *o = door_obj(spec, key);
   char path[32];
   snprintf(path, sizeof path, "spec.%s", key);
   if (!o) return 0;
   int rc;
-  if ((rc = hr__crds(o, path, &a->crds, err)) || (rc = hr__bool(o, "disableHooks", path, &a->disable_hooks, err)) ||
-      (rc = hr__bool(o, "disableWait", path, &a->disable_wait, err)) ||
-      (rc = hr__bool(o, "takeOwnership", path, &a->take_ownership, err)))
+  if ((rc = hr__crds(o, path, &a->crds, err)) || (rc = door_bool(o, "disableHooks", path, &a->disable_hooks, err)) ||
+      (rc = door_bool(o, "disableWait", path, &a->disable_wait, err)) ||
+      (rc = door_bool(o, "takeOwnership", path, &a->take_ownership, err)))
     return rc;
-  const cJSON *rem = hr__obj(o, "remediation");
+  const cJSON *rem = door_obj(o, "remediation");
   if (rem) {
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(rem, "retries");
     if (r && !cJSON_IsNumber(r)) {
@@ -66,7 +43,7 @@ static int hr__action(const cJSON *spec, const char *key, req_action_opts_t *a, 
       return -22;
     }
     if (r) a->retries = r->valuedouble < 0 ? -1 : r->valuedouble > 1e6 ? 1000000 : (int)r->valuedouble;
-    const char *st = hr__str(rem, "strategy");
+    const char *st = door_str(rem, "strategy");
     if (st && !strcmp(st, "rollback")) a->strategy = REQ_REMEDIATE_ROLLBACK;
     else if (st && !strcmp(st, "uninstall")) a->strategy = REQ_REMEDIATE_UNINSTALL;
     else if (st) {
@@ -75,141 +52,32 @@ static int hr__action(const cJSON *spec, const char *key, req_action_opts_t *a, 
     }
     char rp[64];
     snprintf(rp, sizeof rp, "%s.remediation", path);
-    if ((rc = hr__bool(rem, "remediateLastFailure", rp, &a->remediate_last, err))) return rc;
+    if ((rc = door_bool(rem, "remediateLastFailure", rp, &a->remediate_last, err))) return rc;
   }
   return 0;
 }
 
 /* A template file name as Helm's loader would take it: a plain name, printable, no path. */
-static int hr__name_ok(const char *n) {
-  if (!*n || !strcmp(n, ".") || !strcmp(n, "..") || strlen(n) > 253) return 0;
-  for (const unsigned char *p = (const unsigned char *)n; *p; p++)
-    if (*p < 0x20 || *p == 0x7f || *p == '/' || *p == '\\') return 0;
-  return 1;
-}
-
-static int hr__cmp_files(const void *a, const void *b) {
-  return strcmp(((const chart_file_t *)a)->name, ((const chart_file_t *)b)->name);
-}
-
-/* The inline chart as Helm loads the equivalent directory: Chart.yaml, values.yaml and templates/
- * read in name order (JSON is YAML, so the parts taken from the object are written as JSON). */
+/* The inline chart as Helm loads the equivalent directory. */
 static int hr__load_inline(const cJSON *inl, release_req_t *r, buf_t *err) {
-  const char *cn = hr__str(inl, "chartName"), *cv = hr__str(inl, "chartVersion"), *av = hr__str(inl, "appVersion");
+  const char *cn = door_str(inl, "chartName"), *cv = door_str(inl, "chartVersion"), *av = door_str(inl, "appVersion");
   const cJSON *tpls = cJSON_GetObjectItemCaseSensitive(inl, "templates");
   if (!cJSON_IsObject(tpls) || !tpls->child) {
     buf_puts(err, "spec.chart.inline.templates: must map at least one file name to its text");
     return -22;
-  }
-  size_t n = 0;
-  for (const cJSON *t = tpls->child; t; t = t->next, n++) {
-    if (!cJSON_IsString(t)) {
-      buf_printf(err, "spec.chart.inline.templates[%s]: must be a string", t->string);
-      return -22;
-    }
-    if (!hr__name_ok(t->string)) {
-      buf_puts(err, "spec.chart.inline.templates: a file name must be a plain printable name without '/' (got ");
-      release_go_string_append(err, t->string, strlen(t->string));
-      buf_puts(err, ")");
-      return -22;
-    }
   }
   const cJSON *crds = cJSON_GetObjectItemCaseSensitive(inl, "crds");
   if (crds && !cJSON_IsNull(crds) && !cJSON_IsObject(crds)) {
     buf_puts(err, "spec.chart.inline.crds: must map file names to CRD manifests");
     return -22;
   }
-  for (const cJSON *t = cJSON_IsObject(crds) ? crds->child : NULL; t; t = t->next, n++) {
-    if (!cJSON_IsString(t)) {
-      buf_printf(err, "spec.chart.inline.crds[%s]: must be a string", t->string);
-      return -22;
-    }
-    if (!hr__name_ok(t->string)) {
-      buf_puts(err, "spec.chart.inline.crds: a file name must be a plain printable name without '/' (got ");
-      release_go_string_append(err, t->string, strlen(t->string));
-      buf_puts(err, ")");
-      return -22;
-    }
-  }
-  chart_file_t *files = calloc(n + 2, sizeof *files);
-  cJSON *meta = cJSON_CreateObject();
-  int rc = -12;
-  size_t k = 0;
-  if (!files || !meta) goto done;
-  cJSON_AddStringToObject(meta, "apiVersion", "v2");
-  cJSON_AddStringToObject(meta, "name", cn && *cn ? cn : r->release_name);
-  cJSON_AddStringToObject(meta, "version", cv && *cv ? cv : "0.1.0");
-  if (av && *av) cJSON_AddStringToObject(meta, "appVersion", av);
-  files[k].name = strdup("Chart.yaml");
-  files[k].data = cJSON_PrintUnformatted(meta);
-  if (!files[k].name || !files[k].data) goto done;
-  files[k].len = strlen(files[k].data);
-  k++;
   const cJSON *cvals = cJSON_GetObjectItemCaseSensitive(inl, "values");
-  if (cJSON_IsObject(cvals)) {
-    /* Go's encoding: exact for every double (cJSON_Print rounds some to 15 digits). */
-    buf_t vals = BUF_INIT;
-    files[k].name = strdup("values.yaml");
-    if (!files[k].name || release_go_json_append(&vals, cvals)) {
-      buf_free(&vals);
-      goto done;
-    }
-    files[k].data = buf_steal(&vals);
-    if (!files[k].data) goto done;
-    files[k].len = strlen(files[k].data);
-    k++;
-  }
-  size_t first = k;
-  for (const cJSON *t = tpls->child, *c = cJSON_IsObject(crds) ? crds->child : NULL; t || c;) {
-    const cJSON *f = t ? t : c;
-    const char *dir = t ? "templates" : "crds";
-    if (t) t = t->next;
-    else c = c->next;
-    size_t len = strlen(f->valuestring);
-    buf_t name = BUF_INIT;
-    buf_printf(&name, "%s/%s", dir, f->string);
-    files[k].name = buf_steal(&name);
-    files[k].data = malloc(len + 1);
-    if (!files[k].name || !files[k].data) goto done;
-    memcpy(files[k].data, f->valuestring, len + 1);
-    files[k].len = len;
-    k++;
-  }
-  qsort(files + first, k - first, sizeof *files, hr__cmp_files);
-  chart_error_t cerr = {{0}};
-  rc = chart_load_files(files, k, NULL, &r->chart, &cerr);
-  if (rc) buf_printf(err, "spec.chart.inline: %s", cerr.message);
-done:
-  if (rc == -12 && !err->len) buf_puts(err, "out of memory");
-  for (size_t i = 0; files && i < n + 2; i++) {
-    free(files[i].name);
-    free(files[i].data);
-  }
-  free(files);
-  cJSON_Delete(meta);
-  return rc;
+  return door_inline_chart(r, "spec.chart.inline", cn && *cn ? cn : r->release_name, cv && *cv ? cv : "0.1.0", av,
+                           cvals, tpls, cJSON_IsObject(crds) ? crds : NULL, err);
 }
 
-static void hr__digest(const cJSON *spec, char out[65]) {
-  /* Everything in spec decides the release except how often and whether it is looked at. */
-  cJSON *copy = cJSON_Duplicate(spec, 1);
-  out[0] = 0;
-  if (!copy) return;
-  static const char *const skip[] = {"interval", "suspend", "timeout", "driftDetection"};
-  for (size_t i = 0; i < sizeof skip / sizeof *skip; i++) cJSON_DeleteItemFromObjectCaseSensitive(copy, skip[i]);
-  char *text = cJSON_PrintUnformatted(copy);
-  cJSON_Delete(copy);
-  if (!text) return;
-  uint8_t d[32];
-  base_sha256(text, strlen(text), d);
-  free(text);
-  base_sha256_hex(d, out);
-}
-
-/* spec.chart.repository + name + version, or spec.chart.url (a packaged chart, or with name a
- * repository URL): the engine fetches the chart through helm/source. */
 static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *url, release_req_t *r, buf_t *err) {
-  const char *name = hr__str(chart, "name"), *version = hr__str(chart, "version");
+  const char *name = door_str(chart, "name"), *version = door_str(chart, "version");
   const cJSON *nv = cJSON_GetObjectItemCaseSensitive(chart, "name");
   const cJSON *vv = cJSON_GetObjectItemCaseSensitive(chart, "version");
   if ((nv && !cJSON_IsString(nv)) || (vv && !cJSON_IsString(vv))) {
@@ -222,16 +90,16 @@ static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *
       const cJSON *sr = cJSON_GetObjectItemCaseSensitive(chart, "secretRef");
       if (cm || sr) { /* a packaged chart held in an object of the release's namespace */
         const char *field = cm ? "spec.chart.configMapRef" : "spec.chart.secretRef";
-        const char *on = hr__str(cm ? cm : sr, "name"), *ok = hr__str(cm ? cm : sr, "key");
+        const char *on = door_str(cm ? cm : sr, "name"), *ok = door_str(cm ? cm : sr, "key");
         if (!on || !*on) {
           buf_printf(err, "%s.name: must name a %s in the release's namespace", field, cm ? "ConfigMap" : "Secret");
           return -22;
         }
         r->src.kind = cm ? REQ_SRC_CONFIGMAP : REQ_SRC_SECRET;
-        r->src.obj_name = hr__dup(on);
-        r->src.obj_key = hr__dup(ok && *ok ? ok : "chart.tgz");
-        r->src.name = hr__dup("");
-        r->src.version = hr__dup("");
+        r->src.obj_name = door_dup(on);
+        r->src.obj_key = door_dup(ok && *ok ? ok : "chart.tgz");
+        r->src.name = door_dup("");
+        r->src.version = door_dup("");
         if (!r->src.obj_name || !r->src.obj_key || !r->src.name || !r->src.version) {
           buf_puts(err, "out of memory");
           return -12;
@@ -244,7 +112,7 @@ static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *
     const char *u = url->valuestring;
     if (!strncmp(u, "oci://", 6)) {
       r->src.kind = REQ_SRC_OCI;
-      r->src.url = hr__dup(u);
+      r->src.url = door_dup(u);
     } else if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) {
       buf_printf(err, "spec.chart.url: \"%s\" must start with https://, http:// or oci://", u);
       return -22;
@@ -253,13 +121,13 @@ static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *
       buf_t k = BUF_INIT;
       buf_printf(&k, "url:%s", u);
       r->src.repo_key = buf_steal(&k);
-      r->src.url = hr__dup(u);
+      r->src.url = door_dup(u);
     } else {
       r->src.kind = REQ_SRC_URL;
-      r->src.url = hr__dup(u);
+      r->src.url = door_dup(u);
     }
   } else {
-    const char *rn = hr__str(repo, "name"), *rns = hr__str(repo, "namespace");
+    const char *rn = door_str(repo, "name"), *rns = door_str(repo, "namespace");
     if (!rn || !*rn) {
       buf_puts(err, "spec.chart.repository.name: must name a HelmRepository");
       return -22;
@@ -273,8 +141,8 @@ static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *
     buf_printf(&k, "%s/%s", rns && *rns ? rns : r->ns, rn);
     r->src.repo_key = buf_steal(&k);
   }
-  r->src.name = hr__dup(name ? name : "");
-  r->src.version = hr__dup(version ? version : "");
+  r->src.name = door_dup(name ? name : "");
+  r->src.version = door_dup(version ? version : "");
   if (!r->src.name || !r->src.version || (r->src.kind == REQ_SRC_REPOSITORY && !r->src.repo_key) ||
       ((r->src.kind == REQ_SRC_URL || r->src.kind == REQ_SRC_OCI) && !r->src.url)) {
     buf_puts(err, "out of memory");
@@ -283,48 +151,31 @@ static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *
   return 0;
 }
 
-static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
-  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, buf_t *err) {
+  (void)ctx;
   const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
   const cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
-  r->ns = hr__dup(hr__str(meta, "namespace"));
-  r->name = hr__dup(hr__str(meta, "name"));
-  r->uid = hr__dup(hr__str(meta, "uid"));
-  r->resource_version = hr__dup(hr__str(meta, "resourceVersion"));
-  if (!r->ns || !r->name) {
-    buf_puts(err, "object has no metadata.namespace or metadata.name");
-    return -22;
-  }
-  const cJSON *gen = cJSON_GetObjectItemCaseSensitive(meta, "generation");
-  r->generation = cJSON_IsNumber(gen) ? (long long)gen->valuedouble : 0;
-  r->deleting = hr__str(meta, "deletionTimestamp") != NULL;
-  const cJSON *fins = cJSON_GetObjectItemCaseSensitive(meta, "finalizers");
-  if (cJSON_IsArray(fins)) {
-    r->finalizers = cJSON_Duplicate(fins, 1);
-    const cJSON *f;
-    cJSON_ArrayForEach(f, fins) if (cJSON_IsString(f) && !strcmp(f->valuestring, HR_FINALIZER)) r->has_finalizer = 1;
-  }
-  const cJSON *conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
-  if (cJSON_IsArray(conds)) r->conditions = cJSON_Duplicate(conds, 1);
+  int rc = door_parse_meta(obj, HR_FINALIZER, r, err);
+  if (rc) return rc;
   const cJSON *lar = cJSON_GetObjectItemCaseSensitive(status, "lastAppliedRevision");
   r->applied_revision = cJSON_IsNumber(lar) ? (long long)lar->valuedouble : 0;
-  const char *ad = hr__str(status, "lastAppliedDigest");
+  const char *ad = door_str(status, "lastAppliedDigest");
   if (ad && strlen(ad) == 64) memcpy(r->applied_digest, ad, 65);
-  const char *fd = hr__str(status, "lastAttemptedDigest");
+  const char *fd = door_str(status, "lastAttemptedDigest");
   if (fd && strlen(fd) == 64) memcpy(r->failed_digest, fd, 65);
   const cJSON *inf = cJSON_GetObjectItemCaseSensitive(status, "installFailures");
   const cJSON *upf = cJSON_GetObjectItemCaseSensitive(status, "upgradeFailures");
   r->install_failures = cJSON_IsNumber(inf) ? (int)inf->valuedouble : 0;
   r->upgrade_failures = cJSON_IsNumber(upf) ? (int)upf->valuedouble : 0;
 
-  const char *rn = hr__str(spec, "releaseName");
-  r->release_name = hr__dup(rn && *rn ? rn : r->name);
-  const char *tn = hr__str(spec, "targetNamespace");
-  r->target_ns = hr__dup(tn && *tn ? tn : r->ns);
-  const char *sn = hr__str(spec, "storageNamespace");
+  const char *rn = door_str(spec, "releaseName");
+  r->release_name = door_dup(rn && *rn ? rn : r->name);
+  const char *tn = door_str(spec, "targetNamespace");
+  r->target_ns = door_dup(tn && *tn ? tn : r->ns);
+  const char *sn = door_str(spec, "storageNamespace");
   /* As Flux: the records live beside the HelmRelease unless told otherwise, so that a change of
    * targetNamespace upgrades the same release instead of orphaning it. */
-  r->storage_ns = hr__dup(sn && *sn ? sn : r->ns);
+  r->storage_ns = door_dup(sn && *sn ? sn : r->ns);
   r->max_history = REQ_DEFAULT_MAX_HISTORY;
   r->interval_ms = REQ_DEFAULT_INTERVAL_MS;
   r->timeout_ms = REQ_DEFAULT_TIMEOUT_MS;
@@ -338,7 +189,8 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
     buf_puts(err, "spec is missing");
     return -22;
   }
-  hr__digest(spec, r->digest);
+  static const char *const skip[] = {"interval", "suspend", "timeout", "driftDetection", NULL};
+  door_spec_digest(spec, skip, r->digest); /* all but how often and whether it is looked at */
   if (strlen(r->release_name) > 53) {
     buf_printf(err, "spec.releaseName: release name \"%s\" is longer than 53 characters", r->release_name);
     return -22;
@@ -355,7 +207,7 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
       {"interval", NULL, REQ_MIN_INTERVAL_MS}, {"timeout", NULL, 1000}};
   for (size_t i = 0; i < sizeof durs / sizeof *durs; i++) {
     long *dst = i == 0 ? &r->interval_ms : &r->timeout_ms;
-    const char *v = hr__str(spec, durs[i].k);
+    const char *v = door_str(spec, durs[i].k);
     if (!v) continue;
     long ms = req_duration_ms(v);
     if (ms <= 0) {
@@ -368,10 +220,9 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
     }
     *dst = ms;
   }
-  int rc;
-  if ((rc = hr__bool(spec, "suspend", "spec", &r->suspend, err))) return rc;
+  if ((rc = door_bool(spec, "suspend", "spec", &r->suspend, err))) return rc;
   bool create_ns = false;
-  if ((rc = hr__bool(spec, "createNamespace", "spec", &create_ns, err))) return rc;
+  if ((rc = door_bool(spec, "createNamespace", "spec", &create_ns, err))) return rc;
   /* Everything the release applies, reads back and deletes is done as this service account of the
    * object's namespace (impersonated), as Flux does. */
   const cJSON *sav = cJSON_GetObjectItemCaseSensitive(spec, "serviceAccountName");
@@ -384,7 +235,7 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
       buf_puts(err, "spec.serviceAccountName: must be a service account name (lowercase letters, digits, '-' and '.')");
       return -22;
     }
-    if (!(r->service_account = hr__dup(sa))) {
+    if (!(r->service_account = door_dup(sa))) {
       buf_puts(err, "out of memory");
       return -12;
     }
@@ -403,9 +254,9 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
   }
   if ((rc = hr__action(spec, "install", &r->install, err)) || (rc = hr__action(spec, "upgrade", &r->upgrade, err)))
     return rc;
-  const cJSON *up = hr__obj(spec, "upgrade");
-  if ((rc = hr__bool(up, "force", "spec.upgrade", &r->force, err)) ||
-      (rc = hr__bool(up, "cleanupOnFail", "spec.upgrade", &r->cleanup_on_fail, err)))
+  const cJSON *up = door_obj(spec, "upgrade");
+  if ((rc = door_bool(up, "force", "spec.upgrade", &r->force, err)) ||
+      (rc = door_bool(up, "cleanupOnFail", "spec.upgrade", &r->cleanup_on_fail, err)))
     return rc;
   if (r->install.strategy == REQ_REMEDIATE_ROLLBACK) {
     buf_puts(err, "spec.install.remediation.strategy: a failed install can only be remediated by uninstall");
@@ -413,7 +264,7 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
   }
   if (r->install.retries && !r->install.strategy) r->install.strategy = REQ_REMEDIATE_UNINSTALL;
   if (r->upgrade.retries && !r->upgrade.strategy) r->upgrade.strategy = REQ_REMEDIATE_ROLLBACK;
-  const cJSON *rb = hr__obj(spec, "rollback");
+  const cJSON *rb = door_obj(spec, "rollback");
   const cJSON *tr = cJSON_GetObjectItemCaseSensitive(rb, "toRevision");
   if (tr) {
     if (!cJSON_IsNumber(tr) || tr->valuedouble < 1) {
@@ -422,13 +273,13 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
     }
     r->rollback_to = (long long)tr->valuedouble;
   }
-  const cJSON *un = hr__obj(spec, "uninstall");
-  if ((rc = hr__bool(un, "keepHistory", "spec.uninstall", &r->keep_history, err)) ||
-      (rc = hr__bool(un, "disableHooks", "spec.uninstall", &r->uninstall_disable_hooks, err)) ||
-      (rc = hr__bool(un, "disableWait", "spec.uninstall", &r->uninstall_disable_wait, err)))
+  const cJSON *un = door_obj(spec, "uninstall");
+  if ((rc = door_bool(un, "keepHistory", "spec.uninstall", &r->keep_history, err)) ||
+      (rc = door_bool(un, "disableHooks", "spec.uninstall", &r->uninstall_disable_hooks, err)) ||
+      (rc = door_bool(un, "disableWait", "spec.uninstall", &r->uninstall_disable_wait, err)))
     return rc;
   r->uninstall_timeout_ms = r->timeout_ms;
-  const char *ut = hr__str(un, "timeout");
+  const char *ut = door_str(un, "timeout");
   if (ut) {
     long ms = req_duration_ms(ut);
     if (ms < 1000) {
@@ -437,7 +288,7 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
     }
     r->uninstall_timeout_ms = ms;
   }
-  const char *dp = hr__str(un, "deletionPropagation");
+  const char *dp = door_str(un, "deletionPropagation");
   if (dp) {
     static const char *const pol[][2] = {{"background", "Background"}, {"foreground", "Foreground"}, {"orphan", "Orphan"}};
     for (size_t i = 0; i < 3 && !r->deletion_propagation; i++)
@@ -447,9 +298,9 @@ static int hr_parse(const cJSON *obj, release_req_t *r, buf_t *err) {
       return -22;
     }
   }
-  const cJSON *test = hr__obj(spec, "test");
-  if ((rc = hr__bool(test, "enable", "spec.test", &r->test_enable, err)) ||
-      (rc = hr__bool(test, "ignoreFailures", "spec.test", &r->test_ignore_failures, err)))
+  const cJSON *test = door_obj(spec, "test");
+  if ((rc = door_bool(test, "enable", "spec.test", &r->test_enable, err)) ||
+      (rc = door_bool(test, "ignoreFailures", "spec.test", &r->test_ignore_failures, err)))
     return rc;
 
   const cJSON *values = cJSON_GetObjectItemCaseSensitive(spec, "values");
@@ -520,33 +371,11 @@ static cJSON *hr__history_entry(const record_t *r, const release_outcome_t *o) {
 
 static char *hr_status_patch(const release_outcome_t *o) {
   const release_req_t *r = o->req;
-  char now[32];
-  cond_now_rfc3339(now);
   cJSON *st = cJSON_CreateObject();
-  cJSON *conds = r->conditions ? cJSON_Duplicate(r->conditions, 1) : NULL;
-  if (o->progressing) { /* kstatus reads Reconciling=True as in progress; the outcome removes it */
-    conds = cond_set(conds, r->conditions, "Reconciling", "True", "Progressing", o->progressing, r->generation, now);
-    cJSON_AddItemToObject(st, "conditions", conds);
-    cJSON *patch = cJSON_CreateObject();
-    cJSON_AddItemToObject(patch, "status", st);
-    char *body = cJSON_PrintUnformatted(patch);
-    cJSON_Delete(patch);
-    return body;
-  }
+  if (!st) return NULL;
+  cJSON_AddItemToObject(st, "conditions", door_conditions(o));
+  if (o->progressing) return door_status_body(st); /* only Reconciling changes */
   cJSON_AddNumberToObject(st, "observedGeneration", (double)r->generation);
-  conds = cond_set(conds, r->conditions, "Ready", o->ready, o->reason, o->message, r->generation, now);
-  if (o->released) conds = cond_set(conds, r->conditions, "Released", o->released, o->reason, o->message, r->generation, now);
-  if (o->remediated)
-    conds = cond_set(conds, r->conditions, "Remediated", o->remediated, o->reason, o->message, r->generation, now);
-  if (o->tested)
-    conds = cond_set(conds, r->conditions, "TestSuccess", o->tested, !strcmp(o->tested, "True") ? "TestSucceeded" : "TestFailed",
-                     o->message, r->generation, now);
-  if (o->stalled)
-    conds = cond_set(conds, r->conditions, "Stalled", o->stalled, o->stalled_reason ? o->stalled_reason : o->reason,
-                     o->message, r->generation, now);
-  else conds = cond_remove(conds, "Stalled");
-  conds = cond_remove(conds, "Reconciling");
-  cJSON_AddItemToObject(st, "conditions", conds);
   if (o->applied_revision > 0) cJSON_AddNumberToObject(st, "lastAppliedRevision", (double)o->applied_revision);
   if (o->attempted_revision > 0) cJSON_AddNumberToObject(st, "lastAttemptedRevision", (double)o->attempted_revision);
   if (o->applied_digest && *o->applied_digest) cJSON_AddStringToObject(st, "lastAppliedDigest", o->applied_digest);
@@ -558,11 +387,7 @@ static char *hr_status_patch(const release_outcome_t *o) {
     cJSON *h = cJSON_AddArrayToObject(st, "history");
     for (size_t i = 0; i < o->nhistory; i++) cJSON_AddItemToArray(h, hr__history_entry(&o->history[i], o));
   }
-  cJSON *patch = cJSON_CreateObject();
-  cJSON_AddItemToObject(patch, "status", st);
-  char *body = cJSON_PrintUnformatted(patch);
-  cJSON_Delete(patch);
-  return body;
+  return door_status_body(st);
 }
 
 static const char *const hr__keep[] = {"spec", "status.conditions", "status.lastAppliedRevision", "status.lastAppliedDigest",

@@ -13,7 +13,8 @@ static int parse(const char *json, release_req_t *s, buf_t *err) {
   if (!o) { fprintf(stderr, "bad test JSON: %s\n", json); exit(2); }
   buf_reset(err);
   memset(s, 0, sizeof *s);
-  int rc = door_helmrelease.parse(o, s, err);
+  door_ctx_t ctx = {.chartrepo_namespace = "captain-system"};
+  int rc = door_helmrelease.parse(o, &ctx, s, err);
   cJSON_Delete(o);
   return rc;
 }

@@ -1,0 +1,39 @@
+/* What every front door does the same way: reading fields with a path in the error, the object's
+ * identity and finalizer, a chart built from text carried in the object, the digest of a spec, and
+ * the conditions every kind writes (Ready, Released, Remediated, TestSuccess, Stalled, Reconciling). */
+#pragma once
+#include <stdbool.h>
+#include <cjson/cJSON.h>
+#include "base/buf.h"
+#include "reconcile/door.h"
+
+/* o[k] when it is a string (or an object), else NULL. */
+const char *door_str(const cJSON *o, const char *k);
+const cJSON *door_obj(const cJSON *o, const char *k);
+char *door_dup(const char *s);
+/* o[k] into *out when present: -22 with "<path>.<k>: must be true or false" when not a boolean. */
+int door_bool(const cJSON *o, const char *k, const char *path, bool *out, buf_t *err);
+/* Identity, generation, deletion, finalizers (has_finalizer: `finalizer` is among them) and the status
+ * conditions of obj into r. -22 without metadata.namespace/name. */
+int door_parse_meta(const cJSON *obj, const char *finalizer, release_req_t *r, buf_t *err);
+/* True when a name is usable as a chart file name: printable, no '/' or '\\', not "." or "..". */
+bool door_file_name_ok(const char *n);
+/* Loads into r->chart the chart Helm would load from a directory holding Chart.yaml (apiVersion v2,
+ * name, version, appVersion when not empty), values.yaml (values, when an object), templates/<k> for
+ * every string in `templates` and crds/<k> for every string in `crds` (may be NULL). `field` names
+ * the object's field in errors ("spec.chart.inline"). 0, -22 (err says what and where) or -12. */
+int door_inline_chart(release_req_t *r, const char *field, const char *name, const char *version, const char *app_version,
+                      const cJSON *values, const cJSON *templates, const cJSON *crds, buf_t *err);
+/* sha256 (hex) of spec as compact JSON without the top-level keys in skip (NULL-terminated; may be NULL). */
+void door_spec_digest(const cJSON *spec, const char *const *skip, char out[65]);
+/* Validates a Kubernetes object name (DNS subdomain, at most max characters); 0 or -22 with err
+ * saying "<field>: ...". */
+int door_check_name(const char *v, const char *field, size_t max, buf_t *err);
+
+/* The conditions array outcome o gives (a copy of the object's, updated with Kubernetes semantics);
+ * a progress report sets only Reconciling. NULL when out of memory. */
+cJSON *door_conditions(const release_outcome_t *o);
+/* {"status": st} as compact JSON (malloc'd); takes st. NULL when out of memory. */
+char *door_status_body(cJSON *st);
+/* The revision in o's history that is deployed (or the newest when none is), or NULL. */
+const record_t *door_current_record(const release_outcome_t *o);
