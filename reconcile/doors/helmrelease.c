@@ -373,9 +373,9 @@ static char *hr_status_patch(const release_outcome_t *o) {
   const release_req_t *r = o->req;
   cJSON *st = cJSON_CreateObject();
   if (!st) return NULL;
+  if (!o->progressing) cJSON_AddNumberToObject(st, "observedGeneration", (double)r->generation);
   cJSON_AddItemToObject(st, "conditions", door_conditions(o));
   if (o->progressing) return door_status_body(st); /* only Reconciling changes */
-  cJSON_AddNumberToObject(st, "observedGeneration", (double)r->generation);
   if (o->applied_revision > 0) cJSON_AddNumberToObject(st, "lastAppliedRevision", (double)o->applied_revision);
   if (o->attempted_revision > 0) cJSON_AddNumberToObject(st, "lastAttemptedRevision", (double)o->attempted_revision);
   if (o->applied_digest && *o->applied_digest) cJSON_AddStringToObject(st, "lastAppliedDigest", o->applied_digest);
