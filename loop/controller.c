@@ -259,6 +259,8 @@ static const char ctl__usage[] =
   "                      fails alone (RenderFailed, not retried until its inputs change)\n"
   "  --default-service-account NAME  releases without spec.serviceAccountName act as this service account\n"
   "                      of their namespace (impersonated; default: as the controller itself)\n"
+  "  --allow-cross-namespace-refs  let objects name objects of other namespaces (dependsOn, chart\n"
+  "                      repositories); refused by default\n"
   "  --chartrepo-namespace NS  where Captain's ChartRepo objects (app.alauda.io) are read, and the kubeconfig\n"
   "                      Secrets of other clusters (default captain-system)\n"
   "  --storage-path DIR  where downloaded chart archives are kept (default /tmp/rudder-charts)\n"
@@ -275,6 +277,7 @@ int controller_main(int argc, char **argv) {
   const char *storage_path = "/tmp/rudder-charts";
   const char *default_sa = NULL;
   const char *chartrepo_ns = "captain-system";
+  bool allow_xns = false;
   size_t max_storage = 0, max_chart_cache = 0;
   long le_lease = 15000, le_renew = 10000, le_retry = 2000;
   for (int i = 0; i < argc; i++) {
@@ -286,6 +289,7 @@ int controller_main(int argc, char **argv) {
     if (strncmp(a, "--", 2) != 0) { fprintf(stderr, "rudder controller: unexpected argument \"%s\"\n%s", a, ctl__usage); return 2; }
     if (!strcmp(a, "--leader-elect") || !strcmp(a, "--leader-elect=true")) { leader_elect = 1; continue; }
     if (!strcmp(a, "--leader-elect=false")) { leader_elect = 0; continue; }
+    if (!strcmp(a, "--allow-cross-namespace-refs")) { allow_xns = true; continue; }
     if (eq) {
       snprintf(flag, sizeof flag, "%.*s", (int)(eq - a), a);
       v = eq + 1;
@@ -330,6 +334,9 @@ int controller_main(int argc, char **argv) {
       if (cli_parse_ms(v, &limits.max_time_ms)) { fprintf(stderr, "rudder controller: %s: \"%s\" is not a time such as 30s\n", flag, v); return 2; }
     } else if (!strcmp(flag, "--default-service-account")) {
       default_sa = v;
+    } else if (!strcmp(flag, "--allow-cross-namespace-refs")) {
+      if (strcmp(v, "true") && strcmp(v, "false")) { fprintf(stderr, "rudder controller: --allow-cross-namespace-refs: true or false\n"); return 2; }
+      allow_xns = !strcmp(v, "true");
     } else if (!strcmp(flag, "--chartrepo-namespace")) {
       if (!*v) { fprintf(stderr, "rudder controller: --chartrepo-namespace: give a namespace\n"); return 2; }
       chartrepo_ns = v;
@@ -389,7 +396,7 @@ int controller_main(int argc, char **argv) {
   }
   c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .events = c->events, .limits = limits,
                              .source = c->source, .default_service_account = default_sa,
-                             .door_ctx = {.chartrepo_namespace = chartrepo_ns}};
+                             .door_ctx = {.chartrepo_namespace = chartrepo_ns, .allow_cross_namespace_refs = allow_xns}};
   if (leader_elect) {
     leader_opts_t lo = {.namespace = le_ns && *le_ns ? le_ns : c->cfg.namespace, .name = le_id,
                         .lease_ms = (uint64_t)le_lease, .renew_ms = (uint64_t)le_renew, .retry_ms = (uint64_t)le_retry};

@@ -1,6 +1,7 @@
 /* A front door: one kind of custom resource mapped onto the release engine, as a row of functions
  * (the table in doors/doors.c). The engine knows nothing of the kind beyond this row. */
 #pragma once
+#include <stdbool.h>
 #include <cjson/cJSON.h>
 #include "base/buf.h"
 #include "helm/action/record.h"
@@ -29,6 +30,7 @@ typedef struct release_outcome_s {
 /* What the controller tells every door (flags that shape how objects map to requests). */
 typedef struct door_ctx_s {
   const char *chartrepo_namespace; /* where Captain's ChartRepos live (--chartrepo-namespace, default captain-system) */
+  bool allow_cross_namespace_refs; /* --allow-cross-namespace-refs: an object may name objects of other namespaces */
 } door_ctx_t;
 
 typedef struct door_s {

@@ -20,6 +20,8 @@
 #include "helm/render/render.h"
 #include "queue/queue.h"
 #include "reconcile/conditions.h"
+#include "reconcile/refs.h"
+#include "helm/values/values.h"
 #include "watch/informer.h"
 #include <assert.h>
 #include <stdlib.h>
@@ -48,6 +50,9 @@ typedef struct memo_s {
   char *owner;   /* in the release index: the object key that manages this release */
   char *repo;    /* the chart repository the release's chart comes from, or NULL */
   char *release; /* the release index entry this object holds ("namespace/name"), or NULL */
+  /* In the memo: the keys this object depends on; in the dependants index: the keys that depend on
+   * this one. Each key followed by '\n'; NULL when none. */
+  char *links;
   char key[];
 } memo_t;
 
@@ -106,6 +111,7 @@ static void memo_del(memo_table_t *t, const char *key) {
       free(m->owner);
       free(m->repo);
       free(m->release);
+      free(m->links);
       free(m);
       t->n--;
       return;
@@ -119,6 +125,7 @@ static void memo_free_all(memo_table_t *t) {
       free(e->owner);
       free(e->repo);
       free(e->release);
+      free(e->links);
       free(e);
     }
   free(t->b);
@@ -178,6 +185,8 @@ struct engine_s {
   int sa_closing;
   memo_table_t memo;
   memo_table_t releases; /* "storage namespace/release name" -> owner: the object key */
+  memo_table_t dependants; /* object key -> the keys whose dependsOn names it (links) */
+  refs_t *refs;       /* the ConfigMaps and Secrets releases read values from, watched */
   rc_t *running;      /* reconciles in flight (doubly linked) */
   engine_stats_t stats;
   int stopping;
@@ -212,6 +221,8 @@ struct rc_s {
   kube_req_t *inflight; /* the engine's own request (finalizer, list, status) */
   lk_ctx_t lk; /* whom a render's lookups run as: the release's identity */
   source_op_t *src_op;  /* the chart being fetched */
+  size_t vf_next;       /* the valuesFrom entry being read */
+  cJSON *vf_values;     /* what they gave so far */
   chart_cache_entry_t *src_entry; /* the fetched chart (a reference) */
   int cancelled;
   int outcome;
@@ -292,6 +303,7 @@ static void rc__free(rc_t *x) {
   manifest_set_free(&x->set);
   render_output_free(&x->crds);
   cJSON_Delete(x->render_values);
+  cJSON_Delete(x->vf_values);
   if (x->act.p || x->act.have_next || x->act.err.data) act_free(&x->act);
   rc__records_free(x);
   free(x->key);
@@ -466,7 +478,10 @@ static void engine__unindex(engine_t *e, const char *release, const char *key) {
 }
 
 /* Forgets an object: its memo and the release index entry it holds. */
+static void engine__set_deps(engine_t *e, const char *key, char *const *deps, size_t n);
 static void engine__forget(engine_t *e, const char *key) {
+  if (e->refs) refs_set(e->refs, key, NULL, 0);
+  engine__set_deps(e, key, NULL, 0);
   memo_t *m = memo_get(&e->memo, key);
   if (m) engine__unindex(e, m->release, key);
   memo_del(&e->memo, key);
@@ -639,6 +654,240 @@ static void rc__fetch_chart(rc_t *x) {
   if (!x->src_op) rc__finish(x, RC_RETRY);
 }
 
+/* ---- dependsOn and valuesFrom ---- */
+
+/* links: keys each followed by '\n'. */
+static int links__has(const char *links, const char *key) {
+  size_t n = strlen(key);
+  for (const char *p = links; p && *p;) {
+    const char *nl = strchr(p, '\n');
+    if (!nl) break;
+    if ((size_t)(nl - p) == n && !memcmp(p, key, n)) return 1;
+    p = nl + 1;
+  }
+  return 0;
+}
+
+static char *links__add(char *links, const char *key) {
+  if (links__has(links, key)) return links;
+  size_t a = links ? strlen(links) : 0, b = strlen(key);
+  char *n = realloc(links, a + b + 2);
+  if (!n) return links;
+  memcpy(n + a, key, b);
+  n[a + b] = '\n';
+  n[a + b + 1] = 0;
+  return n;
+}
+
+static char *links__del(char *links, const char *key) {
+  size_t n = strlen(key);
+  for (char *p = links; p && *p;) {
+    char *nl = strchr(p, '\n');
+    if (!nl) break;
+    if ((size_t)(nl - p) == n && !memcmp(p, key, n)) {
+      memmove(p, nl + 1, strlen(nl + 1) + 1);
+      break;
+    }
+    p = nl + 1;
+  }
+  if (links && !*links) {
+    free(links);
+    return NULL;
+  }
+  return links;
+}
+
+/* Records that key depends on deps (in its memo) and indexes it under each of them, so that a
+ * dependency becoming Ready wakes exactly its dependants. */
+static void engine__set_deps(engine_t *e, const char *key, char *const *deps, size_t n) {
+  memo_t *m = n ? memo_put(&e->memo, key) : memo_get(&e->memo, key);
+  if (!m) return;
+  char *now = NULL;
+  for (size_t i = 0; i < n; i++) now = links__add(now, deps[i]);
+  for (const char *p = m->links; p && *p;) { /* no longer a dependency */
+    const char *nl = strchr(p, '\n');
+    char dep[512];
+    snprintf(dep, sizeof dep, "%.*s", (int)(nl - p), p);
+    if (!links__has(now, dep)) {
+      memo_t *d = memo_get(&e->dependants, dep);
+      if (d && !(d->links = links__del(d->links, key))) memo_del(&e->dependants, dep);
+    }
+    p = nl + 1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    memo_t *d = memo_put(&e->dependants, deps[i]);
+    if (d) d->links = links__add(d->links, key);
+  }
+  free(m->links);
+  m->links = now;
+}
+
+/* Ready at its current generation, and not being deleted. */
+static int engine__is_ready(const cJSON *obj) {
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+  if (!obj || cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp")) return 0;
+  const cJSON *gen = cJSON_GetObjectItemCaseSensitive(meta, "generation");
+  const cJSON *c = cond_find(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"), "conditions"),
+                             "Ready");
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(c, "status");
+  const cJSON *og = cJSON_GetObjectItemCaseSensitive(c, "observedGeneration");
+  return cJSON_IsString(st) && !strcmp(st->valuestring, "True") && cJSON_IsNumber(og) && cJSON_IsNumber(gen) &&
+         og->valuedouble == gen->valuedouble;
+}
+
+#define ENGINE_DEP_DEPTH 64
+
+/* A path of dependsOn links from `at` back to stack[0]; stack holds the path so far. */
+static int engine__cycle(engine_t *e, const char **stack, int depth) {
+  if (depth >= ENGINE_DEP_DEPTH) return 0;
+  memo_t *m = memo_get(&e->memo, stack[depth - 1]);
+  for (const char *p = m ? m->links : NULL; p && *p;) {
+    const char *nl = strchr(p, '\n');
+    char dep[512];
+    snprintf(dep, sizeof dep, "%.*s", (int)(nl - p), p);
+    p = nl + 1;
+    if (!strcmp(dep, stack[0])) return depth;
+    int seen = 0;
+    for (int i = 0; i < depth; i++) seen |= !strcmp(stack[i], dep);
+    if (seen) continue;
+    memo_t *dm = memo_get(&e->memo, dep);
+    if (!dm) continue;
+    stack[depth] = dm->key;
+    int n = engine__cycle(e, stack, depth + 1);
+    if (n) return n;
+  }
+  return 0;
+}
+
+/* Waits (returns 1, the outcome written) while a dependency is not Ready, or forever on a cycle. */
+static int rc__deps_wait(rc_t *x) {
+  engine_t *e = x->e;
+  const char *stack[ENGINE_DEP_DEPTH] = {x->key};
+  int n = engine__cycle(e, stack, 1);
+  buf_reset(&x->err);
+  if (n) {
+    buf_puts(&x->err, "spec.dependsOn: dependency cycle: ");
+    for (int i = 0; i < n; i++) buf_printf(&x->err, "%s -> ", stack[i]);
+    buf_puts(&x->err, x->key);
+    rc__fail(x, "DependencyCycle", RC_STALL);
+    return 1;
+  }
+  for (size_t i = 0; i < x->req.ndepends_on; i++) {
+    const char *dep = x->req.depends_on[i];
+    const cJSON *obj = informer_get(e->inf, dep);
+    if (engine__is_ready(obj)) continue;
+    buf_printf(&x->err, "dependency '%s' %s", dep, obj ? "is not ready" : "does not exist");
+    /* Woken when it becomes Ready (the dependants index), not at an interval. */
+    rc__fail(x, "DependencyNotReady", RC_FORGET);
+    return 1;
+  }
+  return 0;
+}
+
+static void rc__after_values(rc_t *x);
+
+static void rc__values_from_next(rc_t *x);
+
+/* One valuesFrom object read: its key merged (or set at targetPath) into what the others gave. */
+static void rc__values_from_got(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  const req_values_from_t *v = &x->req.values_from[x->vf_next];
+  const char *kind = v->secret ? "Secret" : "ConfigMap";
+  buf_reset(&x->err);
+  if (res->status == 404 && v->optional) {
+    x->vf_next++;
+    rc__values_from_next(x);
+    return;
+  }
+  if (!kube_response_ok(res)) {
+    buf_printf(&x->err, "%s: cannot read %s %s/%s: %s", v->field, kind, v->ns, v->name,
+               res->errmsg ? res->errmsg : "failed");
+    rc__fail(x, "ValuesFromFailed", RC_RETRY);
+    return;
+  }
+  cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "data"), v->key);
+  unsigned char *dec = NULL;
+  size_t n = 0;
+  char msg[512] = "";
+  const char *text = NULL;
+  if (!cJSON_IsString(d)) {
+    if (!v->optional) buf_printf(&x->err, "%s: %s %s/%s has no key %s", v->field, kind, v->ns, v->name, v->key);
+  } else if (v->secret) {
+    if (b64_decode_alloc(d->valuestring, strlen(d->valuestring), &dec, &n, msg, sizeof msg))
+      buf_printf(&x->err, "%s: %s %s/%s key %s: not base64 (%s)", v->field, kind, v->ns, v->name, v->key, msg);
+    else text = (const char *)dec;
+  } else {
+    text = d->valuestring;
+    n = strlen(text);
+  }
+  if (text && v->target_path) {
+    /* As Flux: the text is set at the path with --set's rules. */
+    buf_t set = BUF_INIT;
+    buf_printf(&set, "%s=%.*s", v->target_path, (int)n, text);
+    if (!set.data) buf_puts(&x->err, "out of memory");
+    else if (values_parse_set(set.data, VALUES_SET, x->vf_values, NULL, NULL, msg, sizeof msg))
+      buf_printf(&x->err, "%s.targetPath: %s", v->field, msg);
+    buf_free(&set);
+  } else if (text) {
+    cJSON *vals = NULL;
+    int rc = values_parse_yaml(text, n, &vals, msg, sizeof msg);
+    if (rc) buf_printf(&x->err, "%s: %s %s/%s key %s: %s", v->field, kind, v->ns, v->name, v->key, msg);
+    else if (values_merge_maps_take(x->vf_values, vals)) buf_puts(&x->err, "out of memory");
+  }
+  free(dec);
+  cJSON_Delete(obj);
+  if (x->err.len) {
+    rc__fail(x, "ValuesFromFailed", RC_RETRY);
+    return;
+  }
+  x->vf_next++;
+  rc__values_from_next(x);
+}
+
+static void rc__values_from_next(rc_t *x) {
+  if (x->vf_next < x->req.nvalues_from) {
+    const req_values_from_t *v = &x->req.values_from[x->vf_next];
+    buf_reset(&x->path);
+    kube_path(&x->path, "", "v1", v->secret ? "secrets" : "configmaps", v->ns, v->name, NULL);
+    rc__send(x, kube_get(x->e->env.c, x->path.data, rc__values_from_got, x));
+    return;
+  }
+  /* The object's own values go over what was read; the result joins the inputs' digest. */
+  buf_t in = BUF_INIT;
+  if (values_merge_maps(x->vf_values, x->req.values) || (buf_printf(&in, "%s\n", x->req.digest), !in.data) ||
+      release_go_json_append(&in, x->vf_values)) {
+    buf_free(&in);
+    buf_reset(&x->err);
+    buf_puts(&x->err, "out of memory merging valuesFrom");
+    rc__fail(x, "InternalError", RC_RETRY);
+    return;
+  }
+  cJSON_Delete(x->req.values);
+  x->req.values = x->vf_values;
+  x->vf_values = NULL;
+  uint8_t d[32];
+  base_sha256(in.data, in.len, d);
+  buf_free(&in);
+  base_sha256_hex(d, x->req.digest);
+  rc__after_values(x);
+}
+
+/* The objects the release reads values from are watched by name from now on. */
+static void rc__track_refs(rc_t *x) {
+  engine_t *e = x->e;
+  if (!e->refs) return;
+  size_t n = x->req.deleting ? 0 : x->req.nvalues_from;
+  refs_obj_t *objs = n ? calloc(n, sizeof *objs) : NULL;
+  if (n && !objs) return;
+  for (size_t i = 0; i < n; i++)
+    objs[i] = (refs_obj_t){.secret = x->req.values_from[i].secret, .ns = x->req.values_from[i].ns,
+                           .name = x->req.values_from[i].name};
+  if (refs_set(e->refs, x->key, objs, n)) LOG_W("cannot watch the objects values are read from", "release", x->key);
+  free(objs);
+}
+
 static void rc__begin(rc_t *x) {
   engine_t *e = x->e;
   const cJSON *obj = informer_get(e->inf, x->key);
@@ -663,11 +912,26 @@ static void rc__begin(rc_t *x) {
     return;
   }
   rc__index_release(x);
+  rc__track_refs(x);
+  engine__set_deps(e, x->key, x->req.depends_on, x->req.ndepends_on);
   if (x->req.suspend) {
     LOG_I("release suspended", "release", x->key);
     rc__finish(x, RC_FORGET);
     return;
   }
+  if (x->req.nvalues_from) {
+    if (!(x->vf_values = cJSON_CreateObject())) {
+      rc__finish(x, RC_RETRY);
+      return;
+    }
+    rc__values_from_next(x);
+    return;
+  }
+  rc__after_values(x);
+}
+
+/* With the values known: the chart next (fetched, or carried in the object). */
+static void rc__after_values(rc_t *x) {
   if (x->req.src.kind != REQ_SRC_INLINE) {
     rc__fetch_chart(x);
     return;
@@ -686,6 +950,7 @@ static void rc__begin_with_chart(rc_t *x) {
     rc__finish(x, m->state == MEMO_OK ? RC_DONE : RC_FORGET);
     return;
   }
+  if (x->req.ndepends_on && rc__deps_wait(x)) return;
   if (x->src_entry && !x->req.chart && !(x->req.chart = chart_clone(x->src_entry->chart))) {
     buf_reset(&x->err);
     buf_puts(&x->err, "out of memory copying the chart");
@@ -1668,6 +1933,23 @@ static void engine__on_update(informer_t *inf, const char *key, const cJSON *old
   static const char *const fields[] = {"finalizers", "labels", "annotations"};
   for (size_t i = 0; !spec && i < sizeof fields / sizeof *fields; i++) spec = engine__meta_changed(old, obj, fields[i]);
   if (spec) queue_add(&e->q, key);
+  /* A dependency that became Ready wakes its dependants. */
+  memo_t *d = e->dependants.n ? memo_get(&e->dependants, key) : NULL;
+  if (d && d->links && engine__is_ready(obj) && !engine__is_ready(old))
+    for (const char *p = d->links; *p;) {
+      const char *nl = strchr(p, '\n');
+      char dep[512];
+      snprintf(dep, sizeof dep, "%.*s", (int)(nl - p), p);
+      queue_add(&e->q, dep);
+      p = nl + 1;
+    }
+}
+
+/* An object some releases read values from changed: they are reconciled again (their digest
+ * decides whether anything is to be done). */
+static void engine__ref_changed(const char *owner, void *data) {
+  engine_t *e = data;
+  if (!e->stopping) queue_add(&e->q, owner);
 }
 
 /* A release record changed. Our own writes while an action runs are expected; anything else (a newer
@@ -1782,6 +2064,7 @@ static void engine__queue_closed(queue_t *q) {
   void *data = e->stop_data;
   memo_free_all(&e->memo);
   memo_free_all(&e->releases);
+  memo_free_all(&e->dependants);
   free(e->ns);
   free(e->field_manager);
   free(e->kube_version);
@@ -1859,6 +2142,7 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
     uv_close((uv_handle_t *)&e->lookups, engine__lookups_closed);
     return rc;
   }
+  if (refs_new(c, engine__ref_changed, e, &e->refs)) e->refs = NULL; /* then valuesFrom changes wait for the interval */
   if (e->source) source_on_index_change(e->source, engine__index_changed, e);
   *out = e;
   return 0;
@@ -1877,10 +2161,17 @@ static void engine__drained(queue_t *q, void *data) {
   uv_close((uv_handle_t *)&e->lookups, engine__lookups_closed);
 }
 
+static void engine__refs_stopped(void *data) {
+  engine_t *e = data;
+  e->refs = NULL;
+  queue_shutdown(&e->q, engine__drained, e);
+}
+
 static void engine__records_stopped(void *data) {
   engine_t *e = data;
   e->records = NULL;
-  queue_shutdown(&e->q, engine__drained, e);
+  if (e->refs) refs_stop(e->refs, engine__refs_stopped, e);
+  else queue_shutdown(&e->q, engine__drained, e);
 }
 
 static void engine__informer_stopped(void *data) {
@@ -1911,6 +2202,7 @@ static size_t engine__memo_bytes(const memo_table_t *t) {
       if (m->owner) b += INFORMER_BLOCK_BYTES(strlen(m->owner) + 1);
       if (m->repo) b += INFORMER_BLOCK_BYTES(strlen(m->repo) + 1);
       if (m->release) b += INFORMER_BLOCK_BYTES(strlen(m->release) + 1);
+      if (m->links) b += INFORMER_BLOCK_BYTES(strlen(m->links) + 1);
     }
   return b;
 }
@@ -1918,7 +2210,7 @@ static size_t engine__memo_bytes(const memo_table_t *t) {
 engine_stats_t engine_get_stats(const engine_t *e) {
   engine_stats_t s = e->stats;
   s.memo_entries = e->memo.n;
-  s.memo_bytes = engine__memo_bytes(&e->memo);
+  s.memo_bytes = engine__memo_bytes(&e->memo) + engine__memo_bytes(&e->dependants);
   s.index_entries = e->releases.n;
   s.index_bytes = engine__memo_bytes(&e->releases);
   queue_metrics_t qm;

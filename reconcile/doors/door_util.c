@@ -171,14 +171,50 @@ int door_check_name(const char *v, const char *field, size_t max, buf_t *err) {
            isalnum((unsigned char)v[0]) && isalnum((unsigned char)v[n - 1]);
   if (ok) return 0;
   buf_printf(err, "%s: ", field);
-  if (v) {
-    buf_puts(err, "\"");
+  if (v) { /* quoted as Go's %q, so that control characters show */
     release_go_string_append(err, v, n > 300 ? 300 : n);
-    buf_puts(err, "\" ");
+    buf_puts(err, " ");
   }
   buf_printf(err, "must be a name of at most %zu lowercase letters, digits, '-' and '.', starting and ending "
                   "with a letter or digit", max);
   return -22;
+}
+
+int door_add_values_from(release_req_t *r, bool secret, const char *name, const char *key, const char *target_path,
+                         bool optional, const char *field, buf_t *err) {
+  req_values_from_t *v = realloc(r->values_from, (r->nvalues_from + 1) * sizeof *v);
+  if (!v) goto oom;
+  r->values_from = v;
+  v += r->nvalues_from;
+  memset(v, 0, sizeof *v);
+  r->nvalues_from++;
+  v->secret = secret;
+  v->optional = optional;
+  v->ns = door_dup(r->ns);
+  v->name = door_dup(name);
+  v->key = door_dup(key && *key ? key : "values.yaml");
+  v->field = door_dup(field);
+  if (target_path && *target_path && !(v->target_path = strdup(target_path))) goto oom;
+  if (!v->ns || !v->name || !v->key || !v->field) goto oom;
+  return 0;
+oom:
+  buf_puts(err, "out of memory");
+  return -12;
+}
+
+int door_add_depends_on(release_req_t *r, const char *ns, const char *name, buf_t *err) {
+  char **v = realloc(r->depends_on, (r->ndepends_on + 1) * sizeof *v);
+  buf_t k = BUF_INIT;
+  if (v) {
+    r->depends_on = v;
+    buf_printf(&k, "%s/%s", ns, name);
+  }
+  if (!v || !k.data) {
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  r->depends_on[r->ndepends_on++] = buf_steal(&k);
+  return 0;
 }
 
 cJSON *door_conditions(const release_outcome_t *o) {

@@ -30,6 +30,13 @@ void door_spec_digest(const cJSON *spec, const char *const *skip, char out[65]);
  * saying "<field>: ...". */
 int door_check_name(const char *v, const char *field, size_t max, buf_t *err);
 
+/* Appends a valuesFrom entry to r (secret or ConfigMap `name` in the request's namespace; key NULL:
+ * values.yaml; target_path NULL or "": merged at the root). field is where it was declared. 0 or -12. */
+int door_add_values_from(release_req_t *r, bool secret, const char *name, const char *key, const char *target_path,
+                         bool optional, const char *field, buf_t *err);
+/* Appends "ns/name" to r's dependsOn. 0 or -12. */
+int door_add_depends_on(release_req_t *r, const char *ns, const char *name, buf_t *err);
+
 /* The conditions array outcome o gives (a copy of the object's, updated with Kubernetes semantics);
  * a progress report sets only Reconciling. NULL when out of memory. */
 cJSON *door_conditions(const release_outcome_t *o);

@@ -151,8 +151,77 @@ static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *
   return 0;
 }
 
+/* spec.valuesFrom: [{kind: ConfigMap|Secret, name, valuesKey, targetPath, optional}], as Flux's. */
+static int hr__values_from(const cJSON *spec, release_req_t *r, buf_t *err) {
+  const cJSON *vf = cJSON_GetObjectItemCaseSensitive(spec, "valuesFrom");
+  if (!vf || cJSON_IsNull(vf)) return 0;
+  if (!cJSON_IsArray(vf)) {
+    buf_puts(err, "spec.valuesFrom: must be a list of {kind, name, valuesKey, targetPath, optional}");
+    return -22;
+  }
+  int i = 0, rc;
+  for (const cJSON *e = vf->child; e; e = e->next, i++) {
+    char field[48];
+    snprintf(field, sizeof field, "spec.valuesFrom[%d]", i);
+    if (!cJSON_IsObject(e)) {
+      buf_printf(err, "%s: must be an object {kind, name, valuesKey, targetPath, optional}", field);
+      return -22;
+    }
+    const char *kind = door_str(e, "kind"), *name = door_str(e, "name");
+    const char *key = door_str(e, "valuesKey"), *tp = door_str(e, "targetPath");
+    bool optional = false;
+    if (!kind || (strcmp(kind, "ConfigMap") && strcmp(kind, "Secret"))) {
+      buf_printf(err, "%s.kind: must be ConfigMap or Secret", field);
+      return -22;
+    }
+    char nf[64];
+    snprintf(nf, sizeof nf, "%s.name", field);
+    if ((rc = door_check_name(name, nf, 253, err)) || (rc = door_bool(e, "optional", field, &optional, err))) return rc;
+    const cJSON *kv = cJSON_GetObjectItemCaseSensitive(e, "valuesKey"), *tv = cJSON_GetObjectItemCaseSensitive(e, "targetPath");
+    if ((kv && !cJSON_IsString(kv)) || (tv && !cJSON_IsString(tv))) {
+      buf_printf(err, "%s: valuesKey and targetPath must be strings", field);
+      return -22;
+    }
+    if (key && (!*key || strlen(key) > 253 ||
+                strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._") != strlen(key))) {
+      buf_printf(err, "%s.valuesKey: \"%s\" is not a valid data key (letters, digits, '-', '_' and '.')", field, key);
+      return -22;
+    }
+    if ((rc = door_add_values_from(r, !strcmp(kind, "Secret"), name, key, tp, optional, field, err))) return rc;
+  }
+  return 0;
+}
+
+/* spec.dependsOn: [{name, namespace}]: HelmReleases that must be Ready (at their generation) first. */
+static int hr__depends_on(const cJSON *spec, const door_ctx_t *ctx, release_req_t *r, buf_t *err) {
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(spec, "dependsOn");
+  if (!d || cJSON_IsNull(d)) return 0;
+  if (!cJSON_IsArray(d)) {
+    buf_puts(err, "spec.dependsOn: must be a list of {name, namespace}");
+    return -22;
+  }
+  int i = 0, rc;
+  for (const cJSON *e = d->child; e; e = e->next, i++) {
+    char field[48];
+    snprintf(field, sizeof field, "spec.dependsOn[%d].name", i);
+    const char *name = door_str(e, "name"), *ns = door_str(e, "namespace");
+    if ((rc = door_check_name(name, field, 253, err))) return rc;
+    if (!ns || !*ns) ns = r->ns;
+    if (strcmp(ns, r->ns) && !(ctx && ctx->allow_cross_namespace_refs)) {
+      buf_printf(err, "spec.dependsOn[%d].namespace: %s is another namespace, and this controller refuses references "
+                      "across namespaces (--allow-cross-namespace-refs)", i, ns);
+      return -22;
+    }
+    if (!strcmp(ns, r->ns) && !strcmp(name, r->name)) {
+      buf_printf(err, "spec.dependsOn[%d]: a HelmRelease cannot depend on itself", i);
+      return -22;
+    }
+    if ((rc = door_add_depends_on(r, ns, name, err))) return rc;
+  }
+  return 0;
+}
+
 static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, buf_t *err) {
-  (void)ctx;
   const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
   const cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
   int rc = door_parse_meta(obj, HR_FINALIZER, r, err);
@@ -240,14 +309,7 @@ static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, b
       return -12;
     }
   }
-  static const char *const later[] = {"valuesFrom", "dependsOn"};
-  for (size_t i = 0; i < sizeof later / sizeof *later; i++) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, later[i]);
-    if (v && !(cJSON_IsArray(v) && !v->child) && !cJSON_IsNull(v)) {
-      buf_printf(err, "spec.%s: not supported by this rudder version", later[i]);
-      return -95;
-    }
-  }
+  if ((rc = hr__values_from(spec, r, err)) || (rc = hr__depends_on(spec, ctx, r, err))) return rc;
   if (create_ns) {
     buf_puts(err, "spec.createNamespace: creating the target namespace is not supported by this rudder version");
     return -95;

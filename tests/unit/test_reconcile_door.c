@@ -122,6 +122,20 @@ static void test_errors(void) {
      "spec.interval: \"soon\" is not a positive duration like 5m or 1h"},
     {"{\"maxHistory\":-1,\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22, "spec.maxHistory: must not be negative"},
     {"{\"values\":[1],\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22, "spec.values: must be an object"},
+    {"{\"valuesFrom\":{},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22, "spec.valuesFrom: must be a list of {kind, name, valuesKey, targetPath, optional}"},
+    {"{\"valuesFrom\":[3],\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22, "spec.valuesFrom[0]: must be an object {kind, name, valuesKey, targetPath, optional}"},
+    {"{\"valuesFrom\":[{\"kind\":\"Pod\",\"name\":\"a\"}],\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22, "spec.valuesFrom[0].kind: must be ConfigMap or Secret"},
+    {"{\"valuesFrom\":[{\"kind\":\"Secret\",\"name\":\"a\"},{\"kind\":\"ConfigMap\",\"name\":\"Bad_Name\"}],\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
+     "spec.valuesFrom[1].name: \"Bad_Name\" must be a name of at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"},
+    {"{\"valuesFrom\":[{\"kind\":\"Secret\",\"name\":\"a\",\"valuesKey\":\"a/b\"}],\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
+     "spec.valuesFrom[0].valuesKey: \"a/b\" is not a valid data key (letters, digits, '-', '_' and '.')"},
+    {"{\"valuesFrom\":[{\"kind\":\"Secret\",\"name\":\"a\",\"optional\":\"yes\"}],\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
+     "spec.valuesFrom[0].optional: must be true or false"},
+    {"{\"dependsOn\":[{}],\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
+     "spec.dependsOn[0].name: must be a name of at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"},
+    {"{\"dependsOn\":[{\"name\":\"db\",\"namespace\":\"other\"}],\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
+     "spec.dependsOn[0].namespace: other is another namespace, and this controller refuses references across namespaces (--allow-cross-namespace-refs)"},
+    {"{\"dependsOn\":[{\"name\":\"web\"}],\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22, "spec.dependsOn[0]: a HelmRelease cannot depend on itself"},
     {"{\"releaseName\":\"a123456789b123456789c123456789d123456789e123456789f1234\",\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}",
      -22, "spec.releaseName: release name \"a123456789b123456789c123456789d123456789e123456789f1234\" is longer than 53 characters"},
   };
@@ -140,6 +154,34 @@ static void test_errors(void) {
     buf_free(&err);
     buf_free(&json);
   }
+}
+
+static void test_values_from_depends_on(void) {
+  release_req_t s;
+  buf_t err = BUF_INIT;
+  int rc = parse("{" META ",\"spec\":{\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}},"
+                 "\"valuesFrom\":[{\"kind\":\"ConfigMap\",\"name\":\"base\"},"
+                 "{\"kind\":\"Secret\",\"name\":\"creds\",\"valuesKey\":\"pw\",\"targetPath\":\"db.password\",\"optional\":true}],"
+                 "\"dependsOn\":[{\"name\":\"db\"},{\"name\":\"cache\",\"namespace\":\"apps\"}]}}",
+                 &s, &err);
+  CHECK_EQ_INT(rc, 0);
+  CHECK_EQ_INT((long long)s.nvalues_from, 2);
+  if (s.nvalues_from == 2) {
+    CHECK(!s.values_from[0].secret && !s.values_from[0].optional && !s.values_from[0].target_path);
+    CHECK_EQ_STR(s.values_from[0].key, "values.yaml");
+    CHECK_EQ_STR(s.values_from[0].ns, "apps");
+    CHECK_EQ_STR(s.values_from[0].field, "spec.valuesFrom[0]");
+    CHECK(s.values_from[1].secret && s.values_from[1].optional);
+    CHECK_EQ_STR(s.values_from[1].key, "pw");
+    CHECK_EQ_STR(s.values_from[1].target_path, "db.password");
+  }
+  CHECK_EQ_INT((long long)s.ndepends_on, 2);
+  if (s.ndepends_on == 2) {
+    CHECK_EQ_STR(s.depends_on[0], "apps/db");
+    CHECK_EQ_STR(s.depends_on[1], "apps/cache");
+  }
+  req_free(&s);
+  buf_free(&err);
 }
 
 static void test_conditions(void) {
@@ -259,6 +301,7 @@ int main(void) {
   test_chart_sources();
   test_defaults();
   test_errors();
+  test_values_from_depends_on();
   test_conditions();
   test_options();
   test_messages();
