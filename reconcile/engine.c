@@ -222,6 +222,7 @@ struct rc_s {
   lk_ctx_t lk; /* whom a render's lookups run as: the release's identity */
   source_op_t *src_op;  /* the chart being fetched */
   size_t vf_next;       /* the valuesFrom entry being read */
+  int ns_created;       /* createNamespace done (or not needed) for this install */
   cJSON *vf_values;     /* what they gave so far */
   chart_cache_entry_t *src_entry; /* the fetched chart (a reference) */
   int cancelled;
@@ -1416,9 +1417,51 @@ static int engine__lookup(void *ctx, const char *api_version, const char *kind, 
 
 static void rc__action_done(act_t *a, void *data);
 
+static void rc__ns_created(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  if (!kube_response_ok(res) && res->status != 409) { /* AlreadyExists is what was wanted */
+    buf_reset(&x->err);
+    buf_printf(&x->err, "spec.createNamespace: cannot create namespace %s: %s", x->req.target_ns,
+               res->errmsg ? res->errmsg : "failed");
+    rc__fail(x, "InstallFailed", RC_RETRY);
+    return;
+  }
+  x->ns_created = 1;
+  rc__start_action(x, ACT_INSTALL);
+}
+
+/* As `helm install --create-namespace`: the target namespace, labelled name=<namespace>, created
+ * by the release's identity before the install (never deleted with the release). */
+static void rc__create_namespace(rc_t *x, const act_env_t *env) {
+  cJSON *ns = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(ns, "metadata");
+  cJSON_AddStringToObject(ns, "apiVersion", "v1");
+  cJSON_AddStringToObject(ns, "kind", "Namespace");
+  cJSON_AddStringToObject(meta, "name", x->req.target_ns);
+  cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "labels"), "name", x->req.target_ns);
+  char *body = cJSON_PrintUnformatted(ns);
+  cJSON_Delete(ns);
+  buf_reset(&x->path);
+  kube_path(&x->path, "", "v1", "namespaces", NULL, NULL, NULL);
+  kube_req_opts_t o = {.method = "POST", .path = x->path.data, .body = body, .body_len = body ? strlen(body) : 0,
+                       .content_type = "application/json"};
+  rc__send(x, body ? kube_request(env->c, &o, rc__ns_created, x) : NULL);
+  free(body);
+}
+
 static void rc__start_action(rc_t *x, act_kind_t kind) {
   engine_t *e = x->e;
   release_req_t *r = &x->req;
+  if (kind == ACT_INSTALL && r->create_namespace && !x->ns_created) {
+    buf_reset(&x->err);
+    const act_env_t *env = rc__env(x, &x->err);
+    if (!env) {
+      rc__fail(x, "InternalError", RC_RETRY);
+      return;
+    }
+    rc__create_namespace(x, env);
+    return;
+  }
   act_free(&x->act);
   memset(&x->act, 0, sizeof x->act);
   act_t *a = &x->act;

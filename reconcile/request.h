@@ -55,6 +55,7 @@ typedef struct release_req_s {
 
   /* The release. */
   char *release_name, *target_ns, *storage_ns;
+  bool create_namespace; /* install creates target_ns when missing, as helm install --create-namespace */
   chart_t *chart;      /* loaded from its source, owned (for fetched charts: a copy made for this reconcile) */
   req_chart_src_t src; /* where a chart that is not inline comes from */
   cJSON *values;       /* the user's values (object), owned */

@@ -310,10 +310,7 @@ static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, b
     }
   }
   if ((rc = hr__values_from(spec, r, err)) || (rc = hr__depends_on(spec, ctx, r, err))) return rc;
-  if (create_ns) {
-    buf_puts(err, "spec.createNamespace: creating the target namespace is not supported by this rudder version");
-    return -95;
-  }
+  r->create_namespace = create_ns;
   if ((rc = hr__action(spec, "install", &r->install, err)) || (rc = hr__action(spec, "upgrade", &r->upgrade, err)))
     return rc;
   const cJSON *up = door_obj(spec, "upgrade");
