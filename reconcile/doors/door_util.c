@@ -180,6 +180,50 @@ int door_check_name(const char *v, const char *field, size_t max, buf_t *err) {
   return -22;
 }
 
+/* Lowercase DNS labels (letters, digits, '-' inside) joined by '.' when dots is set. */
+static bool door__labels_ok(const char *v, bool dots) {
+  size_t run = 0;
+  char prev = '.';
+  for (const char *p = v; *p; prev = *p++) {
+    char c = *p;
+    if (c == '.' && dots) {
+      if (!run || prev == '-') return false;
+      run = 0;
+    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      run++;
+    } else if (c == '-' && run) {
+      run++;
+    } else {
+      return false;
+    }
+  }
+  return run && prev != '-';
+}
+
+int door_check_release_name(const char *v, const char *field, buf_t *err) {
+  if (v && strlen(v) <= 53 && door__labels_ok(v, true)) return 0;
+  buf_printf(err, "%s: ", field);
+  if (v) {
+    release_go_string_append(err, v, strlen(v) > 300 ? 300 : strlen(v));
+    buf_puts(err, " ");
+  }
+  buf_puts(err, "is not a valid release name: at most 53 characters, lowercase letters, digits, '-' and '.', each "
+                "part between dots starting and ending with a letter or digit");
+  return -22;
+}
+
+int door_check_namespace(const char *v, const char *field, buf_t *err) {
+  if (v && strlen(v) <= 63 && door__labels_ok(v, false)) return 0;
+  buf_printf(err, "%s: ", field);
+  if (v) {
+    release_go_string_append(err, v, strlen(v) > 300 ? 300 : strlen(v));
+    buf_puts(err, " ");
+  }
+  buf_puts(err, "is not a namespace name: at most 63 lowercase letters, digits and '-', starting and ending with a "
+                "letter or digit");
+  return -22;
+}
+
 int door_add_values_from(release_req_t *r, bool secret, const char *name, const char *key, const char *target_path,
                          bool optional, const char *field, buf_t *err) {
   req_values_from_t *v = realloc(r->values_from, (r->nvalues_from + 1) * sizeof *v);

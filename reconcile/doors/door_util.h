@@ -37,6 +37,12 @@ int door_add_values_from(release_req_t *r, bool secret, const char *name, const 
 /* Appends "ns/name" to r's dependsOn. 0 or -12. */
 int door_add_depends_on(release_req_t *r, const char *ns, const char *name, buf_t *err);
 
+/* Validates a Helm release name as helm does (lowercase DNS labels joined by '.', at most 53
+ * characters); 0 or -22 with "<field>: ...". */
+int door_check_release_name(const char *v, const char *field, buf_t *err);
+/* Validates a namespace name (a DNS label: at most 63 lowercase letters, digits and '-'). */
+int door_check_namespace(const char *v, const char *field, buf_t *err);
+
 /* The conditions array outcome o gives (a copy of the object's, updated with Kubernetes semantics);
  * a progress report sets only Reconciling. NULL when out of memory. */
 cJSON *door_conditions(const release_outcome_t *o);

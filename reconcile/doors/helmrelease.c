@@ -264,6 +264,10 @@ static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, b
     buf_printf(err, "spec.releaseName: release name \"%s\" is longer than 53 characters", r->release_name);
     return -22;
   }
+  if ((rc = door_check_release_name(r->release_name, "spec.releaseName", err)) ||
+      (tn && *tn && (rc = door_check_namespace(tn, "spec.targetNamespace", err))) ||
+      (sn && *sn && (rc = door_check_namespace(sn, "spec.storageNamespace", err))))
+    return rc;
   const cJSON *mh = cJSON_GetObjectItemCaseSensitive(spec, "maxHistory");
   if (cJSON_IsNumber(mh)) {
     if (mh->valuedouble < 0) {
