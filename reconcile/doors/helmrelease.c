@@ -76,7 +76,8 @@ static int hr__load_inline(const cJSON *inl, release_req_t *r, buf_t *err) {
                            cvals, tpls, cJSON_IsObject(crds) ? crds : NULL, err);
 }
 
-static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *url, release_req_t *r, buf_t *err) {
+static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *url, const door_ctx_t *ctx, release_req_t *r,
+                            buf_t *err) {
   const char *name = door_str(chart, "name"), *version = door_str(chart, "version");
   const cJSON *nv = cJSON_GetObjectItemCaseSensitive(chart, "name");
   const cJSON *vv = cJSON_GetObjectItemCaseSensitive(chart, "version");
@@ -134,6 +135,11 @@ static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *
     }
     if (!name || !*name) {
       buf_puts(err, "spec.chart.name: the chart's name in the repository is required with spec.chart.repository");
+      return -22;
+    }
+    if (rns && *rns && strcmp(rns, r->ns) && !(ctx && ctx->allow_cross_namespace_refs)) {
+      buf_printf(err, "spec.chart.repository.namespace: %s is another namespace, and this controller refuses "
+                      "references across namespaces (--allow-cross-namespace-refs)", rns);
       return -22;
     }
     r->src.kind = REQ_SRC_REPOSITORY;
@@ -393,7 +399,7 @@ static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, b
                        : "spec.chart: no chart source set (inline, repository, url, configMapRef or secretRef)");
     return -22;
   }
-  if (!inl) return hr__chart_source(chart, repo, url, r, err);
+  if (!inl) return hr__chart_source(chart, repo, url, ctx, r, err);
   return hr__load_inline(inl, r, err);
 }
 

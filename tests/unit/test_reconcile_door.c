@@ -8,12 +8,14 @@
 
 #define HR_FINALIZER "rudder.dev/finalizer"
 
+static bool allow_xns; /* --allow-cross-namespace-refs */
+
 static int parse(const char *json, release_req_t *s, buf_t *err) {
   cJSON *o = cJSON_Parse(json);
   if (!o) { fprintf(stderr, "bad test JSON: %s\n", json); exit(2); }
   buf_reset(err);
   memset(s, 0, sizeof *s);
-  door_ctx_t ctx = {.chartrepo_namespace = "captain-system"};
+  door_ctx_t ctx = {.chartrepo_namespace = "captain-system", .allow_cross_namespace_refs = allow_xns};
   int rc = door_helmrelease.parse(o, &ctx, s, err);
   cJSON_Delete(o);
   return rc;
@@ -87,6 +89,8 @@ static void test_errors(void) {
     {"{\"chart\":{\"repository\":{\"name\":\"r\"}}}", -22,
      "spec.chart.name: the chart's name in the repository is required with spec.chart.repository"},
     {"{\"chart\":{\"repository\":{},\"name\":\"x\"}}", -22, "spec.chart.repository.name: must name a HelmRepository"},
+    {"{\"chart\":{\"repository\":{\"name\":\"r\",\"namespace\":\"flux-system\"},\"name\":\"x\"}}", -22,
+     "spec.chart.repository.namespace: flux-system is another namespace, and this controller refuses references across namespaces (--allow-cross-namespace-refs)"},
     {"{\"chart\":{\"repository\":{\"name\":\"r\"},\"url\":\"https://x/\",\"name\":\"x\"}}", -22,
      "spec.chart: set exactly one of inline, repository, url, configMapRef or secretRef"},
     {"{\"chart\":{}}", -22, "spec.chart: no chart source set (inline, repository, url, configMapRef or secretRef)"},
@@ -306,7 +310,9 @@ static void test_chart_sources(void) {
 
 int main(void) {
   test_durations();
+  allow_xns = true; /* one case names a repository of another namespace */
   test_chart_sources();
+  allow_xns = false;
   test_defaults();
   test_errors();
   test_values_from_depends_on();
