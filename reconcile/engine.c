@@ -875,17 +875,21 @@ static void rc__values_from_next(rc_t *x) {
   rc__after_values(x);
 }
 
-/* The objects the release reads values from are watched by name from now on. */
+/* The objects the release reads (valuesFrom, a chart in a ConfigMap or Secret) are watched by name from now on. */
 static void rc__track_refs(rc_t *x) {
   engine_t *e = x->e;
   if (!e->refs) return;
-  size_t n = x->req.deleting ? 0 : x->req.nvalues_from;
+  const req_chart_src_t *src = &x->req.src;
+  bool chart_obj = src->kind == REQ_SRC_CONFIGMAP || src->kind == REQ_SRC_SECRET;
+  size_t n = x->req.deleting ? 0 : x->req.nvalues_from + chart_obj;
   refs_obj_t *objs = n ? calloc(n, sizeof *objs) : NULL;
   if (n && !objs) return;
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < x->req.nvalues_from && i < n; i++)
     objs[i] = (refs_obj_t){.secret = x->req.values_from[i].secret, .ns = x->req.values_from[i].ns,
                            .name = x->req.values_from[i].name};
-  if (refs_set(e->refs, x->key, objs, n)) LOG_W("cannot watch the objects values are read from", "release", x->key);
+  if (chart_obj && n) /* a packaged chart in a ConfigMap or Secret: a new one upgrades at once too */
+    objs[n - 1] = (refs_obj_t){.secret = src->kind == REQ_SRC_SECRET, .ns = x->req.ns, .name = src->obj_name};
+  if (refs_set(e->refs, x->key, objs, n)) LOG_W("cannot watch the objects the release reads", "release", x->key);
   free(objs);
 }
 
