@@ -3,6 +3,7 @@
 #include "base/log.h"
 #include <arpa/inet.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <uv.h>
 #include <mbedtls/asn1.h>
@@ -20,8 +21,39 @@ static void tls__errf(char **errmsg, int r, const char *what) {
   watch__errf(errmsg, "%s: %s", what, e);
 }
 
+/* The system bundle is parsed once per process and shared, read-only, by every configuration that
+ * trusts it (a parsed bundle of ~150 certificates is a few hundred KiB; one per origin added up). */
+static struct {
+  pthread_mutex_t mu;
+  int refs;
+  mbedtls_x509_crt crt;
+} tls__system = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static mbedtls_x509_crt *tls__system_ref(void) {
+  mbedtls_x509_crt *c = NULL;
+  pthread_mutex_lock(&tls__system.mu);
+  if (!tls__system.refs) {
+    mbedtls_x509_crt_init(&tls__system.crt);
+    if (mbedtls_x509_crt_parse_file(&tls__system.crt, TLS__SYSTEM_CA) < 0) mbedtls_x509_crt_free(&tls__system.crt);
+    else tls__system.refs = 1;
+  } else {
+    tls__system.refs++;
+  }
+  if (tls__system.refs) c = &tls__system.crt;
+  pthread_mutex_unlock(&tls__system.mu);
+  return c;
+}
+
+static void tls__system_unref(void) {
+  pthread_mutex_lock(&tls__system.mu);
+  if (tls__system.refs && !--tls__system.refs) mbedtls_x509_crt_free(&tls__system.crt);
+  pthread_mutex_unlock(&tls__system.mu);
+}
+
 void watch_tls_conf_free(watch_tls_conf_t *t) {
   mbedtls_ssl_config_free(&t->conf);
+  if (t->system_ca) tls__system_unref();
+  t->system_ca = 0;
   mbedtls_x509_crt_free(&t->ca);
   mbedtls_x509_crt_free(&t->cert);
   mbedtls_pk_free(&t->key);
@@ -118,13 +150,17 @@ int watch_tls_conf_init(watch_tls_conf_t *t, const kube_config_t *cfg, char **er
       tls__errf(errmsg, r < 0 ? r : MBEDTLS_ERR_X509_INVALID_FORMAT, "TLS: cannot parse the certificate authority data");
       goto fail;
     }
-  } else if (!t->insecure && mbedtls_x509_crt_parse_file(&t->ca, TLS__SYSTEM_CA) < 0) {
-    watch__errf(errmsg, "TLS: no certificate authority given for %s and the system bundle %s is unusable",
-                cfg->server ? cfg->server : "the server", TLS__SYSTEM_CA);
-    r = UV_EINVAL;
-    goto fail;
+  } else if (!t->insecure) {
+    if (!(t->chain = tls__system_ref())) {
+      watch__errf(errmsg, "TLS: no certificate authority given for %s and the system bundle %s is unusable",
+                  cfg->server ? cfg->server : "the server", TLS__SYSTEM_CA);
+      r = UV_EINVAL;
+      goto fail;
+    }
+    t->system_ca = 1;
   }
-  if ((r = tls__ssl_conf(t, &t->ca, &t->drbg, errmsg))) goto fail;
+  if (!t->chain) t->chain = &t->ca;
+  if ((r = tls__ssl_conf(t, t->chain, &t->drbg, errmsg))) goto fail;
   if (t->insecure)
     LOG_W("TLS certificate verification is disabled (insecure-skip-tls-verify); the server is not authenticated",
           "server", cfg->server ? cfg->server : "");
@@ -172,7 +208,8 @@ int watch_tls_conf_with_cert(watch_tls_conf_t **out, watch_tls_conf_t *base, con
     watch__errf(errmsg, "out of memory");
     r = UV_ENOMEM;
   }
-  if (!r) r = tls__ssl_conf(t, &base->ca, &base->drbg, errmsg);
+  t->chain = base->chain; /* the base outlives what is derived from it */
+  if (!r) r = tls__ssl_conf(t, base->chain, &base->drbg, errmsg);
   if (!r) r = tls__own_cert(t, &base->drbg, cert, cert_len, key, key_len, errmsg);
   if (r) {
     watch_tls_conf_free(t);

@@ -15,7 +15,9 @@
 /* Shared per client: trust anchors, client credentials, RNG, and what name the server must prove. */
 typedef struct watch_tls_conf_s {
   mbedtls_ssl_config conf;
-  mbedtls_x509_crt ca;
+  mbedtls_x509_crt ca;       /* the configuration's own trust (certificate-authority data) */
+  mbedtls_x509_crt *chain;   /* what is trusted: &ca, or the process's one parsed system bundle */
+  int system_ca;             /* chain is the system bundle (a reference held) */
   mbedtls_x509_crt cert;
   mbedtls_pk_context key;
   mbedtls_entropy_context entropy;
