@@ -18,6 +18,7 @@ typedef struct kc__ctx_s {
   const char *path; /* the kubeconfig file, for messages */
   char *dir;        /* its directory, for relative file references */
   char **errmsg;
+  bool no_local;    /* text from elsewhere (a Secret): no file is read and no command run on its say */
 } kc__ctx_t;
 
 void kube_exec_free(kube_exec_t *e) {
@@ -220,6 +221,11 @@ static int kc__blob(kc__ctx_t *x, yaml_node_t *map, const char *where, const cha
     return r;
   }
   if (!file) return 0;
+  if (x->no_local) {
+    watch__errf(x->errmsg, "kubeconfig %s: %s.%s: files are not read for a kubeconfig that is not a local file; "
+                "give %s", x->path, where, file_key, data_key);
+    return UV_EINVAL;
+  }
   char *full = kc__resolve_path(x, file);
   if (!full) return UV_ENOMEM;
   r = watch__read_file(full, KC__MAX_FILE, out, out_len);
@@ -386,6 +392,11 @@ static int kc__load(kc__ctx_t *x, const char *context_override, kube_config_t *o
     const char *token, *token_file;
     if ((r = kc__str(x, u, "token", where, &token)) || (r = kc__str(x, u, "tokenFile", where, &token_file))) return r;
     if ((r = kc__dup(x, &out->token, token))) return r;
+    if (token_file && !token && x->no_local) {
+      watch__errf(x->errmsg, "kubeconfig %s: %s.tokenFile: files are not read for a kubeconfig that is not a local "
+                  "file; give token", x->path, where);
+      return UV_EINVAL;
+    }
     if (token_file && !token) {
       if (!(out->token_file = kc__resolve_path(x, token_file))) return UV_ENOMEM;
       size_t n;
@@ -400,6 +411,11 @@ static int kc__load(kc__ctx_t *x, const char *context_override, kube_config_t *o
         out->token[--n] = 0;
     }
     yaml_node_t *ex = kc__get(x, u, "exec");
+    if (ex && !out->token && x->no_local) {
+      watch__errf(x->errmsg, "kubeconfig %s: %s.exec: credential plugins are not run for a kubeconfig that is not a "
+                  "local file; give a token or a client certificate", x->path, where);
+      return UV_ENOTSUP;
+    }
     if (ex && !out->token && (r = kc__exec(x, ex, where, &out->exec))) return r;
     if (!out->token && !out->cert_pem && !out->exec && kc__get(x, u, "auth-provider")) {
       watch__errf(x->errmsg, "kubeconfig %s: %s uses an auth-provider credential plugin, which is not "
@@ -432,6 +448,22 @@ static int kube_config__load_file(const char *path, const char *context_override
   if (r == 0 && !(out->source = strdup(path))) r = UV_ENOMEM;
   if (r) {
     if (r == UV_ENOMEM && errmsg && !*errmsg) watch__errf(errmsg, "kubeconfig %s: out of memory", path);
+    kube_config_free(out);
+  }
+  return r;
+}
+
+int kube_config_parse(const char *text, size_t len, const char *what, kube_config_t *out, char **errmsg) {
+  kc__ctx_t x = {.path = what, .errmsg = errmsg, .no_local = true};
+  memset(out, 0, sizeof *out);
+  int r = kc__parse(&x, text, len);
+  if (r == 0) {
+    r = kc__load(&x, NULL, out);
+    yaml_document_delete(&x.doc);
+  }
+  if (r == 0 && !(out->source = strdup(what))) r = UV_ENOMEM;
+  if (r) {
+    if (r == UV_ENOMEM && errmsg && !*errmsg) watch__errf(errmsg, "kubeconfig %s: out of memory", what);
     kube_config_free(out);
   }
   return r;

@@ -46,6 +46,11 @@ typedef struct kube_config_s {
 /* Loads path (or, when NULL: $KUBECONFIG's first entry, else in-cluster, else ~/.kube/config) using
  * context_override or the current-context; 0 or a negative UV_E* code with *errmsg (malloc'd) set. */
 int kube_config_load(const char *path, const char *context_override, kube_config_t *out, char **errmsg);
+/* Parses kubeconfig text that is not a local file (e.g. a Secret's; `what` names it in messages) with
+ * its current-context. File references (certificate-authority, client-certificate, client-key,
+ * tokenFile) and exec plugins are refused: such text must not make the process read its files or
+ * run commands. 0 or a negative UV_E* code with *errmsg (malloc'd) set. */
+int kube_config_parse(const char *text, size_t len, const char *what, kube_config_t *out, char **errmsg);
 /* Loads the in-cluster service-account configuration (KUBERNETES_SERVICE_HOST/PORT and the token,
  * CA and namespace files under dir, normally /var/run/secrets/kubernetes.io/serviceaccount). */
 int kube_config_in_cluster(const char *dir, kube_config_t *out, char **errmsg);

@@ -92,6 +92,51 @@ static void test_inline(void) {
   kube_config_free(&c);
 }
 
+/* Text that is not a local file (a Secret's): inline data is used, files and commands refused. */
+static void test_parse_text(void) {
+  kube_config_t c;
+  char *err = NULL;
+  int r = kube_config_parse(inline_cfg, strlen(inline_cfg), "Secret ns/cl key kubeconfig", &c, &err);
+  CHECK_EQ_INT(r, 0);
+  if (!r) {
+    CHECK_EQ_STR(c.host, "127.0.0.1");
+    CHECK_EQ_STR(c.ca_pem, "hello ca");
+    CHECK_EQ_STR(c.token, "abc.def");
+    CHECK_EQ_STR(c.source, "Secret ns/cl key kubeconfig");
+    kube_config_free(&c);
+  }
+  static const struct { const char *user; int rc; const char *msg; } cases[] = {
+    {"    client-certificate: /etc/shadow\n    client-key-data: " B64_KEY "\n", UV_EINVAL,
+     "kubeconfig s: users[\"u\"].user.client-certificate: files are not read for a kubeconfig that is not a local "
+     "file; give client-certificate-data"},
+    {"    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token\n", UV_EINVAL,
+     "kubeconfig s: users[\"u\"].user.tokenFile: files are not read for a kubeconfig that is not a local file; give token"},
+    {"    exec:\n      command: /bin/sh\n      apiVersion: client.authentication.k8s.io/v1\n", UV_ENOTSUP,
+     "kubeconfig s: users[\"u\"].user.exec: credential plugins are not run for a kubeconfig that is not a local file; "
+     "give a token or a client certificate"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: https://10.0.0.1:6443\n"
+             "contexts:\n- name: c\n  context: {cluster: k, user: u}\nusers:\n- name: u\n  user:\n%s",
+             cases[i].user);
+    err = NULL;
+    r = kube_config_parse(text, strlen(text), "s", &c, &err);
+    CHECK_EQ_INT(r, cases[i].rc);
+    CHECK_EQ_STR(err, cases[i].msg);
+    free(err);
+  }
+  /* certificate-authority as a file is refused too. */
+  const char *ca = "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: https://10.0.0.1:6443\n"
+                   "    certificate-authority: /etc/ssl/private/x\ncontexts:\n- name: c\n  context: {cluster: k}\n";
+  err = NULL;
+  r = kube_config_parse(ca, strlen(ca), "s", &c, &err);
+  CHECK_EQ_INT(r, UV_EINVAL);
+  CHECK(err && strstr(err, "clusters[\"k\"].cluster.certificate-authority: files are not read"));
+  free(err);
+}
+
 static void test_files(void) {
   write_file("ca.crt", "CA FILE\n");
   write_file("client.crt", "CERT FILE\n");
@@ -326,6 +371,7 @@ int main(void) {
   snprintf(dir, sizeof dir, "/tmp/rudder-kc-XXXXXX");
   if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
   test_inline();
+  test_parse_text();
   test_files();
   test_exec();
   test_errors();
