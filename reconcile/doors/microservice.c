@@ -13,26 +13,15 @@
 #define MS_FINALIZER "micro.hello.com/finalizer"
 #define MS_RELEASE_NAME_MAX 53 /* Helm's limit on release names */
 
-/* Reads what the engine wrote last time (it survives restarts): the deployed revision, the digests
- * of the inputs applied and last attempted, the failure counts. */
-static void ms__parse_status(const cJSON *status, release_req_t *r) {
-  const cJSON *rev = cJSON_GetObjectItemCaseSensitive(status, "revision");
-  r->applied_revision = cJSON_IsNumber(rev) && rev->valuedouble > 0 ? (long long)rev->valuedouble : 0;
-  const char *ad = door_str(status, "lastAppliedDigest");
-  if (ad && strlen(ad) == 64) memcpy(r->applied_digest, ad, 65);
-  const char *fd = door_str(status, "lastAttemptedDigest");
-  if (fd && strlen(fd) == 64) memcpy(r->failed_digest, fd, 65);
-  const cJSON *inf = cJSON_GetObjectItemCaseSensitive(status, "installFailures");
-  const cJSON *upf = cJSON_GetObjectItemCaseSensitive(status, "upgradeFailures");
-  r->install_failures = cJSON_IsNumber(inf) && inf->valuedouble > 0 ? (int)inf->valuedouble : 0;
-  r->upgrade_failures = cJSON_IsNumber(upf) && upf->valuedouble > 0 ? (int)upf->valuedouble : 0;
-}
-
 static int ms_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, buf_t *err) {
   (void)ctx;
   int rc = door_parse_meta(obj, MS_FINALIZER, r, err);
   if (rc) return rc;
-  ms__parse_status(cJSON_GetObjectItemCaseSensitive(obj, "status"), r);
+  /* What the engine wrote last time (it survives restarts): the deployed revision and its bookkeeping. */
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
+  const cJSON *rev = cJSON_GetObjectItemCaseSensitive(status, "revision");
+  r->applied_revision = cJSON_IsNumber(rev) && rev->valuedouble > 0 ? (long long)rev->valuedouble : 0;
+  door_bookkeeping_read(status, r);
   /* Names first, even for a bad spec: a deletion finds the release records by them. */
   r->release_name = door_dup(r->name);
   r->target_ns = door_dup(r->ns);
@@ -106,16 +95,12 @@ static char *ms_status_patch(const release_outcome_t *o) {
   if (o->progressing) return door_status_body(st); /* the phase and Reconciling only */
   cJSON_AddNumberToObject(st, "observedGeneration", (double)r->generation);
   if (o->applied_revision > 0) cJSON_AddNumberToObject(st, "revision", (double)o->applied_revision);
-  if (o->applied_digest && *o->applied_digest) cJSON_AddStringToObject(st, "lastAppliedDigest", o->applied_digest);
-  if (o->attempted_digest && *o->attempted_digest) cJSON_AddStringToObject(st, "lastAttemptedDigest", o->attempted_digest);
-  cJSON_AddNumberToObject(st, "installFailures", o->install_failures);
-  cJSON_AddNumberToObject(st, "upgradeFailures", o->upgrade_failures);
+  door_bookkeeping_write(st, o);
   return door_status_body(st);
 }
 
-static const char *const ms__keep[] = {"spec", "status.conditions", "status.revision", "status.lastAppliedDigest",
-                                       "status.lastAttemptedDigest", "status.installFailures",
-                                       "status.upgradeFailures", "metadata.labels", "metadata.annotations", NULL};
+static const char *const ms__keep[] = {"spec", "status.conditions", "status.revision", DOOR_KEEP_BOOKKEEPING,
+                                       "metadata.labels", "metadata.annotations", NULL};
 
 const door_t door_microservice = {
     .kind = "Microservice",
