@@ -4,22 +4,14 @@
 #include "reconcile/conditions.h"
 #include "reconcile/doors/doors.h"
 #include "t.h"
+#include "t_door.h"
 #include <stdlib.h>
 #include <string.h>
 
 #define MS_FINALIZER "micro.hello.com/finalizer"
 #define META "\"metadata\":{\"name\":\"web\",\"namespace\":\"test\",\"uid\":\"u1\",\"generation\":2,\"resourceVersion\":\"7\"}"
 
-static int parse(const char *json, release_req_t *s, buf_t *err) {
-  cJSON *o = cJSON_Parse(json);
-  if (!o) { fprintf(stderr, "bad test JSON: %s\n", json); exit(2); }
-  buf_reset(err);
-  memset(s, 0, sizeof *s);
-  door_ctx_t ctx = {.chartrepo_namespace = "captain-system"};
-  int rc = door_microservice.parse(o, &ctx, s, err);
-  cJSON_Delete(o);
-  return rc;
-}
+static int parse(const char *json, release_req_t *s, buf_t *err) { return t_door_parse(&door_microservice, json, s, err); }
 
 static void test_row(void) {
   CHECK_EQ_STR(door_microservice.kind, "Microservice");
