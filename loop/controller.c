@@ -227,9 +227,9 @@ static const char ctl__usage[] =
   "  --context NAME      kubeconfig context (default its current-context)\n"
   "  --namespace NS      watch the kinds' objects in this namespace only (default all)\n"
   "  --kinds KIND[,KIND...]  serve only these kinds (default every kind whose CRD is installed, found when\n"
-  "                      the controller starts and whenever a CRD is installed later): HelmRelease,\n"
-  "                      Microservice, HelmRepository (a HelmRelease whose chart is in a HelmRepository\n"
-  "                      needs HelmRepository too); Kind.group picks one of several kinds of that name\n"
+  "                      the controller starts and whenever a CRD is installed later; the known kinds are\n"
+  "                      listed below; a HelmRelease whose chart is in a HelmRepository needs HelmRepository\n"
+  "                      too); Kind.group picks one of several kinds of that name\n"
   "  --concurrency N     reconciles in flight at once (default 4)\n"
   "  --qps Q             client-side limit on API requests per second (default: 50 until the API server\n"
   "                      shows it applies its own flow control, then none, as Flux decides; negative: none)\n"
@@ -269,7 +269,13 @@ int controller_main(int argc, char **argv) {
     const char *v = NULL;
     const char *eq = strchr(a, '=');
     char flag[64];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(ctl__usage, stdout); return 0; }
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      buf_t k = BUF_INIT;
+      int krc = kinds_describe(&k);
+      printf("%sKinds: %s\n", ctl__usage, krc ? "(out of memory)" : k.data);
+      buf_free(&k);
+      return 0;
+    }
     if (strncmp(a, "--", 2) != 0) { fprintf(stderr, "rudder controller: unexpected argument \"%s\"\n%s", a, ctl__usage); return 2; }
     if (!strcmp(a, "--leader-elect") || !strcmp(a, "--leader-elect=true")) { leader_elect = 1; continue; }
     if (!strcmp(a, "--leader-elect=false")) { leader_elect = 0; continue; }

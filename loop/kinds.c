@@ -139,6 +139,15 @@ int kinds_new(const char *list, kinds_t **out, buf_t *err) {
   return 0;
 }
 
+int kinds_describe(buf_t *out) {
+  kinds_t *k;
+  int rc = kinds_new(NULL, &k, out);
+  if (rc) return rc;
+  kinds__known(k, out);
+  kinds__free(k);
+  return 0;
+}
+
 /* ---- the CRD watch ---- */
 
 static kinds__entry_t *kinds__find(kinds_t *k, const char *crd) {

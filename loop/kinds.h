@@ -39,6 +39,8 @@ typedef struct kinds_s kinds_t;
  * kinds, case-insensitive; "Kind.group" for one of several kinds of that name). -22 with err naming
  * the unknown one and listing the known kinds; -12. */
 int kinds_new(const char *list, kinds_t **out, buf_t *err);
+/* Appends the known kinds to out ("HelmRelease (rudder.dev), ..."); 0 or -12. */
+int kinds_describe(buf_t *out);
 /* Starts watching the CRDs and serving the kinds whose CRD is ready. on_fatal runs when a
  * reconciler cannot be started (the controller then shuts down). 0 or a negative code. */
 int kinds_start(kinds_t *k, const kinds_env_t *env, void (*on_fatal)(void *data), void *data);

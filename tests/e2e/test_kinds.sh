@@ -37,8 +37,11 @@ out=$("$RUDDER_BIN" controller --kubeconfig "$KUBECONFIG" --kinds HelmRelease,Wi
 [ "$out" = 'rudder controller: --kinds: unknown kind "Widget"; the known kinds are HelmRelease (rudder.dev), Microservice (micro.hello.com), HelmRepository (rudder.dev)' ] ||
   fail "--kinds Widget: $out"
 ok "--kinds with an unknown kind: exit 2, the known kinds listed"
-"$RUDDER_BIN" controller --help | grep -q -- '--kinds KIND' || fail "--help does not document --kinds"
-ok "--help documents --kinds"
+out=$("$RUDDER_BIN" controller --help)
+grep -q -- '--kinds KIND' <<<"$out" || fail "--help does not document --kinds"
+grep -q '^Kinds: HelmRelease (rudder.dev), Microservice (micro.hello.com), HelmRepository (rudder.dev)' <<<"$out" ||
+  fail "--help does not list the kinds: $out"
+ok "--help documents --kinds and lists the known kinds"
 
 kubectl delete crd "$crd_name" --wait=true --timeout=60s >/dev/null
 ! kubectl get crd "$crd_name" >/dev/null 2>&1 || fail "the Microservice CRD is still there"
