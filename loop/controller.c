@@ -2,11 +2,10 @@
 #include "base/log.h"
 #include "buildinfo.h"
 #include "loop/cli.h"
+#include "loop/kinds.h"
 #include "loop/leader.h"
-#include "reconcile/doors/doors.h"
 #include "reconcile/engine.h"
 #include "reconcile/request.h"
-#include "reconcile/sources/helmrepository.h"
 #include "helm/source/cache.h"
 #include "helm/source/source.h"
 #include "watch/fetch.h"
@@ -31,13 +30,12 @@ typedef struct ctl_s {
   discovery_t *disc;
   events_t *events;
   leader_t *leader;
-  engine_t *engines[8]; /* one per front door */
-  size_t nengines, running;
+  kinds_t *kinds;         /* the kinds served (loop/kinds.h): a reconciler each while its CRD is installed */
+  bool kinds_started;
   engine_opts_t eopts;
   fetch_t *fetch;         /* HTTP(S) to chart repositories */
   chart_cache_t *charts;  /* charts in memory, one per digest */
   source_t *source;       /* repositories, downloads, the archive cache on disk */
-  repoctl_t *repos;       /* the HelmRepository kind */
   int stopping;
   int exit_code;
 } ctl_t;
@@ -81,12 +79,9 @@ static void ctl__fetch_closed(void *data) {
   else ctl__leader_released(c);
 }
 
-static void ctl__engine_stopped(void *data) {
+static void ctl__kinds_stopped(void *data) {
   ctl_t *c = data;
-  if (--c->running) return;
-  c->nengines = 0;
-  c->repos = NULL;
-  if (!c->stopping) return; /* leadership lost: wait to lead again (or for a signal) */
+  c->kinds = NULL;
   /* Every reconcile is gone: nothing holds a chart any more. What the sources cost, for the
    * benchmarks: downloads, index fetches, charts loaded in memory. */
   if (c->source) {
@@ -130,8 +125,10 @@ static void ctl__proc_rss(unsigned long long *rss, unsigned long long *hwm) {
 static void ctl__log_memory(ctl_t *c) {
   size_t objects = 0, cache = 0, records = 0, records_objects = 0, memo = 0, index = 0, queue = 0, running = 0,
          queue_keys = 0, engine = 0;
-  for (size_t i = 0; i < c->nengines; i++) {
-    engine_stats_t s = engine_get_stats(c->engines[i]);
+  engine_t *engines[32];
+  size_t nengines = kinds_engines(c->kinds, engines, sizeof engines / sizeof *engines);
+  for (size_t i = 0; i < nengines; i++) {
+    engine_stats_t s = engine_get_stats(engines[i]);
     objects += s.cache.objects;
     cache += s.cache.bytes;
     records_objects += s.records_cache.objects;
@@ -178,14 +175,7 @@ static void ctl__shutdown(ctl_t *c) {
   if (c->stopping) return;
   c->stopping = 1;
   ctl__log_memory(c);
-  if (c->nengines || c->repos) {
-    c->running = c->nengines + (c->repos != NULL);
-    for (size_t i = 0; i < c->nengines; i++) engine_stop(c->engines[i], ctl__engine_stopped, c);
-    if (c->repos) repoctl_stop(c->repos, ctl__engine_stopped, c);
-  } else {
-    c->running = 1;
-    ctl__engine_stopped(c);
-  }
+  kinds_stop(c->kinds, ctl__kinds_stopped, c);
 }
 
 static void ctl__on_signal(uv_signal_t *s, int signum) {
@@ -198,35 +188,27 @@ static void ctl__on_signal(uv_signal_t *s, int signum) {
   ctl__shutdown(c);
 }
 
-/* One engine per front door (reconcile/doors). */
+static void ctl__kind_failed(void *data) {
+  ctl_t *c = data;
+  c->exit_code = 1;
+  ctl__shutdown(c);
+}
+
+/* Every kind whose CRD is installed, now or later (loop/kinds.h). */
 static void ctl__start_reconcilers(ctl_t *c) {
-  if (c->source) {
-    repoctl_opts_t ro = {.namespace = c->eopts.namespace, .events = c->events};
-    int rc = repoctl_start(&c->loop, c->client, c->source, &ro, &c->repos);
-    if (rc) {
-      LOG_E("cannot start the HelmRepository reconciler", "error", uv_strerror(rc));
-      c->repos = NULL;
-      c->exit_code = 1;
-      ctl__shutdown(c);
-      return;
-    }
-  }
-  for (size_t i = 0; doors[i] && c->nengines < sizeof c->engines / sizeof *c->engines; i++) {
-    int rc = engine_start(&c->loop, c->client, c->disc, doors[i], &c->eopts, &c->engines[c->nengines]);
-    if (rc) {
-      LOG_E("cannot start the release engine", "kind", doors[i]->kind, "error", uv_strerror(rc));
-      c->exit_code = 1;
-      ctl__shutdown(c);
-      return;
-    }
-    c->nengines++;
+  c->kinds_started = true;
+  kinds_env_t env = {.loop = &c->loop, .client = c->client, .disc = c->disc, .source = c->source, .eopts = &c->eopts};
+  int rc = kinds_start(c->kinds, &env, ctl__kind_failed, c);
+  if (rc) {
+    LOG_E("cannot watch the CustomResourceDefinitions", "error", uv_strerror(rc));
+    ctl__kind_failed(c);
   }
 }
 
 static void ctl__on_started_leading(leader_t *l, void *data) {
   ctl_t *c = data;
   LOG_I("became leader", "identity", leader_identity(l));
-  if (!c->stopping && !c->nengines) ctl__start_reconcilers(c);
+  if (!c->stopping && !c->kinds_started) ctl__start_reconcilers(c);
 }
 
 /* Losing the lease while running means another replica may already reconcile: stop at once and
@@ -243,7 +225,11 @@ static const char ctl__usage[] =
   "Usage: rudder controller [flags]\n"
   "  --kubeconfig FILE   kubeconfig to use (default $KUBECONFIG, then in-cluster, then ~/.kube/config)\n"
   "  --context NAME      kubeconfig context (default its current-context)\n"
-  "  --namespace NS      watch HelmReleases in this namespace only (default all)\n"
+  "  --namespace NS      watch the kinds' objects in this namespace only (default all)\n"
+  "  --kinds KIND[,KIND...]  serve only these kinds (default every kind whose CRD is installed, found when\n"
+  "                      the controller starts and whenever a CRD is installed later; the known kinds are\n"
+  "                      listed below; a HelmRelease whose chart is in a HelmRepository needs HelmRepository\n"
+  "                      too); Kind.group picks one of several kinds of that name\n"
   "  --concurrency N     reconciles in flight at once (default 4)\n"
   "  --qps Q             client-side limit on API requests per second (default: 50 until the API server\n"
   "                      shows it applies its own flow control, then none, as Flux decides; negative: none)\n"
@@ -278,6 +264,7 @@ int controller_main(int argc, char **argv) {
   const char *default_sa = NULL;
   const char *chartrepo_ns = "captain-system";
   bool allow_xns = false;
+  const char *kinds_list = NULL;
   size_t max_storage = 0, max_chart_cache = 0;
   long le_lease = 15000, le_renew = 10000, le_retry = 2000;
   for (int i = 0; i < argc; i++) {
@@ -285,7 +272,13 @@ int controller_main(int argc, char **argv) {
     const char *v = NULL;
     const char *eq = strchr(a, '=');
     char flag[64];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(ctl__usage, stdout); return 0; }
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      buf_t k = BUF_INIT;
+      int krc = kinds_describe(&k);
+      printf("%sKinds: %s\n", ctl__usage, krc ? "(out of memory)" : k.data);
+      buf_free(&k);
+      return 0;
+    }
     if (strncmp(a, "--", 2) != 0) { fprintf(stderr, "rudder controller: unexpected argument \"%s\"\n%s", a, ctl__usage); return 2; }
     if (!strcmp(a, "--leader-elect") || !strcmp(a, "--leader-elect=true")) { leader_elect = 1; continue; }
     if (!strcmp(a, "--leader-elect=false")) { leader_elect = 0; continue; }
@@ -300,6 +293,7 @@ int controller_main(int argc, char **argv) {
     }
     if (!strcmp(flag, "--kubeconfig")) kubeconfig = v;
     else if (!strcmp(flag, "--context")) context = v;
+    else if (!strcmp(flag, "--kinds")) kinds_list = v;
     else if (!strcmp(flag, "--namespace") || !strcmp(flag, "-n")) ns = v;
     else if (!strcmp(flag, "--concurrency")) {
       char *end;
@@ -359,11 +353,19 @@ int controller_main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   ctl_t *c = calloc(1, sizeof *c);
   if (!c) { fprintf(stderr, "rudder controller: out of memory\n"); return 1; }
+  buf_t kerr = BUF_INIT;
+  if (kinds_new(kinds_list, &c->kinds, &kerr)) {
+    fprintf(stderr, "rudder controller: %s\n", kerr.data ? kerr.data : "out of memory");
+    buf_free(&kerr);
+    free(c);
+    return 2;
+  }
   char *err = NULL;
   int rc = kube_config_load(kubeconfig, context, &c->cfg, &err);
   if (rc) {
     fprintf(stderr, "rudder controller: %s\n", err ? err : uv_strerror(rc));
     free(err);
+    kinds_stop(c->kinds, NULL, NULL); /* never started: freed at once */
     free(c);
     return 1;
   }

@@ -300,3 +300,24 @@ const record_t *door_current_record(const release_outcome_t *o) {
     if (o->history[i].status && !strcmp(o->history[i].status, "deployed")) return &o->history[i];
   return o->nhistory ? &o->history[0] : NULL;
 }
+
+static int door__count(const cJSON *status, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(status, k);
+  return cJSON_IsNumber(v) && v->valuedouble > 0 ? (v->valuedouble > 1e6 ? 1000000 : (int)v->valuedouble) : 0;
+}
+
+void door_bookkeeping_read(const cJSON *status, release_req_t *r) {
+  const char *ad = door_str(status, "lastAppliedDigest");
+  if (ad && strlen(ad) == 64) memcpy(r->applied_digest, ad, 65);
+  const char *fd = door_str(status, "lastAttemptedDigest");
+  if (fd && strlen(fd) == 64) memcpy(r->failed_digest, fd, 65);
+  r->install_failures = door__count(status, "installFailures");
+  r->upgrade_failures = door__count(status, "upgradeFailures");
+}
+
+void door_bookkeeping_write(cJSON *st, const release_outcome_t *o) {
+  if (o->applied_digest && *o->applied_digest) cJSON_AddStringToObject(st, "lastAppliedDigest", o->applied_digest);
+  if (o->attempted_digest && *o->attempted_digest) cJSON_AddStringToObject(st, "lastAttemptedDigest", o->attempted_digest);
+  cJSON_AddNumberToObject(st, "installFailures", o->install_failures);
+  cJSON_AddNumberToObject(st, "upgradeFailures", o->upgrade_failures);
+}

@@ -48,5 +48,12 @@ int door_check_namespace(const char *v, const char *field, buf_t *err);
 cJSON *door_conditions(const release_outcome_t *o);
 /* {"status": st} as compact JSON (malloc'd); takes st. NULL when out of memory. */
 char *door_status_body(cJSON *st);
+/* What the engine keeps in every kind's status across restarts (the digests of the inputs applied
+ * and last attempted, the failure counts): read back from status into r, and written from o into st.
+ * The revision is each kind's own field. DOOR_KEEP_BOOKKEEPING lists them for door_t.cache_keep. */
+void door_bookkeeping_read(const cJSON *status, release_req_t *r);
+void door_bookkeeping_write(cJSON *st, const release_outcome_t *o);
+#define DOOR_KEEP_BOOKKEEPING \
+  "status.lastAppliedDigest", "status.lastAttemptedDigest", "status.installFailures", "status.upgradeFailures"
 /* The revision in o's history that is deployed (or the newest when none is), or NULL. */
 const record_t *door_current_record(const release_outcome_t *o);

@@ -2,4 +2,5 @@
 #pragma once
 #include "reconcile/door.h"
 
-extern const door_t door_helmrelease; /* rudder.dev/v1alpha1 HelmRelease */
+extern const door_t door_helmrelease;  /* rudder.dev/v1alpha1 HelmRelease */
+extern const door_t door_microservice; /* micro.hello.com/v1alpha1 Microservice */

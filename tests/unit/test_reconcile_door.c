@@ -3,23 +3,13 @@
 #include "reconcile/conditions.h"
 #include "reconcile/doors/doors.h"
 #include "t.h"
+#include "t_door.h"
 #include <stdlib.h>
 #include <string.h>
 
 #define HR_FINALIZER "rudder.dev/finalizer"
 
-static bool allow_xns; /* --allow-cross-namespace-refs */
-
-static int parse(const char *json, release_req_t *s, buf_t *err) {
-  cJSON *o = cJSON_Parse(json);
-  if (!o) { fprintf(stderr, "bad test JSON: %s\n", json); exit(2); }
-  buf_reset(err);
-  memset(s, 0, sizeof *s);
-  door_ctx_t ctx = {.chartrepo_namespace = "captain-system", .allow_cross_namespace_refs = allow_xns};
-  int rc = door_helmrelease.parse(o, &ctx, s, err);
-  cJSON_Delete(o);
-  return rc;
-}
+static int parse(const char *json, release_req_t *s, buf_t *err) { return t_door_parse(&door_helmrelease, json, s, err); }
 
 #define META "\"metadata\":{\"name\":\"web\",\"namespace\":\"apps\",\"generation\":3,\"resourceVersion\":\"42\"}"
 
@@ -310,9 +300,9 @@ static void test_chart_sources(void) {
 
 int main(void) {
   test_durations();
-  allow_xns = true; /* one case names a repository of another namespace */
+  t_door_allow_xns = true; /* one case names a repository of another namespace */
   test_chart_sources();
-  allow_xns = false;
+  t_door_allow_xns = false;
   test_defaults();
   test_errors();
   test_values_from_depends_on();
