@@ -35,17 +35,30 @@ static int hq__key_ok(const char *k) {
          strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == n;
 }
 
-/* spec.valuesFrom: [{configMapKeyRef|secretKeyRef: {name, key, optional}}] in the object's namespace. */
-static int hq__values_from(const cJSON *spec, release_req_t *r, buf_t *err) {
-  const cJSON *vf = cJSON_GetObjectItemCaseSensitive(spec, "valuesFrom");
-  if (!vf || cJSON_IsNull(vf)) return 0;
-  if (!cJSON_IsArray(vf)) {
-    buf_puts(err, "spec.valuesFrom: must be a list of {configMapKeyRef} or {secretKeyRef}");
+/* spec[k] when a non-empty list (*list, with *out calloc'd for its items of size each), NULL when
+ * absent, null or empty; -22 naming what the list holds when not a list. */
+static int hq__list(const cJSON *spec, const char *k, const char *what, size_t each, void **out, const cJSON **list,
+                    buf_t *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, k);
+  *list = NULL;
+  if (!v || cJSON_IsNull(v)) return 0;
+  if (!cJSON_IsArray(v)) {
+    buf_printf(err, "spec.%s: must be a list of %s", k, what);
     return -22;
   }
-  size_t n = (size_t)cJSON_GetArraySize(vf);
+  size_t n = (size_t)cJSON_GetArraySize(v);
   if (!n) return 0;
-  if (!(r->values_from = calloc(n, sizeof *r->values_from))) return hq__oom(err);
+  if (!(*out = calloc(n, each))) return hq__oom(err);
+  *list = v;
+  return 0;
+}
+
+/* spec.valuesFrom: [{configMapKeyRef|secretKeyRef: {name, key, optional}}] in the object's namespace. */
+static int hq__values_from(const cJSON *spec, release_req_t *r, buf_t *err) {
+  const cJSON *vf;
+  int rc = hq__list(spec, "valuesFrom", "{configMapKeyRef} or {secretKeyRef}", sizeof *r->values_from,
+                    (void **)&r->values_from, &vf, err);
+  if (rc || !vf) return rc;
   size_t i = 0;
   for (const cJSON *it = vf->child; it; it = it->next, i++) {
     char path[64];
@@ -61,7 +74,6 @@ static int hq__values_from(const cJSON *spec, release_req_t *r, buf_t *err) {
     char ref[96];
     snprintf(ref, sizeof ref, "%s.%s", path, sk ? "secretKeyRef" : "configMapKeyRef");
     const char *name, *key;
-    int rc;
     if ((rc = door_string(sk ? sk : cm, "name", ref, &name, err)) || (rc = door_string(sk ? sk : cm, "key", ref, &key, err)) ||
         (rc = door_bool(sk ? sk : cm, "optional", ref, &v->optional, err)))
       return rc;
@@ -83,20 +95,14 @@ static int hq__values_from(const cJSON *spec, release_req_t *r, buf_t *err) {
 
 /* spec.dependencies: names of HelmRequests of the same namespace, as "namespace/name". */
 static int hq__dependencies(const cJSON *spec, release_req_t *r, buf_t *err) {
-  const cJSON *deps = cJSON_GetObjectItemCaseSensitive(spec, "dependencies");
-  if (!deps || cJSON_IsNull(deps)) return 0;
-  if (!cJSON_IsArray(deps)) {
-    buf_puts(err, "spec.dependencies: must be a list of HelmRequest names");
-    return -22;
-  }
-  size_t n = (size_t)cJSON_GetArraySize(deps);
-  if (!n) return 0;
-  if (!(r->depends_on = calloc(n, sizeof *r->depends_on))) return hq__oom(err);
+  const cJSON *deps;
+  int rc = hq__list(spec, "dependencies", "HelmRequest names", sizeof *r->depends_on, (void **)&r->depends_on, &deps, err);
+  if (rc || !deps) return rc;
   size_t i = 0;
   for (const cJSON *d = deps->child; d; d = d->next, i++) {
     char path[48];
     snprintf(path, sizeof path, "spec.dependencies[%zu]", i);
-    int rc = door_check_name(cJSON_IsString(d) ? d->valuestring : NULL, path, 253, err);
+    rc = door_check_name(cJSON_IsString(d) ? d->valuestring : NULL, path, 253, err);
     if (rc) return rc;
     if (!strcmp(d->valuestring, r->name)) {
       buf_printf(err, "%s: a HelmRequest cannot depend on itself", path);

@@ -98,9 +98,10 @@ done
 [ "$(hq_field web '{.metadata.finalizers}')" = '["captain.cpaas.io"]' ] || fail "finalizers: $(hq_field web '{.metadata.finalizers}')"
 [ "$(helm get values web -n "$APPS" -o json)" = '{"message":"first","replicaCount":0}' ] ||
   fail "helm get values: $(helm get values web -n "$APPS" -o json)"
-cols=$(kubectl -n "$NS" get hreq web | head -1)
-[ "$(tr -s ' ' <<<"$cols")" = "NAME CHART VERSION NAMESPACE ALLCLUSTER PHASE AGE" ] || fail "printer columns: $cols"
-kubectl -n "$NS" get hreq web | grep -q "ignored/by-source .* $APPS .* Synced" || fail "printed row: $(kubectl -n "$NS" get hreq web)"
+table=$(kubectl -n "$NS" get hreq web) # whole, not piped into head: a closed pipe would kill kubectl
+[ "$(head -1 <<<"$table" | tr -s ' ')" = "NAME CHART VERSION NAMESPACE ALLCLUSTER PHASE AGE" ] || fail "printer columns: $table"
+row_re="^web +ignored/by-source +([^ ]+ +)?$APPS +([^ ]+ +)?Synced +[0-9]"
+[[ "$(tail -1 <<<"$table")" =~ $row_re ]] || fail "printed row: $table"
 ok "v1 source.http: Synced, helm ls -n $APPS lists it deployed, status.version and notes as helm prints them"
 
 # 2. A values change upgrades: revision 2.
@@ -112,6 +113,17 @@ wait_for 60 "web Synced at generation 2" hq_phase web Synced
 status_matches_helm web "$APPS" web || fail "status after the upgrade differs from helm's"
 [[ "$(hq_field web '{.status.notes}')" == *"It runs 0 replicas: second"* ]] || fail "notes not updated: $(hq_field web '{.status.notes}')"
 ok "a values change is revision 2; status.notes follows"
+
+# The release's place cannot move (as Captain's webhook refused): the CRD's rules say so.
+for change in "{\"spec\":{\"namespace\":\"$NS\"}}" '{"spec":{"releaseName":"other"}}'; do
+  if out=$(kubectl -n "$NS" patch helmrequest.v1.app.alauda.io web --type merge -p "$change" 2>&1); then
+    fail "the API server accepted $change"
+  fi
+  f=$(sed -E 's/.*"(namespace|releaseName)".*/\1/' <<<"$change")
+  [[ "$out" == *"spec.$f cannot be changed"* ]] || fail "refusal of $change: $out"
+done
+[ "$(hq_field web '{.metadata.generation}')" = 2 ] || fail "a refused change bumped the generation"
+ok "spec.namespace and spec.releaseName cannot be changed"
 
 # 3. v1alpha1: the same API, the record in the HelmRequest's namespace by default, releaseName.
 hq v1alpha1 legacy "{\"releaseName\": \"legacy-rel\", \"source\": {\"http\": {\"url\": \"$url2\"}}}"
