@@ -4,7 +4,7 @@
 # spec.namespace, Synced, listed by the real `helm ls -n <namespace>`, status.version and
 # status.notes as `helm get metadata|notes` print them; a values change is revision 2; the
 # app.alauda.io/rollback-to annotation rolls back (`helm history`) and, removed, the spec is
-# followed again; delete uninstalls. Bad input: a chart without '/', a release name over 53
+# followed again; remediation.retries rolls a failed upgrade back and retries it; delete uninstalls. Bad input: a chart without '/', a release name over 53
 # characters, another cluster, an unknown ChartRepo -> phase Failed with the reason (Validated=False
 # for what the door refuses) and nothing applied; fields of the wrong type are refused by the API
 # server (the CRD's schema). The CRD documents its fields (`kubectl explain`) and prints Captain's
@@ -203,14 +203,27 @@ wait_for 90 "nochart Synced once fixed" hq_phase nochart Synced
 [ "$(hq_field nochart '{.status.reason}')" = "" ] || fail "fixed: reason kept: $(hq_field nochart '{.status.reason}')"
 ok "a bad HelmRequest, fixed, is Synced with Validated=True"
 
+# spec.remediation.retries: a failed upgrade is rolled back and retried once, then left Failed.
+hq v1 remed "{\"source\": {\"http\": {\"url\": \"$url1\"}}, \"remediation\": {\"retries\": 1}}"
+wait_for 90 "remed Synced" hq_phase remed Synced
+hq v1 remed "{\"source\": {\"http\": {\"url\": \"$url1\"}}, \"remediation\": {\"retries\": 1}, \"values\": {\"podLabels\": {\"not a key!\": \"x\"}}}"
+wait_for 120 "remed: failed, rolled back, failed again" bash -c "[ \"\$(helm history -n $NS remed -o json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')\" = 4 ]"
+wait_for 60 "remed Failed" hq_phase remed Failed
+[ "$(helm_hist "$NS" remed)" = "1:superseded 2:failed 3:deployed 4:failed" ] || fail "remediation history: $(helm_hist "$NS" remed)"
+[[ "$(hq_field remed '{.status.reason}')" == *"not a key!"* ]] || fail "remed: reason: $(hq_field remed '{.status.reason}')"
+[ "$(hq_cond remed Validated status)" = True ] || fail "remed: a failed upgrade is not a validation failure"
+[ "$(hq_field remed '{.status.version}')" = 0.1.0 ] || fail "remed: status.version: $(hq_field remed '{.status.version}')"
+ok "remediation.retries=1: a failed upgrade is rolled back and retried once (helm history), then Failed with the cause"
+
 # 6. Delete: uninstalled, objects and records gone, then the HelmRequest.
-kubectl -n "$NS" delete helmrequest.app.alauda.io web legacy nochart --wait=false >/dev/null
-for n in web legacy nochart; do
+kubectl -n "$NS" delete helmrequest.app.alauda.io web legacy nochart remed --wait=false >/dev/null
+for n in web legacy nochart remed; do
   wait_for 90 "$n deleted" bash -c "! kubectl -n $NS get helmrequest.app.alauda.io $n >/dev/null 2>&1"
 done
 [ "$(helm_ls "$APPS" web)" = absent ] || fail "web still listed: $(helm_ls "$APPS" web)"
 [ "$(helm_ls "$NS" legacy-rel)" = absent ] || fail "legacy-rel still listed"
 nothing_applied web "$APPS" || fail "web's records remain"
+nothing_applied remed "$NS" || fail "remed's records remain"
 kubectl -n "$APPS" get deployment web-podlike >/dev/null 2>&1 && fail "web's Deployment remains"
 kubectl -n "$NS" get deployment legacy-rel-podlike >/dev/null 2>&1 && fail "legacy-rel's Deployment remains"
 ok "delete uninstalls: helm ls shows nothing, objects and records gone"
