@@ -30,6 +30,18 @@ int door_bool(const cJSON *o, const char *k, const char *path, bool *out, buf_t 
   return 0;
 }
 
+int door_string(const cJSON *o, const char *k, const char *path, const char **out, buf_t *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  *out = NULL;
+  if (!v || cJSON_IsNull(v)) return 0;
+  if (!cJSON_IsString(v)) {
+    buf_printf(err, "%s.%s: must be a string", path, k);
+    return -22;
+  }
+  *out = v->valuestring;
+  return 0;
+}
+
 int door_parse_meta(const cJSON *obj, const char *finalizer, release_req_t *r, buf_t *err) {
   const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
   const cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");

@@ -13,6 +13,8 @@ const cJSON *door_obj(const cJSON *o, const char *k);
 char *door_dup(const char *s);
 /* o[k] into *out when present: -22 with "<path>.<k>: must be true or false" when not a boolean. */
 int door_bool(const cJSON *o, const char *k, const char *path, bool *out, buf_t *err);
+/* o[k] into *out when a string (NULL when absent or null): -22 with "<path>.<k>: must be a string" else. */
+int door_string(const cJSON *o, const char *k, const char *path, const char **out, buf_t *err);
 /* Identity, generation, deletion, finalizers (has_finalizer: `finalizer` is among them) and the status
  * conditions of obj into r. -22 without metadata.namespace/name. */
 int door_parse_meta(const cJSON *obj, const char *finalizer, release_req_t *r, buf_t *err);

@@ -1,3 +1,3 @@
 #include "reconcile/doors/doors.h"
 
-const door_t *const doors[] = {&door_helmrelease, &door_microservice, NULL};
+const door_t *const doors[] = {&door_helmrelease, &door_microservice, &door_helmrequest, NULL};
