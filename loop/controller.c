@@ -6,6 +6,7 @@
 #include "loop/leader.h"
 #include "reconcile/engine.h"
 #include "reconcile/request.h"
+#include "reconcile/clusters.h"
 #include "helm/source/cache.h"
 #include "helm/source/source.h"
 #include "watch/fetch.h"
@@ -36,6 +37,8 @@ typedef struct ctl_s {
   fetch_t *fetch;         /* HTTP(S) to chart repositories */
   chart_cache_t *charts;  /* charts in memory, one per digest */
   source_t *source;       /* repositories, downloads, the archive cache on disk */
+  clusters_t *clusters;   /* other clusters, from kubeconfig Secrets in the chart-repository namespace */
+  const char *chartrepo_ns;
   int stopping;
   int exit_code;
 } ctl_t;
@@ -79,9 +82,21 @@ static void ctl__fetch_closed(void *data) {
   else ctl__leader_released(c);
 }
 
+static void ctl__clusters_stopped(void *data);
+
 static void ctl__kinds_stopped(void *data) {
   ctl_t *c = data;
   c->kinds = NULL;
+  if (c->clusters) { /* after the engines: their reconciles held clients of other clusters */
+    clusters_stop(c->clusters, ctl__clusters_stopped, c);
+    return;
+  }
+  ctl__clusters_stopped(c);
+}
+
+static void ctl__clusters_stopped(void *data) {
+  ctl_t *c = data;
+  c->clusters = NULL;
   /* Every reconcile is gone: nothing holds a chart any more. What the sources cost, for the
    * benchmarks: downloads, index fetches, charts loaded in memory. */
   if (c->source) {
@@ -197,6 +212,13 @@ static void ctl__kind_failed(void *data) {
 /* Every kind whose CRD is installed, now or later (loop/kinds.h). */
 static void ctl__start_reconcilers(ctl_t *c) {
   c->kinds_started = true;
+  int crc = clusters_start(&c->loop, c->client, c->chartrepo_ns, c->eopts.field_manager, &c->clusters);
+  if (crc) {
+    LOG_W("cannot watch the kubeconfig Secrets of other clusters: releases go to this cluster only", "error",
+          uv_strerror(crc));
+    c->clusters = NULL;
+  }
+  c->eopts.clusters = c->clusters;
   kinds_env_t env = {.loop = &c->loop, .client = c->client, .disc = c->disc, .source = c->source, .eopts = &c->eopts};
   int rc = kinds_start(c->kinds, &env, ctl__kind_failed, c);
   if (rc) {
@@ -399,6 +421,7 @@ int controller_main(int argc, char **argv) {
   c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .events = c->events, .limits = limits,
                              .source = c->source, .default_service_account = default_sa,
                              .door_ctx = {.chartrepo_namespace = chartrepo_ns, .allow_cross_namespace_refs = allow_xns}};
+  c->chartrepo_ns = chartrepo_ns;
   if (leader_elect) {
     leader_opts_t lo = {.namespace = le_ns && *le_ns ? le_ns : c->cfg.namespace, .name = le_id,
                         .lease_ms = (uint64_t)le_lease, .renew_ms = (uint64_t)le_renew, .retry_ms = (uint64_t)le_retry};

@@ -25,6 +25,10 @@ typedef struct release_outcome_s {
   /* When set, not an outcome but a progress report while an action runs: only the Reconciling
    * condition is written (True, reason Progressing, this message); nothing else changes. */
   const char *progressing;
+  /* For a release in several clusters (release_req_t.clusters): where it is synced at these inputs,
+   * each name followed by '\n' ("" is the local cluster); NULL for a release of the local cluster only.
+   * ready/reason/message then sum up every cluster. */
+  const char *synced;
 } release_outcome_t;
 
 /* What the controller tells every door (flags that shape how objects map to requests). */

@@ -21,6 +21,7 @@
 #include "queue/queue.h"
 #include "reconcile/conditions.h"
 #include "reconcile/refs.h"
+#include "reconcile/clusters.h"
 #include "helm/values/values.h"
 #include "watch/informer.h"
 #include <assert.h>
@@ -33,7 +34,7 @@
 
 /* ---- memo: what each release was last brought to ---- */
 
-typedef enum { MEMO_NONE = 0, MEMO_OK, MEMO_STALLED } memo_state_t;
+typedef enum { MEMO_NONE = 0, MEMO_OK, MEMO_STALLED, MEMO_GONE /* uninstalled from its cluster */ } memo_state_t;
 
 typedef struct memo_s {
   struct memo_s *next;
@@ -53,6 +54,8 @@ typedef struct memo_s {
   /* In the memo: the keys this object depends on; in the dependants index: the keys that depend on
    * this one. Each key followed by '\n'; NULL when none. */
   char *links;
+  /* A release in several clusters: what this key's last outcome was ("generation\nready\nreason\nmessage"). */
+  char *result;
   char key[];
 } memo_t;
 
@@ -112,6 +115,7 @@ static void memo_del(memo_table_t *t, const char *key) {
       free(m->repo);
       free(m->release);
       free(m->links);
+      free(m->result);
       free(m);
       t->n--;
       return;
@@ -126,6 +130,7 @@ static void memo_free_all(memo_table_t *t) {
       free(e->repo);
       free(e->release);
       free(e->links);
+      free(e->result);
       free(e);
     }
   free(t->b);
@@ -187,6 +192,10 @@ struct engine_s {
   memo_table_t releases; /* "storage namespace/release name" -> owner: the object key */
   memo_table_t dependants; /* object key -> the keys whose dependsOn names it (links) */
   refs_t *refs;       /* the ConfigMaps and Secrets releases read values from, watched */
+  clusters_t *clusters; /* other clusters (the controller's), or NULL */
+  /* A release in several clusters: object key -> its targets (links: cluster names, "" the local one,
+   * those being uninstalled included) and, in owner, the summary last written as its status. */
+  memo_table_t fanout;
   rc_t *running;      /* reconciles in flight (doubly linked) */
   engine_stats_t stats;
   int stopping;
@@ -202,6 +211,11 @@ struct rc_s {
   engine_t *e;
   rc_t *prev, *next; /* in e->running */
   char *key;
+  char *obj_key;        /* the object's key ("namespace/name"): key without "@cluster" */
+  char *cluster;        /* the target cluster of a key "namespace/name@cluster", else NULL */
+  cluster_t *cl;        /* its client, held while the reconcile runs */
+  int coordinator;      /* a release only in other clusters: this key sums up and holds the finalizer */
+  int fanned;           /* the object's key of a release in several clusters: its status is the sum */
   release_req_t req;
   buf_t err;
   buf_t path;
@@ -246,8 +260,14 @@ static const act_env_t *rc__env(rc_t *x, buf_t *err);
 
 static const char *rc__key(const rc_t *x) { return x->key; }
 
+/* Where the release's records live and what the server is: the target cluster's, else the
+ * controller's own client. */
+static const act_env_t *rc__storage(const rc_t *x) { return x->cl ? cluster_env(x->cl) : &x->e->env; }
+static const char *rc__kube_version(const rc_t *x) { return x->cl ? cluster_version(x->cl) : x->e->kube_version; }
+
 static void rc__obj_path(rc_t *x, const char *sub) {
   const door_t *dr = x->e->door;
+  /* A target key's object is the object itself (its name without "@cluster"). */
   buf_reset(&x->path);
   kube_path(&x->path, dr->group, dr->version, dr->resource, x->req.ns, x->req.name, sub);
 }
@@ -307,6 +327,8 @@ static void rc__free(rc_t *x) {
   cJSON_Delete(x->vf_values);
   if (x->act.p || x->act.have_next || x->act.err.data) act_free(&x->act);
   rc__records_free(x);
+  cluster_unref(x->cl);
+  free(x->obj_key);
   free(x->key);
   free(x);
 }
@@ -370,8 +392,52 @@ static void rc__history(rc_t *x, record_t **out, size_t *n) {
   *n = k;
 }
 
+/* The sum of every target's last outcome at the current inputs (a release in several clusters). */
+typedef struct agg_s {
+  const char *ready, *reason;
+  buf_t msg, synced;
+  int local_failed;
+} agg_t;
+static void rc__aggregate(rc_t *x, agg_t *a);
+static void agg_free(agg_t *a);
+static char *agg_text(const agg_t *a);
+static void rc__save_result(rc_t *x);
+static int rc__agg_changed(rc_t *x);
+static void rc__uninstalled(rc_t *x);
+static void rc__coordinate(rc_t *x);
+
 /* Writes the outcome as the door's status, then finishes with x->outcome. */
 static void rc__write_status(rc_t *x) {
+  if (x->cluster) { /* kept for the sum; the object's key writes it */
+    rc__save_result(x);
+    if (!x->e->stopping) queue_add(&x->e->q, x->obj_key);
+    rc__finish(x, x->outcome);
+    return;
+  }
+  agg_t agg = {0};
+  if (x->fanned) {
+    if (!x->coordinator) rc__save_result(x);
+    rc__aggregate(x, &agg);
+    memo_t *f = memo_get(&x->e->fanout, x->key);
+    char *text = agg_text(&agg);
+    int same = text && f && f->owner && !strcmp(f->owner, text);
+    if (f && text) {
+      free(f->owner);
+      f->owner = text;
+    } else {
+      free(text);
+    }
+    if (same && x->coordinator) { /* nothing new to say */
+      agg_free(&agg);
+      rc__finish(x, x->outcome);
+      return;
+    }
+    x->ready = agg.ready;
+    x->reason = agg.reason ? agg.reason : x->reason;
+    buf_reset(&x->msg);
+    buf_puts(&x->msg, agg.msg.data ? agg.msg.data : "");
+    x->out.synced = agg.synced.data ? agg.synced.data : "";
+  }
   char *cut = malloc(ENGINE_MSG_MAX);
   x->out.req = &x->req;
   x->out.ready = x->ready;
@@ -387,6 +453,8 @@ static void rc__write_status(rc_t *x) {
   char *body = x->e->door->status_patch(&x->out);
   free(hist);
   free(cut);
+  x->out.synced = NULL;
+  agg_free(&agg);
   rc__obj_path(x, "status");
   if (!body) {
     rc__finish(x, RC_RETRY);
@@ -444,6 +512,10 @@ static void rc__finalizer_patched(const kube_response_t *res, void *data) {
   if (x->req.deleting) {
     LOG_I("released", "release", x->key);
     rc__finish(x, RC_FORGET);
+    return;
+  }
+  if (x->coordinator) {
+    rc__coordinate(x);
     return;
   }
   rc__server_version(x);
@@ -785,6 +857,234 @@ static int rc__deps_wait(rc_t *x) {
   return 0;
 }
 
+/* ---- other clusters ----
+ *
+ * A release in several clusters is one key per target: "namespace/name" for the local cluster (it
+ * also holds the finalizer and writes the status) and "namespace/name@cluster" for each other one.
+ * The object's key fans out to its targets; each target key reconciles its cluster as any release
+ * (records stored there), keeps its outcome in its memo and wakes the object's key, which writes
+ * the sum of all of them as the status. A target no longer wanted (or the object deleted) is
+ * uninstalled from its cluster, and the finalizer goes only once every target is gone. */
+
+static int rc__multi(const rc_t *x) { return x->req.nclusters || x->req.all_clusters; }
+
+/* The request's targets, each followed by '\n' ("" is the local cluster). */
+static void rc__targets(rc_t *x, buf_t *out) {
+  if (x->req.all_clusters) {
+    buf_puts(out, "\n");
+    if (x->e->clusters) clusters_names(x->e->clusters, out);
+  } else if (x->req.nclusters) {
+    for (size_t i = 0; i < x->req.nclusters; i++) buf_printf(out, "%s\n", x->req.clusters[i]);
+  } else {
+    buf_puts(out, "\n");
+  }
+}
+
+static void rc__target_key(const char *obj_key, const char *cluster, buf_t *out) {
+  buf_reset(out);
+  if (*cluster) buf_printf(out, "%s@%s", obj_key, cluster);
+  else buf_puts(out, obj_key);
+}
+
+/* Runs the block after it for every line of links, the line in `var` (a char array). */
+#define LINKS_EACH(links, var, ...)                            \
+  for (const char *p__ = (links); p__ && *p__;) {              \
+    const char *nl__ = strchr(p__, '\n');                      \
+    char var[512];                                             \
+    snprintf(var, sizeof var, "%.*s", (int)(nl__ - p__), p__); \
+    p__ = nl__ + 1;                                            \
+    __VA_ARGS__                                                \
+  }
+
+/* The object's key: queues every target (wanted now, or still to be uninstalled) and remembers
+ * them. Returns whether the local cluster is a target. */
+static int rc__fan_out(rc_t *x) {
+  engine_t *e = x->e;
+  buf_t t = BUF_INIT, k = BUF_INIT;
+  if (x->req.deleting) {
+    memo_t *f = memo_get(&e->fanout, x->key);
+    if (f && f->links) buf_puts(&t, f->links);
+  } else {
+    rc__targets(x, &t);
+  }
+  memo_t *f = memo_put(&e->fanout, x->key);
+  char *now = NULL;
+  LINKS_EACH(t.data, c, { now = links__add(now, c); });
+  /* Targets dropped from the spec stay until they are uninstalled. */
+  LINKS_EACH(f ? f->links : NULL, c, {
+    rc__target_key(x->key, c, &k);
+    memo_t *m = memo_get(&e->memo, k.data);
+    if (*c && !(m && m->state == MEMO_GONE)) now = links__add(now, c);
+  });
+  LINKS_EACH(now, c, {
+    if (*c && !e->stopping) {
+      rc__target_key(x->key, c, &k);
+      queue_add(&e->q, k.data);
+    }
+  });
+  int local = links__has(t.data, "");
+  if (f && !rc__multi(x) && !x->req.deleting && now && !strcmp(now, "\n")) {
+    free(now); /* back to the local cluster only, the others uninstalled */
+    memo_del(&e->fanout, x->key);
+  } else if (f) {
+    free(f->links);
+    f->links = now;
+  } else {
+    free(now);
+  }
+  buf_free(&t);
+  buf_free(&k);
+  return local;
+}
+
+
+static void rc__aggregate(rc_t *x, agg_t *a) {
+  engine_t *e = x->e;
+  buf_t t = BUF_INIT, k = BUF_INIT, pending = BUF_INIT;
+  rc__targets(x, &t);
+  int failed = 0, npending = 0;
+  a->ready = "True";
+  a->reason = NULL;
+  LINKS_EACH(t.data, c, {
+    rc__target_key(x->obj_key, c, &k);
+    memo_t *m = memo_get(&e->memo, k.data);
+    const char *r = m ? m->result : NULL;
+    const char *d = r, *nl1 = r ? strchr(r, '\n') : NULL;
+    const char *rd = nl1 ? nl1 + 1 : NULL, *nl2 = rd ? strchr(rd, '\n') : NULL;
+    const char *rs = nl2 ? nl2 + 1 : NULL, *nl3 = rs ? strchr(rs, '\n') : NULL;
+    const char *rm = nl3 ? nl3 + 1 : NULL;
+    int current = d && nl1 && strtoll(d, NULL, 10) == x->req.generation;
+    if (!current || !nl3) {
+      buf_printf(&pending, "%s%s", npending++ ? ", " : "", *c ? c : "the local cluster");
+    } else if ((size_t)(nl2 - rd) == 4 && !memcmp(rd, "True", 4)) {
+      buf_printf(&a->synced, "%s\n", c);
+    } else {
+      if (!failed++) {
+        a->ready = "False";
+        if (!*c) a->local_failed = 1;
+      }
+      buf_printf(&a->msg, "%s%s%s: %s", a->msg.len ? "; " : "", *c ? "cluster " : "", *c ? c : "local cluster", rm);
+    }
+  });
+  if (!failed && npending) {
+    a->ready = "Unknown";
+    a->reason = "Progressing";
+    buf_printf(&a->msg, "waiting for %s", pending.data);
+  } else if (failed && !a->local_failed) {
+    a->reason = "ClusterFailed";
+  } else if (!failed) {
+    a->reason = !x->cluster && links__has(t.data, "") && x->reason ? x->reason : "Synced";
+    buf_puts(&a->msg, "deployed in ");
+    int n = 0;
+    LINKS_EACH(a->synced.data, c, { buf_printf(&a->msg, "%s%s", n++ ? ", " : "", *c ? c : "the local cluster"); });
+  }
+  buf_free(&t);
+  buf_free(&k);
+  buf_free(&pending);
+}
+
+static void agg_free(agg_t *a) {
+  buf_free(&a->msg);
+  buf_free(&a->synced);
+}
+
+/* Keeps this key's outcome for the sum; the status is then written by the object's key. */
+static void rc__save_result(rc_t *x) {
+  memo_t *m = memo_put(&x->e->memo, x->key);
+  if (!m) return;
+  buf_t r = BUF_INIT;
+  /* By generation, not by the inputs' digest: a failure before the chart is fetched has no digest yet. */
+  buf_printf(&r, "%lld\n%s\n%s\n%s", x->req.generation, x->ready ? x->ready : "Unknown", x->reason ? x->reason : "",
+             x->msg.data ? x->msg.data : "");
+  if (!r.data) return;
+  free(m->result);
+  m->result = buf_steal(&r);
+}
+
+/* The summary as a string, to know whether the status must be written again. */
+static char *agg_text(const agg_t *a) {
+  buf_t b = BUF_INIT;
+  buf_printf(&b, "%s\n%s\n%s\n%s", a->ready, a->reason ? a->reason : "", a->synced.data ? a->synced.data : "",
+             a->msg.data ? a->msg.data : "");
+  return buf_steal(&b);
+}
+
+/* Whether the sum of the targets differs from what the object's status says (last written). */
+static int rc__agg_changed(rc_t *x) {
+  if (x->cluster || !rc__multi(x)) return 0;
+  agg_t a = {0};
+  rc__aggregate(x, &a);
+  char *t = agg_text(&a);
+  memo_t *f = memo_get(&x->e->fanout, x->key);
+  int changed = !t || !f || !f->owner || strcmp(f->owner, t);
+  free(t);
+  agg_free(&a);
+  return changed;
+}
+
+/* A target key is uninstalled from its cluster (or its cluster is gone): the object's key is woken. */
+static void rc__target_gone(rc_t *x) {
+  engine_t *e = x->e;
+  engine__forget(e, x->key);
+  memo_t *m = memo_put(&e->memo, x->key);
+  if (m) m->state = MEMO_GONE;
+  if (!e->stopping) queue_add(&e->q, x->obj_key);
+  rc__finish(x, RC_FORGET);
+}
+
+static void rc__patch_finalizer(rc_t *x, int add);
+
+/* The release is uninstalled here: a target key reports it; the object's key lets the finalizer go
+ * once every other cluster is done too. */
+static void rc__uninstalled(rc_t *x) {
+  engine_t *e = x->e;
+  if (x->cluster) {
+    rc__target_gone(x);
+    return;
+  }
+  memo_t *f = memo_get(&e->fanout, x->key);
+  buf_t k = BUF_INIT;
+  int waiting = 0;
+  LINKS_EACH(f ? f->links : NULL, c, {
+    if (!*c) continue;
+    rc__target_key(x->key, c, &k);
+    memo_t *m = memo_get(&e->memo, k.data);
+    if (!(m && m->state == MEMO_GONE)) {
+      waiting++;
+      if (!e->stopping) queue_add(&e->q, k.data);
+    }
+  });
+  if (waiting) {
+    LOG_I("waiting for the other clusters to uninstall", "release", x->key, "clusters", f->links);
+    buf_free(&k);
+    rc__finish(x, RC_FORGET); /* each one wakes this key when done */
+    return;
+  }
+  LINKS_EACH(f ? f->links : NULL, c, {
+    if (!*c) continue;
+    rc__target_key(x->key, c, &k);
+    memo_del(&e->memo, k.data);
+  });
+  buf_free(&k);
+  memo_del(&e->fanout, x->key);
+  rc__patch_finalizer(x, 0);
+}
+
+/* A release only in other clusters: the object's key holds the finalizer and writes the sum. */
+static void rc__coordinate(rc_t *x) {
+  x->outcome = RC_DONE;
+  rc__write_status(x);
+}
+
+/* The clusters changed (added, removed, a kubeconfig rotated): releases in several clusters look
+ * at their targets again. */
+static void engine__clusters_changed(void *data) {
+  engine_t *e = data;
+  if (e->stopping) return;
+  for (size_t i = 0; i < e->fanout.nb; i++)
+    for (memo_t *m = e->fanout.b[i]; m; m = m->next) queue_add(&e->q, m->key);
+}
+
 static void rc__after_values(rc_t *x);
 
 static void rc__values_from_next(rc_t *x);
@@ -893,18 +1193,61 @@ static void rc__track_refs(rc_t *x) {
   free(objs);
 }
 
+/* A target key: its cluster's client, or (a target no longer wanted, the object deleted) the
+ * uninstall from it. Returns 1 when the reconcile has been finished here. */
+static int rc__begin_target(rc_t *x, int parse_rc) {
+  engine_t *e = x->e;
+  if (parse_rc && !x->req.deleting) return 0; /* fails as a bad spec; nothing is uninstalled for that */
+  int wanted = 0;
+  if (!x->req.deleting) {
+    buf_t t = BUF_INIT;
+    rc__targets(x, &t);
+    wanted = links__has(t.data, x->cluster);
+    buf_free(&t);
+  }
+  buf_reset(&x->err);
+  x->cl = e->clusters ? clusters_get(e->clusters, x->cluster, &x->err) : NULL;
+  if (!x->cl && !e->clusters) buf_puts(&x->err, "releases in other clusters are not enabled in this controller");
+  if (!wanted) {
+    if (!x->cl) { /* nothing to reach: what was installed there stays */
+      LOG_W("cannot uninstall from a cluster that is gone", "release", x->key, "error", x->err.data ? x->err.data : "");
+      rc__target_gone(x);
+      return 1;
+    }
+    x->req.deleting = true;
+    x->req.has_finalizer = true; /* the object's key holds it until this cluster is done */
+    return 0;
+  }
+  if (!x->cl) {
+    rc__fail(x, "ClusterUnavailable", e->clusters ? RC_RETRY : RC_STALL);
+    return 1;
+  }
+  return 0;
+}
+
 static void rc__begin(rc_t *x) {
   engine_t *e = x->e;
-  const cJSON *obj = informer_get(e->inf, x->key);
+  const cJSON *obj = informer_get(e->inf, x->obj_key);
   if (!obj) { /* deleted, and its finalizer (if any) already gone */
     engine__forget(e, x->key);
+    if (!x->cluster) memo_del(&e->fanout, x->key);
     rc__finish(x, RC_FORGET);
     return;
   }
   int rc = e->door->parse(obj, &e->ctx, &x->req, &x->err);
+  if (x->cluster) {
+    if (rc__begin_target(x, rc)) return;
+  } else if ((!rc || x->req.deleting) && (rc__multi(x) || memo_get(&e->fanout, x->key))) {
+    x->fanned = 1;
+    x->coordinator = !rc__fan_out(x);
+  }
   if (x->req.deleting) {
     if (!x->req.has_finalizer) {
       rc__finish(x, RC_FORGET);
+      return;
+    }
+    if (x->coordinator) { /* nothing here: the finalizer goes once the other clusters are done */
+      rc__uninstalled(x);
       return;
     }
     rc__list_records(x);
@@ -912,7 +1255,7 @@ static void rc__begin(rc_t *x) {
   }
   if (rc) {
     /* Not retried until the object changes: the same input fails the same way. */
-    rc__fail(x, rc == -95 ? "ArtifactFailed" : rc == -12 ? "InternalError" : "InvalidSpec",
+    rc__fail(x, rc == -95 ? "NotSupported" : rc == -12 ? "InternalError" : "InvalidSpec",
              rc == -12 ? RC_RETRY : RC_STALL);
     return;
   }
@@ -949,20 +1292,26 @@ static void rc__begin_with_chart(rc_t *x) {
   engine_t *e = x->e;
   rc__merge_memo(x);
   memo_t *m = memo_get(&e->memo, x->key);
-  if (m && m->generation == x->req.generation && !strcmp(m->digest, x->req.digest) && m->state != MEMO_NONE) {
+  if (m && m->generation == x->req.generation && !strcmp(m->digest, x->req.digest) && m->state != MEMO_NONE &&
+      m->state != MEMO_GONE && !rc__agg_changed(x)) {
     /* Unchanged inputs: nothing to observe, render or apply. */
     e->stats.memo_hits++;
     rc__finish(x, m->state == MEMO_OK ? RC_DONE : RC_FORGET);
     return;
   }
   if (x->req.ndepends_on && rc__deps_wait(x)) return;
+  if (x->coordinator) {
+    if (!x->req.has_finalizer) rc__patch_finalizer(x, 1);
+    else rc__coordinate(x);
+    return;
+  }
   if (x->src_entry && !x->req.chart && !(x->req.chart = chart_clone(x->src_entry->chart))) {
     buf_reset(&x->err);
     buf_puts(&x->err, "out of memory copying the chart");
     rc__fail(x, "InternalError", RC_RETRY);
     return;
   }
-  if (!x->req.has_finalizer) {
+  if (!x->req.has_finalizer && !x->cluster) { /* the object's key holds it for every cluster */
     rc__patch_finalizer(x, 1);
     return;
   }
@@ -976,9 +1325,10 @@ static void rc__server_version_done(const kube_response_t *res, void *data) {
   if (rc__check(x, res, "ArtifactFailed", "reading the server version")) return;
   cJSON *v = cJSON_ParseWithLength(res->body, res->body_len);
   const cJSON *gv = cJSON_GetObjectItemCaseSensitive(v, "gitVersion");
-  if (!x->e->kube_version && cJSON_IsString(gv)) x->e->kube_version = strdup(gv->valuestring);
+  if (x->cl && cJSON_IsString(gv)) cluster_set_version(x->cl, gv->valuestring);
+  else if (!x->e->kube_version && cJSON_IsString(gv)) x->e->kube_version = strdup(gv->valuestring);
   cJSON_Delete(v);
-  if (!x->e->kube_version) {
+  if (!rc__kube_version(x)) {
     buf_reset(&x->err);
     buf_puts(&x->err, "reading the server version: /version has no gitVersion");
     rc__fail(x, "ArtifactFailed", RC_RETRY);
@@ -988,11 +1338,11 @@ static void rc__server_version_done(const kube_response_t *res, void *data) {
 }
 
 static void rc__server_version(rc_t *x) {
-  if (x->e->kube_version) {
+  if (rc__kube_version(x)) {
     rc__list_records(x);
     return;
   }
-  rc__send(x, kube_get(x->e->env.c, "/version", rc__server_version_done, x));
+  rc__send(x, kube_get(rc__storage(x)->c, "/version", rc__server_version_done, x));
 }
 
 /* ---- observe ---- */
@@ -1053,7 +1403,7 @@ static void rc__list_records(rc_t *x) {
   buf_printf(&sel, "owner=helm,name=%s", x->req.release_name);
   kube_query_add(&x->path, "labelSelector", sel.data);
   buf_free(&sel);
-  rc__send(x, kube_get(x->e->env.c, x->path.data, rc__records_listed, x));
+  rc__send(x, kube_get(rc__storage(x)->c, x->path.data, rc__records_listed, x));
 }
 
 /* The named states of a release (Flux's helm-controller names the same ones). */
@@ -1125,8 +1475,9 @@ static void rc__in_sync(rc_t *x) {
   const cJSON *ready = cond_find(x->req.conditions, "Ready");
   const cJSON *rs = ready ? cJSON_GetObjectItemCaseSensitive(ready, "status") : NULL;
   const cJSON *og = ready ? cJSON_GetObjectItemCaseSensitive(ready, "observedGeneration") : NULL;
-  if (cJSON_IsString(rs) && !strcmp(rs->valuestring, "True") && cJSON_IsNumber(og) &&
-      (long long)og->valuedouble == x->req.generation && !cond_find(x->req.conditions, "Reconciling")) {
+  if (!x->cluster && cJSON_IsString(rs) && !strcmp(rs->valuestring, "True") && cJSON_IsNumber(og) &&
+      (long long)og->valuedouble == x->req.generation && !cond_find(x->req.conditions, "Reconciling") &&
+      !rc__agg_changed(x)) {
     rc__finish(x, RC_DONE);
     return;
   }
@@ -1150,7 +1501,7 @@ static void rc__delete_release(rc_t *x) {
     if (x->recs[i].owner_uid && x->req.uid && !strcmp(x->recs[i].owner_uid, x->req.uid)) ours = 1;
   if (!ours) {
     if (x->nrecs) LOG_I("not uninstalling a release this object does not manage", "release", x->key);
-    rc__patch_finalizer(x, 0);
+    rc__uninstalled(x);
     return;
   }
   rc__run(x, ACT_UNINSTALL);
@@ -1169,7 +1520,7 @@ static void rc__crd_checked(const kube_response_t *res, void *data) {
     cJSON_Delete(crd);
     if (going) {
       LOG_W("the kind's CRD is being deleted: leaving the release installed", "release", x->key);
-      rc__patch_finalizer(x, 0);
+      rc__uninstalled(x);
       return;
     }
   }
@@ -1563,6 +1914,10 @@ static void rc__progress_done(const kube_response_t *res, void *data) {
 /* Reconciling=True (Progressing) with the action and its timeout, as Flux writes it before each
  * action; the outcome's status write removes it. */
 static void rc__progress(rc_t *x) {
+  if (x->cluster) { /* the object's key reports for every cluster */
+    rc__act_go(x);
+    return;
+  }
   char d[32], msg[96];
   rc__go_duration(x->act.timeout_ms ? x->act.timeout_ms : 300000, d, sizeof d);
   snprintf(msg, sizeof msg, "Running '%s' action with timeout of %s", act_kind_name(x->act.kind), d);
@@ -1581,7 +1936,7 @@ static void rc__render_work(uv_work_t *w) {
   rc_t *x = container_of(w, rc_t, work);
   render_opts_t ro = {.release_name = x->req.release_name, .namespace = x->req.target_ns,
                       .revision = (int)(x->nrecs ? rc__latest(x)->version + 1 : 1),
-                      .is_upgrade = rc__released(x), .kube_version = x->e->kube_version,
+                      .is_upgrade = rc__released(x), .kube_version = rc__kube_version(x),
                       .lookup = engine__lookup, .lookup_ctx = &x->lk, .limits = x->e->limits};
   cJSON *vals = x->render_values;
   x->render_values = NULL;
@@ -1609,6 +1964,7 @@ static void rc__render_after(uv_work_t *w, int status) {
  * controller's. The user name is the API server's for a service account. */
 static const act_env_t *rc__env(rc_t *x, buf_t *err) {
   engine_t *e = x->e;
+  if (x->cl) return cluster_env(x->cl); /* the kubeconfig's identity in that cluster */
   const char *sa = x->req.service_account && *x->req.service_account ? x->req.service_account : e->default_sa;
   if (!sa) return &e->env;
   buf_t user = BUF_INIT;
@@ -1723,7 +2079,7 @@ static void rc__action_done(act_t *a, void *data) {
       return;
     }
     engine__forget(x->e, x->key); /* uninstalled: its records are no longer its own */
-    rc__patch_finalizer(x, 0);
+    rc__uninstalled(x);
     return;
   }
   if (x->remediating) {
@@ -1922,8 +2278,11 @@ static void engine__process(queue_t *q, const char *key, void *data) {
     return;
   }
   rc_t *x = calloc(1, sizeof *x);
-  if (x) x->key = strdup(key);
-  if (!x || !x->key) {
+  const char *at = strchr(key, '@'); /* not in object names: "namespace/name@cluster" is a target key */
+  if (x && (x->key = strdup(key)) && (x->obj_key = at ? strndup(key, (size_t)(at - key)) : strdup(key)) && at)
+    x->cluster = x->key + (at - key) + 1;
+  if (!x || !x->key || !x->obj_key) {
+    if (x) free(x->key);
     free(x);
     queue_add_rate_limited(q, key);
     queue_done(q, key);
@@ -2112,6 +2471,7 @@ static void engine__queue_closed(queue_t *q) {
   memo_free_all(&e->memo);
   memo_free_all(&e->releases);
   memo_free_all(&e->dependants);
+  memo_free_all(&e->fanout);
   free(e->ns);
   free(e->field_manager);
   free(e->kube_version);
@@ -2191,6 +2551,9 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   }
   if (refs_new(c, engine__ref_changed, e, &e->refs)) e->refs = NULL; /* then valuesFrom changes wait for the interval */
   if (e->source) source_on_index_change(e->source, engine__index_changed, e);
+  if ((e->clusters = o ? o->clusters : NULL) && clusters_listen(e->clusters, engine__clusters_changed, e))
+    LOG_W("cannot follow the list of clusters: releases to all clusters see new ones at their interval", "kind",
+          door->kind);
   *out = e;
   return 0;
 }
@@ -2230,6 +2593,7 @@ static void engine__informer_stopped(void *data) {
 void engine_stop(engine_t *e, void (*cb)(void *data), void *data) {
   e->stopping = 1;
   if (e->source) source_off_index_change(e->source, engine__index_changed, e);
+  if (e->clusters) clusters_unlisten(e->clusters, engine__clusters_changed, e);
   e->stop_cb = cb;
   e->stop_data = data;
   /* No request after this: every reconcile in flight is cancelled now (next is read first: a

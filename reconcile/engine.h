@@ -31,6 +31,7 @@ typedef struct engine_opts_s {
   const char *default_service_account; /* releases without a serviceAccountName act as this one of their
                                           namespace (NULL: as the controller) */
   door_ctx_t door_ctx;        /* handed to the door's parse */
+  struct clusters_s *clusters; /* other clusters (the caller's; NULL: releases go to the local cluster only) */
 } engine_opts_t;
 
 /* Counters for tests and benchmarks. */

@@ -75,6 +75,11 @@ typedef struct release_req_s {
   size_t nvalues_from;
   char **depends_on;   /* "namespace/name" of objects of the same kind that must be Ready (at their generation) first */
   size_t ndepends_on;
+  /* Where the release goes: the local cluster unless clusters are named (an entry "" is the local
+   * one) or all_clusters (the local one and every cluster with a kubeconfig Secret: reconcile/clusters.h). */
+  char **clusters;
+  size_t nclusters;
+  bool all_clusters;
   char *door_data;     /* the door's own (malloc'd) text, kept with the request for its status (e.g. a spec hash) */
 
   /* What the object's status says happened last (it survives restarts). */
