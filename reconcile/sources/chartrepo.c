@@ -217,8 +217,11 @@ static void pub__end(pub_t *p) {
   char msg[640];
   if (!err) {
     cr__done_set(p->cr, x->key, p->digest);
-    LOG_I("charts published", "repository", x->key, "written", p->written, "deleted", p->deleted, "unchanged",
-          p->unchanged);
+    char w[24], d[24], u[24];
+    snprintf(w, sizeof w, "%zu", p->written);
+    snprintf(d, sizeof d, "%zu", p->deleted);
+    snprintf(u, sizeof u, "%zu", p->unchanged);
+    LOG_I("charts published", "repository", x->key, "written", w, "deleted", d, "unchanged", u);
     size_t n = strlen(x->msg);
     snprintf(x->msg + n, sizeof x->msg - n, "; Chart objects: %zu written, %zu deleted, %zu unchanged", p->written,
              p->deleted, p->unchanged);
