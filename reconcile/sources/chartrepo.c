@@ -565,6 +565,7 @@ static const repokind_t cr__kind = {
     .key_prefix = CHARTREPO_KEY_PREFIX,
     .keep = cr__keep,
     .default_interval_ms = 10 * 60 * 1000L,
+    .pending = "{\"status\":{\"phase\":\"Pending\",\"reason\":\"waiting for the first fetch of the index\"}}",
     .parse = cr__parse,
     .status = cr__status,
     .synced = cr__synced,

@@ -492,6 +492,18 @@ void repo_run_end(rr_t *x, int outcome) {
   rr__finish(x);
 }
 
+static void rr__pending_done(const kube_response_t *res, void *data) {
+  rr_t *x = data;
+  x->inflight = NULL;
+  if (x->cancelled || res->err == UV_ECANCELED) {
+    rr__finish(x);
+    return;
+  }
+  if (!kube_response_ok(res)) /* only a courtesy: the fetch goes on and its status follows */
+    LOG_D("cannot write the first status", "repository", x->key, "error", res->errmsg ? res->errmsg : "");
+  rr__next(x);
+}
+
 static void rr__begin(rr_t *x) {
   repoctl_t *rc = x->rc;
   const cJSON *obj = informer_get(rc->inf, x->key);
@@ -533,6 +545,12 @@ static void rr__begin(rr_t *x) {
   static const int kinds[3] = {0, 0, 1};
   repoctl__track(rc, x->key, x->ref_ns ? x->ref_ns : x->ns, names, kinds);
   x->step = RR_SECRET;
+  if (rc->k->pending && !x->prev_conds) { /* never reconciled: say so before the first fetch */
+    buf_reset(&x->path);
+    kube_path(&x->path, rc->k->group, rc->k->version, rc->k->resource, x->ns, x->name, "status");
+    x->inflight = kube_merge_patch(rc->c, x->path.data, rc->k->pending, rr__pending_done, x);
+    if (x->inflight) return;
+  }
   rr__next(x);
 }
 

@@ -25,6 +25,7 @@ typedef struct repokind_s {
   const char *key_prefix;  /* helm/source's key is this + "namespace/name" */
   const char *const *keep; /* what the informer keeps of each object */
   long default_interval_ms;
+  const char *pending; /* optional: a status merge patch written before an object's first fetch */
   /* Reads the spec into x (url, Secret/ConfigMap names, options): 0, or nonzero after calling
    * repo_run_fail. */
   int (*parse)(repo_run_t *x, const cJSON *spec);

@@ -4,8 +4,8 @@
 # and a wrong CA fail with the reason; insecureSkipTLSVerify works and warns; type Git is refused;
 # Chart objects hold every version `helm search repo --versions --devel` lists, with the index's
 # metadata (helm repo index wrote it); a version published later appears, and only the Chart
-# that changed is written again; a deleted ChartRepo's Charts go; --publish-charts=false writes
-# none.
+# that changed is written again; a deleted ChartRepo's Charts go; 1,000 charts are published and
+# not written again after a restart; --publish-charts=false writes none.
 # fixtures: cluster servers
 . "$(dirname "$0")/lib.sh"
 : "${RUDDER_SERVERS_STATE:?run through ctest (the e2e.servers-up fixture provides the chart servers)}"
@@ -74,6 +74,13 @@ chartrepo noca "$SRV_HTTPS_URL"
 chartrepo skip "$SRV_HTTPS_URL" '{"insecureSkipTLSVerify": true}'
 chartrepo git "$SRV_HTTP_URL" '{"type": "Git"}'
 chartrepo nosecret "$SRV_HTTP_URL" '{"secret": {"name": "missing"}}'
+
+chartrepo stall "$SRV_FAULT_URL/stall"
+
+pending() { [ "$(phase "$1")" = Pending ]; }
+wait_for 30 "ChartRepo stall Pending" pending stall
+ok "a ChartRepo whose index has not come yet is Pending ($(reason stall))"
+kubectl -n "$NS" delete chartrepo stall >/dev/null
 
 for r in plain tls basic skip; do wait_for 60 "ChartRepo $r Synced" synced "$r"; done
 [ -z "$(reason plain)" ] || fail "a Synced ChartRepo has a reason: $(reason plain)"
@@ -178,6 +185,23 @@ wait_for 60 "Charts of plain gone" no_plain_charts
 [ -n "$(kubectl -n "$NS" get charts.app.alauda.io -l repo=basic -o name)" ] || fail "the Charts of basic went too"
 ok "ChartRepo deleted: its Chart objects are gone, the other repository's stay"
 
+# 1,000 charts (the fault server's generated index): one Chart each with every version; after a
+# restart nothing is written again (the digests on the objects say they are current).
+chartrepo huge "$SRV_FAULT_URL/index-huge?charts=1000&versions=3"
+wait_for 180 "ChartRepo huge Synced" synced huge
+count_huge() {
+  kubectl -n "$NS" get charts.app.alauda.io -l repo=huge -o json |
+    python3 -c 'import json,sys; i=json.load(sys.stdin)["items"]; print(len(i), sum(len(o["spec"]["versions"]) for o in i))'
+}
+[ "$(count_huge)" = "1000 3000" ] || fail "huge: want 1000 Charts with 3000 versions, got $(count_huge)"
+grep 'charts published' "$CTRL_LOG" | grep "$NS/huge" | grep -q 'written=1000 ' || fail "huge: the first publish did not write 1000 Charts"
+stop_controller
+start_controller
+wait_for 120 "the restarted controller checked huge" sh -c "grep 'charts published' '$CTRL_LOG' | grep '$NS/huge' | grep -q 'unchanged=1000'"
+grep 'charts published' "$CTRL_LOG" | grep "$NS/huge" | tail -n 1 | grep -q 'written=0 deleted=0 unchanged=1000' ||
+  fail "huge: after a restart, Charts were written again: $(grep 'charts published' "$CTRL_LOG" | tail -n 1)"
+ok "1,000 charts: 1,000 Charts with all 3,000 versions; after a restart none written again"
+
 # --publish-charts=false: a ChartRepo is Synced and no Chart is written.
 stop_controller
 CTRL_ARGS=(--chartrepo-namespace "$NS" --publish-charts=false)
@@ -188,9 +212,9 @@ sleep 2
 [ -z "$(kubectl -n "$NS" get charts.app.alauda.io -l repo=nopub -o name)" ] || fail "--publish-charts=false wrote Charts"
 ok "--publish-charts=false: Synced, no Chart objects"
 
-kubectl explain charts.spec.versions.icon --api-version=app.alauda.io/v1alpha1 | grep -q "SVG or PNG" ||
-  fail "kubectl explain does not document Chart fields"
-kubectl explain chartrepos.spec.secret --api-version=app.alauda.io/v1beta1 | grep -q "ca.crt" ||
-  fail "kubectl explain does not document ChartRepo fields"
+kubectl explain charts.spec.versions.icon --api-version=app.alauda.io/v1alpha1 >"$WORK/explain-chart"
+grep -q "SVG or PNG" "$WORK/explain-chart" || fail "kubectl explain does not document Chart fields"
+kubectl explain chartrepos.spec.secret --api-version=app.alauda.io/v1beta1 >"$WORK/explain-chartrepo"
+grep -q "ca.crt" "$WORK/explain-chartrepo" || fail "kubectl explain does not document ChartRepo fields"
 ok "kubectl explain documents ChartRepo and Chart fields"
 stop_controller
