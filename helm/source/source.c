@@ -692,6 +692,20 @@ static void repo__index_url(const repo_t *r, buf_t *out) {
 static void repo__select(source_t *s, repo_t *r, source_op_t *op);
 static void repo__fetch(source_t *s, repo_t *r);
 
+/* How an index is fetched: streamed to on_body, gzip accepted, at most the index limit. */
+static fetch_opts_t repo__index_opts(const source_t *s, const conn_copy_t *conn, const char *url,
+                                     int (*on_body)(const char *p, size_t n, void *data)) {
+  return (fetch_opts_t){.url = url ? url : "",
+                        .accept = "application/x-yaml, application/yaml, text/yaml, */*",
+                        .tls = &conn->c.tls,
+                        .auth = &conn->c.auth,
+                        .pass_credentials = conn->c.pass_credentials,
+                        .timeout_ms = conn->c.timeout_ms,
+                        .max_body = s->ilim.max_bytes,
+                        .gzip = true,
+                        .on_body = on_body};
+}
+
 static int repo__on_body(const char *p, size_t n, void *data) {
   repo_t *r = data;
   base_sha256_update(&r->sha, p, n);
@@ -802,17 +816,9 @@ static void repo__fetch(source_t *s, repo_t *r) {
   r->feed_msg[0] = 0;
   buf_t u = BUF_INIT;
   repo__index_url(r, &u);
-  fetch_opts_t fo = {.url = u.data ? u.data : "",
-                     .accept = "application/x-yaml, application/yaml, text/yaml, */*",
-                     .tls = &r->conn.c.tls,
-                     .auth = &r->conn.c.auth,
-                     .pass_credentials = r->conn.c.pass_credentials,
-                     .timeout_ms = r->conn.c.timeout_ms,
-                     .max_body = s->ilim.max_bytes,
-                     .if_none_match = conditional ? r->etag : NULL,
-                     .if_modified_since = conditional ? r->last_modified : NULL,
-                     .gzip = true,
-                     .on_body = repo__on_body};
+  fetch_opts_t fo = repo__index_opts(s, &r->conn, u.data, repo__on_body);
+  fo.if_none_match = conditional ? r->etag : NULL;
+  fo.if_modified_since = conditional ? r->last_modified : NULL;
   r->req = fetch_request(s->f, &fo, repo__fetched, r);
   buf_free(&u);
   if (!r->req) {
@@ -944,15 +950,7 @@ source_walk_t *source_repo_walk(source_t *s, const char *key, index_walk_cb char
   base_sha256_init(&w->sha);
   buf_t u = BUF_INIT;
   repo__index_url(r, &u);
-  fetch_opts_t fo = {.url = u.data ? u.data : "",
-                     .accept = "application/x-yaml, application/yaml, text/yaml, */*",
-                     .tls = &w->conn.c.tls,
-                     .auth = &w->conn.c.auth,
-                     .pass_credentials = w->conn.c.pass_credentials,
-                     .timeout_ms = w->conn.c.timeout_ms,
-                     .max_body = s->ilim.max_bytes,
-                     .gzip = true,
-                     .on_body = walk__on_body};
+  fetch_opts_t fo = repo__index_opts(s, &w->conn, u.data, walk__on_body);
   w->req = fetch_request(s->f, &fo, walk__fetched, w);
   buf_free(&u);
   if (!w->req) {

@@ -8,34 +8,13 @@
 # not written again after a restart; --publish-charts=false writes none.
 # fixtures: cluster servers
 . "$(dirname "$0")/lib.sh"
-: "${RUDDER_SERVERS_STATE:?run through ctest (the e2e.servers-up fixture provides the chart servers)}"
-[ -f "$RUDDER_SERVERS_STATE/env" ] || fail "no chart servers: $RUDDER_SERVERS_STATE/env is missing (e2e.servers-up failed?)"
-. "$RUDDER_SERVERS_STATE/env"
+servers_env
 
-b64() { base64 -w0 <"$1"; }
-kubectl apply -n "$NS" -f - >/dev/null <<Y
-apiVersion: v1
-kind: Secret
-metadata: {name: basic}
-stringData: {username: "$SRV_USER", password: "$SRV_PASS"}
-data: {ca.crt: $(b64 "$SRV_CA")}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: badpass}
-stringData: {username: "$SRV_USER", password: "not-the-password"}
-data: {ca.crt: $(b64 "$SRV_CA")}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: ca}
-data: {ca.crt: $(b64 "$SRV_CA")}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: other-ca}
-data: {ca.crt: $(b64 "$SRV_OTHER_CA")}
-Y
+secret() { kubectl -n "$NS" create secret generic "$@" >/dev/null; } # secret NAME --from-...
+secret basic --from-literal=username="$SRV_USER" --from-literal=password="$SRV_PASS" --from-file=ca.crt="$SRV_CA"
+secret badpass --from-literal=username="$SRV_USER" --from-literal=password=not-the-password --from-file=ca.crt="$SRV_CA"
+secret ca --from-file=ca.crt="$SRV_CA"
+secret other-ca --from-file=ca.crt="$SRV_OTHER_CA"
 
 chartrepo() { # chartrepo NAME URL [EXTRA-SPEC-JSON [API-VERSION]]
   python3 - "$1" "$2" "${3:-{\}}" "$NS" "${4:-v1beta1}" <<'PY' | kubectl apply -f - >/dev/null
