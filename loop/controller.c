@@ -39,6 +39,7 @@ typedef struct ctl_s {
   source_t *source;       /* repositories, downloads, the archive cache on disk */
   clusters_t *clusters;   /* other clusters, from kubeconfig Secrets in the chart-repository namespace */
   const char *chartrepo_ns;
+  bool publish_charts;    /* Chart objects for every chart of a ChartRepo */
   int stopping;
   int exit_code;
 } ctl_t;
@@ -219,7 +220,8 @@ static void ctl__start_reconcilers(ctl_t *c) {
     c->clusters = NULL;
   }
   c->eopts.clusters = c->clusters;
-  kinds_env_t env = {.loop = &c->loop, .client = c->client, .disc = c->disc, .source = c->source, .eopts = &c->eopts};
+  kinds_env_t env = {.loop = &c->loop, .client = c->client, .disc = c->disc, .source = c->source, .eopts = &c->eopts,
+                     .publish_charts = c->publish_charts};
   int rc = kinds_start(c->kinds, &env, ctl__kind_failed, c);
   if (rc) {
     LOG_E("cannot watch the CustomResourceDefinitions", "error", uv_strerror(rc));
@@ -269,8 +271,10 @@ static const char ctl__usage[] =
   "                      of their namespace (impersonated; default: as the controller itself)\n"
   "  --allow-cross-namespace-refs  let objects name objects of other namespaces (dependsOn, chart\n"
   "                      repositories); refused by default\n"
+  "  --publish-charts=false  do not write a Chart object (app.alauda.io) for every chart of a ChartRepo\n"
   "  --chartrepo-namespace NS  where Captain's ChartRepo objects (app.alauda.io) are read, and the kubeconfig\n"
   "                      Secrets of other clusters (default captain-system)\n"
+  "  --publish-charts=false  do not write a Chart object (app.alauda.io) for every chart of a ChartRepo\n"
   "  --storage-path DIR  where downloaded chart archives are kept (default /tmp/rudder-charts)\n"
   "  --max-storage SIZE  archives kept there, least recently used dropped first (default 1Gi)\n"
   "  --max-chart-cache SIZE  charts kept loaded in memory when no release holds them (default 256Mi)\n";
@@ -285,6 +289,7 @@ int controller_main(int argc, char **argv) {
   const char *storage_path = "/tmp/rudder-charts";
   const char *default_sa = NULL;
   const char *chartrepo_ns = "captain-system";
+  bool publish_charts = true;
   bool allow_xns = false;
   const char *kinds_list = NULL;
   size_t max_storage = 0, max_chart_cache = 0;
@@ -305,6 +310,8 @@ int controller_main(int argc, char **argv) {
     if (!strcmp(a, "--leader-elect") || !strcmp(a, "--leader-elect=true")) { leader_elect = 1; continue; }
     if (!strcmp(a, "--leader-elect=false")) { leader_elect = 0; continue; }
     if (!strcmp(a, "--allow-cross-namespace-refs")) { allow_xns = true; continue; }
+    if (!strcmp(a, "--publish-charts") || !strcmp(a, "--publish-charts=true")) { publish_charts = true; continue; }
+    if (!strcmp(a, "--publish-charts=false")) { publish_charts = false; continue; }
     if (eq) {
       snprintf(flag, sizeof flag, "%.*s", (int)(eq - a), a);
       v = eq + 1;
@@ -422,6 +429,7 @@ int controller_main(int argc, char **argv) {
                              .source = c->source, .default_service_account = default_sa,
                              .door_ctx = {.chartrepo_namespace = chartrepo_ns, .allow_cross_namespace_refs = allow_xns}};
   c->chartrepo_ns = chartrepo_ns;
+  c->publish_charts = publish_charts;
   if (leader_elect) {
     leader_opts_t lo = {.namespace = le_ns && *le_ns ? le_ns : c->cfg.namespace, .name = le_id,
                         .lease_ms = (uint64_t)le_lease, .renew_ms = (uint64_t)le_renew, .retry_ms = (uint64_t)le_retry};

@@ -2,6 +2,7 @@
 #include "loop/kinds.h"
 #include "base/log.h"
 #include "reconcile/doors/doors.h"
+#include "reconcile/sources/chartrepo.h"
 #include "reconcile/sources/helmrepository.h"
 #include "watch/informer.h"
 #include <stdbool.h>
@@ -29,10 +30,24 @@ static int kinds__repos_start(const kinds_env_t *env, const kind_row_t *row, voi
 
 static void kinds__repos_stop(void *h, void (*cb)(void *data), void *data) { repoctl_stop(h, cb, data); }
 
+/* ChartRepos are read (and Charts written) in the chart-repository namespace only. */
+static int kinds__chartrepos_start(const kinds_env_t *env, const kind_row_t *row, void **out) {
+  (void)row;
+  chartrepo_opts_t co = {.namespace = env->eopts->door_ctx.chartrepo_namespace, .events = env->eopts->events,
+                         .publish_charts = env->publish_charts};
+  chartrepo_t *r = NULL;
+  int rc = chartrepo_start(env->loop, env->client, env->source, &co, &r);
+  *out = r;
+  return rc;
+}
+
+static void kinds__chartrepos_stop(void *h, void (*cb)(void *data), void *data) { chartrepo_stop(h, cb, data); }
+
 /* The kinds that are not front doors: one row each (the front doors come from reconcile/doors'
  * table, each served by a release engine). They need the chart sources. */
 static const kind_row_t kinds__sources[] = {
     {"HelmRepository", "rudder.dev", "v1alpha1", "helmrepositories", NULL, kinds__repos_start, kinds__repos_stop},
+    {"ChartRepo", "app.alauda.io", "v1beta1", "chartrepos", NULL, kinds__chartrepos_start, kinds__chartrepos_stop},
 };
 
 typedef enum { KE_IDLE, KE_RUNNING, KE_STOPPING } ke_state_t;

@@ -21,6 +21,7 @@ typedef struct kinds_env_s {
   discovery_t *disc;
   source_t *source;            /* chart sources; NULL when they could not be set up */
   const engine_opts_t *eopts;  /* the release engines' options (namespace, events, ...) */
+  bool publish_charts;         /* ChartRepo: write a Chart object for every chart of its index */
 } kinds_env_t;
 
 typedef struct kind_row_s kind_row_t;

@@ -34,12 +34,12 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-
 rc=0
 out=$("$RUDDER_BIN" controller --kubeconfig "$KUBECONFIG" --kinds HelmRelease,Widget 2>&1) || rc=$?
 [ "$rc" = 2 ] || fail "--kinds Widget: exit status $rc, want 2"
-[ "$out" = 'rudder controller: --kinds: unknown kind "Widget"; the known kinds are HelmRelease (rudder.dev), Microservice (micro.hello.com), HelmRequest (app.alauda.io), HelmRepository (rudder.dev)' ] ||
+[ "$out" = 'rudder controller: --kinds: unknown kind "Widget"; the known kinds are HelmRelease (rudder.dev), Microservice (micro.hello.com), HelmRequest (app.alauda.io), HelmRepository (rudder.dev), ChartRepo (app.alauda.io)' ] ||
   fail "--kinds Widget: $out"
 ok "--kinds with an unknown kind: exit 2, the known kinds listed"
 out=$("$RUDDER_BIN" controller --help)
 grep -q -- '--kinds KIND' <<<"$out" || fail "--help does not document --kinds"
-grep -q '^Kinds: HelmRelease (rudder.dev), Microservice (micro.hello.com), HelmRequest (app.alauda.io), HelmRepository (rudder.dev)' <<<"$out" ||
+grep -q '^Kinds: HelmRelease (rudder.dev), Microservice (micro.hello.com), HelmRequest (app.alauda.io), HelmRepository (rudder.dev), ChartRepo (app.alauda.io)' <<<"$out" ||
   fail "--help does not list the kinds: $out"
 ok "--help documents --kinds and lists the known kinds"
 
