@@ -4,8 +4,8 @@
  * the outcome as the kind's status. Nothing here knows which kind it serves.
  *
  * Memory per release: the informer's projected object, a queue slot, a memo entry (key,
- * generation, revision, three digests, counters: 264 bytes plus the key, and the name of the
- * release it holds in the index) and an entry in the release index (the same struct, 264 bytes plus
+ * generation, revision, three digests, counters: 280 bytes plus the key, and the name of the
+ * release it holds in the index) and an entry in the release index (the same struct, 280 bytes plus
  * "namespace/name", and the owner's key; dropped with the object); all of it is counted in
  * engine_get_stats. An unchanged release is decided from its memo on a resync without
  * any request. */

@@ -1011,10 +1011,10 @@ static void test_memory_stats(void) {
   CHECK_EQ_INT(s.running, 0);
   CHECK_EQ_INT(s.memo_entries, 1);
   CHECK_EQ_INT(s.index_entries, 1);
-  /* 64 buckets of 8 bytes and an entry of 264 bytes and the key; the memo's entry also names the
+  /* 64 buckets of 8 bytes and an entry of 280 bytes and the key; the memo's entry also names the
    * release it holds ("ns/web"), the index's entry its owner ("ns/web"). */
-  CHECK_EQ_INT(s.memo_bytes, INFORMER_BLOCK_BYTES(64 * 8) + INFORMER_BLOCK_BYTES(264 + key) + INFORMER_BLOCK_BYTES(key));
-  CHECK_EQ_INT(s.index_bytes, INFORMER_BLOCK_BYTES(64 * 8) + INFORMER_BLOCK_BYTES(264 + key) + INFORMER_BLOCK_BYTES(key));
+  CHECK_EQ_INT(s.memo_bytes, INFORMER_BLOCK_BYTES(64 * 8) + INFORMER_BLOCK_BYTES(280 + key) + INFORMER_BLOCK_BYTES(key));
+  CHECK_EQ_INT(s.index_bytes, INFORMER_BLOCK_BYTES(64 * 8) + INFORMER_BLOCK_BYTES(280 + key) + INFORMER_BLOCK_BYTES(key));
   CHECK_EQ_INT(s.queue_keys, 1); /* waiting for its resync */
   CHECK(s.queue_bytes > 0);
   CHECK_EQ_INT(s.bytes, s.memo_bytes + s.index_bytes + s.queue_bytes);
