@@ -215,28 +215,57 @@ static int hq__rollback(const cJSON *obj, release_req_t *r, buf_t *err) {
   return 0;
 }
 
-/* Other clusters are not served by this engine: refused, naming the field. */
-static int hq__local_only(const cJSON *spec, buf_t *err) {
+/* One target cluster: Captain's name of the local cluster is the engine's "". */
+static int hq__add_cluster(release_req_t *r, const char *name, const char *field, buf_t *err) {
+  int rc = door_check_name(name, field, 63, err);
+  if (rc) return rc;
+  const char *n = !strcmp(name, HQ_LOCAL_CLUSTER) ? "" : name;
+  for (size_t i = 0; i < r->nclusters; i++)
+    if (!strcmp(r->clusters[i], n)) return 0;
+  char **v = realloc(r->clusters, (r->nclusters + 1) * sizeof *v);
+  if (!v || !(v[r->nclusters] = strdup(n))) {
+    if (v) r->clusters = v;
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  r->clusters = v;
+  r->nclusters++;
+  return 0;
+}
+
+/* Where it is installed: clusterName (one cluster; empty or "global": this one), installToAllClusters
+ * (this one and every cluster with a kubeconfig Secret, reconcile/clusters.h), or v1's
+ * targetClusters.clusterNames.names. Selecting clusters by labels is refused. */
+static int hq__clusters(const cJSON *spec, release_req_t *r, buf_t *err) {
   const char *cn;
   bool all = false;
   int rc;
   if ((rc = door_string(spec, "clusterName", "spec", &cn, err)) ||
       (rc = door_bool(spec, "installToAllClusters", "spec", &all, err)))
     return rc;
-  if (cn && *cn) {
-    buf_puts(err, "spec.clusterName: installing to another cluster (");
-    release_go_string_append(err, cn, strlen(cn) > 100 ? 100 : strlen(cn));
-    buf_puts(err, ") is not supported by this rudder version");
+  r->all_clusters = all;
+  if (all) return 0;
+  const cJSON *tc = door_obj(spec, "targetClusters");
+  const cJSON *labels = door_obj(door_obj(tc, "clusterLabels"), "labelSelector");
+  if (labels && labels->child) {
+    buf_puts(err, "spec.targetClusters.clusterLabels: selecting clusters by labels is not supported by this rudder version");
     return -95;
   }
-  if (all) {
-    buf_puts(err, "spec.installToAllClusters: installing to every cluster is not supported by this rudder version");
-    return -95;
+  const cJSON *names = cJSON_GetObjectItemCaseSensitive(door_obj(tc, "clusterNames"), "names");
+  int i = 0;
+  const cJSON *n;
+  const cJSON *list = cJSON_IsArray(names) ? names : NULL;
+  cJSON_ArrayForEach(n, list) {
+    char field[64];
+    snprintf(field, sizeof field, "spec.targetClusters.clusterNames.names[%d]", i++);
+    if ((rc = hq__add_cluster(r, cJSON_IsString(n) ? n->valuestring : NULL, field, err))) return rc;
   }
-  const cJSON *tc = cJSON_GetObjectItemCaseSensitive(spec, "targetClusters");
-  if (tc && !cJSON_IsNull(tc)) {
-    buf_puts(err, "spec.targetClusters: selecting clusters is not supported by this rudder version");
-    return -95;
+  if (cn && *cn && (rc = hq__add_cluster(r, cn, "spec.clusterName", err))) return rc;
+  if (r->nclusters == 1 && !*r->clusters[0]) { /* only this cluster: a release like any other */
+    free(r->clusters[0]);
+    free(r->clusters);
+    r->clusters = NULL;
+    r->nclusters = 0;
   }
   return 0;
 }
@@ -294,7 +323,7 @@ static int hq__parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, 
     if (n) r->upgrade.retries = n->valuedouble > 1e6 ? 1000000 : (int)n->valuedouble;
     if (r->upgrade.retries) r->upgrade.strategy = REQ_REMEDIATE_ROLLBACK;
   }
-  if ((rc = hq__local_only(spec, err))) return rc;
+  if ((rc = hq__clusters(spec, r, err))) return rc;
   /* The newest was asked for: the version installed for this very spec stays until the spec changes
    * (a newer chart in the repository does not upgrade it, as with Captain). */
   const char *pinned = door_str(status, "version"), *last = door_str(status, "lastSpecHash");
@@ -385,6 +414,18 @@ static char *hq_status_patch(const release_outcome_t *o) {
      * leaving it resolves the spec again. */
     if (r->rollback_to) cJSON_AddNullToObject(st, "lastSpecHash");
     else if (*hash) cJSON_AddStringToObject(st, "lastSpecHash", hash);
+  }
+  if (o->synced) { /* a release in several clusters: where it is synced now */
+    cJSON *sc = cJSON_AddArrayToObject(st, "syncedClusters");
+    for (const char *p = o->synced; *p;) {
+      const char *nl = strchr(p, '\n');
+      if (!nl) break;
+      char *v = strndup(p, (size_t)(nl - p));
+      cJSON_AddItemToArray(sc, cJSON_CreateString(v && *v ? v : HQ_LOCAL_CLUSTER));
+      free(v);
+      p = nl + 1;
+    }
+  } else if (!strcmp(phase, "Synced")) {
     cJSON *sc = cJSON_AddArrayToObject(st, "syncedClusters");
     cJSON_AddItemToArray(sc, cJSON_CreateString(HQ_LOCAL_CLUSTER));
   } else if (!strcmp(phase, "Uninstalling")) {

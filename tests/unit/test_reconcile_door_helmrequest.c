@@ -33,6 +33,31 @@ static int parse_spec(const char *spec, release_req_t *s, buf_t *err) {
   return rc;
 }
 
+/* clusterName, installToAllClusters and targetClusters name the request's clusters ("global" and
+ * empty are this cluster). */
+static void test_clusters(void) {
+  static const struct { const char *spec; bool all; const char *want; } cases[] = {
+    {"{\"chart\":\"r/c\"}", false, ""},
+    {"{\"chart\":\"r/c\",\"clusterName\":\"\"}", false, ""},
+    {"{\"chart\":\"r/c\",\"clusterName\":\"global\"}", false, ""},
+    {"{\"chart\":\"r/c\",\"clusterName\":\"east\"}", false, "east,"},
+    {"{\"chart\":\"r/c\",\"installToAllClusters\":true,\"clusterName\":\"east\"}", true, ""},
+    {"{\"chart\":\"r/c\",\"targetClusters\":{\"clusterNames\":{\"names\":[\"global\",\"west\",\"west\"]}}}", false,
+     ",west,"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    release_req_t s;
+    buf_t err = BUF_INIT, got = BUF_INIT;
+    CHECK_EQ_INT(parse_spec(cases[i].spec, &s, &err), 0);
+    CHECK(s.all_clusters == cases[i].all);
+    for (size_t k = 0; k < s.nclusters; k++) buf_printf(&got, "%s,", s.clusters[k]);
+    CHECK_EQ_STR(got.data ? got.data : "", cases[i].want);
+    buf_free(&got);
+    buf_free(&err);
+    req_free(&s);
+  }
+}
+
 static void test_api(void) {
   CHECK_EQ_STR(door_helmrequest.group, "app.alauda.io");
   CHECK_EQ_STR(door_helmrequest.version, "v1");
@@ -277,14 +302,14 @@ static void test_errors(void) {
      "spec.source.oci.secretRef: credentials for a chart source are not supported by this rudder version"},
     {"{\"source\":{\"oci\":{\"repo\":\"oci://a/b\",\"secretRef\":{\"name\":\"creds\"}}}}", -22,
      "spec.source.oci.secretRef: must be a string"},
-    {"{\"chart\":\"r/c\",\"clusterName\":\"east\"}", -95,
-     "spec.clusterName: installing to another cluster (\"east\") is not supported by this rudder version"},
+    {"{\"chart\":\"r/c\",\"clusterName\":\"East_1\"}", -22,
+     "spec.clusterName: \"East_1\" must be a name of at most 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"},
     {"{\"chart\":\"r/c\",\"clusterName\":1}", -22, "spec.clusterName: must be a string"},
-    {"{\"chart\":\"r/c\",\"installToAllClusters\":true}", -95,
-     "spec.installToAllClusters: installing to every cluster is not supported by this rudder version"},
     {"{\"chart\":\"r/c\",\"installToAllClusters\":\"true\"}", -22, "spec.installToAllClusters: must be true or false"},
-    {"{\"chart\":\"r/c\",\"targetClusters\":{\"clusterNames\":{\"names\":[\"a\"]}}}", -95,
-     "spec.targetClusters: selecting clusters is not supported by this rudder version"},
+    {"{\"chart\":\"r/c\",\"targetClusters\":{\"clusterNames\":{\"names\":[\"a\", 3]}}}", -22,
+     "spec.targetClusters.clusterNames.names[1]: must be a name of at most 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"},
+    {"{\"chart\":\"r/c\",\"targetClusters\":{\"clusterLabels\":{\"labelSelector\":{\"env\":\"prod\"}}}}", -95,
+     "spec.targetClusters.clusterLabels: selecting clusters by labels is not supported by this rudder version"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     release_req_t s;
@@ -459,7 +484,7 @@ static void test_status(void) {
   cJSON_Delete(st);
   req_free(&s);
   /* Not supported: Validated=False, NotSupported (the engine's Ready reason is its own). */
-  CHECK_EQ_INT(parse_spec("{\"chart\":\"r/c\",\"installToAllClusters\":true}", &s, &err), -95);
+  CHECK_EQ_INT(parse_spec("{\"chart\":\"r/c\",\"targetClusters\":{\"clusterLabels\":{\"labelSelector\":{\"a\":\"b\"}}}}", &s, &err), -95);
   o = (release_outcome_t){.req = &s, .ready = "False", .reason = "ArtifactFailed", .message = err.data, .stalled = "True"};
   st = status_of(&o);
   CHECK_EQ_STR(cfield(st, "Validated", "status"), "False");
@@ -481,6 +506,7 @@ static void test_status(void) {
 }
 
 int main(void) {
+  test_clusters();
   test_api();
   test_defaults();
   test_sources();
