@@ -5,7 +5,7 @@
 # status.notes as `helm get metadata|notes` print them; a values change is revision 2; the
 # app.alauda.io/rollback-to annotation rolls back (`helm history`) and, removed, the spec is
 # followed again; remediation.retries rolls a failed upgrade back and retries it; delete uninstalls. Bad input: a chart without '/', a release name over 53
-# characters, another cluster, an unknown ChartRepo -> phase Failed with the reason (Validated=False
+# characters, clusters chosen by labels, an unknown ChartRepo -> phase Failed with the reason (Validated=False
 # for what the door refuses) and nothing applied; fields of the wrong type are refused by the API
 # server (the CRD's schema). The CRD documents its fields (`kubectl explain`) and prints Captain's
 # columns.
@@ -155,12 +155,12 @@ ok "app.alauda.io/rollback-to=1: helm history shows revision 3 rolled back to 1;
 nothing_applied() { [ -z "$(kubectl -n "$2" get secrets -l "owner=helm,name=$1" -o name)" ]; }
 hq v1 nochart '{"chart": "nginx"}'
 hq v1alpha1 longname '{"chart": "stable/nginx", "releaseName": "a123456789b123456789c123456789d123456789e123456789f1234"}'
-hq v1 allclusters "{\"installToAllClusters\": true, \"source\": {\"http\": {\"url\": \"$url1\"}}}"
+hq v1 allclusters "{\"targetClusters\": {\"clusterLabels\": {\"labelSelector\": {\"env\": \"prod\"}}}, \"source\": {\"http\": {\"url\": \"$url1\"}}}"
 hq v1 norepo '{"chart": "nosuch/podlike"}'
 for n in nochart longname allclusters norepo; do wait_for 60 "$n Failed" hq_phase "$n" Failed; done
 want_nochart='spec.chart: must be <repository>/<chart> (a ChartRepo name and a chart in it), got "nginx"'
 want_longname='spec.releaseName: "a123456789b123456789c123456789d123456789e123456789f1234" must be a name of at most 53 lowercase letters, digits, '"'-'"' and '"'.'"', starting and ending with a letter or digit'
-want_allclusters='spec.installToAllClusters: installing to every cluster is not supported by this rudder version'
+want_allclusters='spec.targetClusters.clusterLabels: selecting clusters by labels is not supported by this rudder version'
 for n in nochart longname allclusters; do
   want="want_$n"
   [ "$(hq_field "$n" '{.status.reason}')" = "${!want}" ] || fail "$n: reason: $(hq_field "$n" '{.status.reason}')"
@@ -178,7 +178,7 @@ done
 nothing_applied a123456789b123456789c123456789d123456789e123456789f1234 "$NS" || fail "longname: release records were written"
 [ "$(kubectl -n "$NS" get deployments -o name)" = deployment.apps/legacy-rel-podlike ] ||
   fail "a bad HelmRequest applied objects: $(kubectl -n "$NS" get deployments -o name)"
-ok "a chart without '/', a release name over 53, installToAllClusters, an unknown ChartRepo: Failed with the reason, nothing applied"
+ok "a chart without '/', a release name over 53, clusters chosen by labels, an unknown ChartRepo: Failed with the reason, nothing applied"
 
 # Fields of the wrong type never reach rudder: the API server refuses them, naming the field.
 for bad in '"installToAllClusters": "yes"' '"values": "a: 1"' '"dependencies": "db"' '"valuesFrom": [{"configMapKeyRef": {"name": 3}}]' \

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Other clusters (reconcile/clusters.h) with two real control planes at once: the test's own second
+# cluster's kubeconfig in a Secret of the chart-repository namespace labelled rudder.dev/cluster.
+# A HelmRequest with installToAllClusters is Synced here first, and reaches the second cluster as
+# soon as its Secret appears (syncedClusters names both; the real helm lists the release in
+# each, records stored in each cluster); clusterName installs only there, and moved back here
+# the release is uninstalled there; an upgrade reaches every cluster; a cluster without a
+# Secret fails naming what is missing; deleting uninstalls from every cluster before the
+# finalizer goes; a kubeconfig that names a file or a command is refused.
+# fixtures: cluster servers
+. "$(dirname "$0")/lib.sh"
+: "${RUDDER_SERVERS_STATE:?run through ctest (the e2e.servers-up fixture provides the chart servers)}"
+. "$RUDDER_SERVERS_STATE/env"
+
+SECOND="$WORK/second"
+"$RUDDER_SOURCE_DIR/tests/cluster/up" --nodes 1 --state-dir "$SECOND" >/dev/null 2>"$WORK/second-up.log" ||
+  { cat "$WORK/second-up.log" >&2; fail "cannot start the second control plane"; }
+trap '"$RUDDER_SOURCE_DIR/tests/cluster/down" "$SECOND" >/dev/null 2>&1 || true; cleanup' EXIT
+K2="$SECOND/kubeconfig"
+ok "a second control plane is up ($(KUBECONFIG=$K2 kubectl version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])'))"
+
+APPS="$NS-apps"
+EXTRA_NAMESPACES+=("$APPS")
+kubectl create namespace "$APPS" >/dev/null
+KUBECONFIG=$K2 kubectl create namespace "$APPS" >/dev/null
+
+hq_field() { kubectl -n "$NS" get helmrequests.v1.app.alauda.io "$1" -o jsonpath="$2"; }
+hq_phase() {
+  [ "$(hq_field "$1" '{.metadata.generation}')" = "$(hq_field "$1" '{.status.observedGeneration}')" ] &&
+    [ "$(hq_field "$1" '{.status.phase}')" = "$2" ]
+}
+synced() { [ "$(hq_field "$1" '{.status.syncedClusters}')" = "$2" ] && hq_phase "$1" Synced; }
+# in KUBECONFIG NS RELEASE: "<status> <revision>" as the real helm lists it there, or "absent".
+in_cluster() {
+  KUBECONFIG=$1 helm ls -n "$2" -o json --filter "^$3\$" |
+    python3 -c 'import json,sys; r=json.load(sys.stdin); print(" ".join([r[0]["status"], str(r[0]["revision"])]) if r else "absent")'
+}
+hq() {
+  python3 - "$1" "$NS" "$2" <<'PY' | kubectl apply -f - >/dev/null
+import json, sys
+name, ns, spec = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+print(json.dumps({"apiVersion": "app.alauda.io/v1", "kind": "HelmRequest",
+                  "metadata": {"name": name, "namespace": ns}, "spec": spec}))
+PY
+}
+url="$SRV_HTTP_URL/podlike-0.1.0.tgz"
+
+CTRL_ARGS=(--chartrepo-namespace "$NS")
+start_controller
+
+# 1. installToAllClusters before the second cluster is known: Synced here.
+hq everywhere "{\"installToAllClusters\": true, \"namespace\": \"$APPS\", \"source\": {\"http\": {\"url\": \"$url\"}}}"
+wait_for 60 "everywhere Synced in this cluster" synced everywhere '["global"]'
+[ "$(in_cluster "$KUBECONFIG" "$APPS" everywhere)" = "deployed 1" ] || fail "not deployed here"
+[ "$(in_cluster "$K2" "$APPS" everywhere)" = absent ] || fail "in the second cluster before it is known"
+ok "installToAllClusters with one cluster known: Synced, syncedClusters [global]"
+
+# 2. The second cluster's Secret appears: the release reaches it, records stored there.
+KUBECONFIG=$K2 kubectl config view --raw --flatten --minify >"$WORK/k2-flat.yaml"
+kubectl -n "$NS" create secret generic second --from-file=kubeconfig="$WORK/k2-flat.yaml" >/dev/null
+kubectl -n "$NS" label secret second rudder.dev/cluster=second >/dev/null
+wait_for 90 "everywhere Synced in both" synced everywhere '["global","second"]'
+[ "$(in_cluster "$K2" "$APPS" everywhere)" = "deployed 1" ] || fail "second cluster: $(in_cluster "$K2" "$APPS" everywhere)"
+KUBECONFIG=$K2 kubectl -n "$APPS" get secret sh.helm.release.v1.everywhere.v1 >/dev/null || fail "no record in the second cluster"
+KUBECONFIG=$K2 kubectl -n "$APPS" get deployment everywhere-podlike >/dev/null || fail "no Deployment in the second cluster"
+ok "a cluster added later gets the release: helm ls there shows it deployed, syncedClusters [global, second]"
+
+# 3. clusterName: only there.
+hq there "{\"clusterName\": \"second\", \"namespace\": \"$APPS\", \"source\": {\"http\": {\"url\": \"$url\"}}}"
+wait_for 60 "there Synced" synced there '["second"]'
+[ "$(in_cluster "$K2" "$APPS" there)" = "deployed 1" ] || fail "there: not in the second cluster"
+[ "$(in_cluster "$KUBECONFIG" "$APPS" there)" = absent ] || fail "there: installed here too"
+ok "clusterName: second installs only there (helm ls in each cluster)"
+
+# 4. An upgrade goes to every cluster.
+hq everywhere "{\"installToAllClusters\": true, \"namespace\": \"$APPS\", \"values\": {\"replicaCount\": 0, \"message\": \"v2\"}, \"source\": {\"http\": {\"url\": \"$url\"}}}"
+both_rev2() { [ "$(in_cluster "$KUBECONFIG" "$APPS" everywhere)" = "deployed 2" ] && [ "$(in_cluster "$K2" "$APPS" everywhere)" = "deployed 2" ]; }
+wait_for 60 "revision 2 in both clusters" both_rev2
+wait_for 30 "everywhere Synced again" synced everywhere '["global","second"]'
+ok "a values change upgrades the release in both clusters (revision 2 in each)"
+
+# 5. A cluster no longer named: uninstalled there, installed here.
+hq there "{\"clusterName\": \"global\", \"namespace\": \"$APPS\", \"source\": {\"http\": {\"url\": \"$url\"}}}"
+moved() { [ "$(in_cluster "$K2" "$APPS" there)" = absent ] && [ "$(in_cluster "$KUBECONFIG" "$APPS" there)" = "deployed 1" ]; }
+wait_for 60 "there moved to this cluster" moved
+wait_for 30 "there Synced here" synced there '["global"]'
+[ -z "$(KUBECONFIG=$K2 kubectl -n "$APPS" get deployments there-podlike -o name 2>/dev/null)" ] || fail "there's Deployment left in the second cluster"
+ok "clusterName changed to this cluster: uninstalled from the second, installed here"
+
+# 6. A cluster without a Secret; a kubeconfig that names a file.
+hq nowhere "{\"clusterName\": \"nosuch\", \"namespace\": \"$APPS\", \"source\": {\"http\": {\"url\": \"$url\"}}}"
+wait_for 60 "nowhere Failed" hq_phase nowhere Failed
+case "$(hq_field nowhere '{.status.reason}')" in
+  *"cluster nosuch: no Secret labelled rudder.dev/cluster=nosuch in namespace $NS"*) ;;
+  *) fail "nowhere: reason: $(hq_field nowhere '{.status.reason}')" ;;
+esac
+cat >"$WORK/filey.yaml" <<Y
+apiVersion: v1
+kind: Config
+current-context: c
+clusters: [{name: k, cluster: {server: "https://127.0.0.1:1", certificate-authority: /etc/ssl/private/key.pem}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users: [{name: u, user: {exec: {command: /bin/sh, apiVersion: client.authentication.k8s.io/v1}}}]
+Y
+kubectl -n "$NS" create secret generic filey --from-file=kubeconfig="$WORK/filey.yaml" >/dev/null
+kubectl -n "$NS" label secret filey rudder.dev/cluster=filey >/dev/null
+hq filey "{\"clusterName\": \"filey\", \"namespace\": \"$APPS\", \"source\": {\"http\": {\"url\": \"$url\"}}}"
+wait_for 60 "filey Failed" hq_phase filey Failed
+case "$(hq_field filey '{.status.reason}')" in
+  *"certificate-authority: files are not read for a kubeconfig that is not a local file"*) ;;
+  *) fail "filey: reason: $(hq_field filey '{.status.reason}')" ;;
+esac
+ok "a cluster without a Secret, and a kubeconfig naming a file, fail with the reason"
+
+# 7. Deleting uninstalls from every cluster before the finalizer goes.
+kubectl -n "$NS" delete helmrequest.app.alauda.io everywhere there nowhere filey --wait=true --timeout=90s >/dev/null
+for r in everywhere there; do
+  [ "$(in_cluster "$KUBECONFIG" "$APPS" $r)" = absent ] || fail "$r still here"
+  [ "$(in_cluster "$K2" "$APPS" $r)" = absent ] || fail "$r still in the second cluster"
+done
+[ -z "$(KUBECONFIG=$K2 kubectl -n "$APPS" get secrets -l owner=helm -o name)" ] || fail "records left in the second cluster"
+[ -z "$(KUBECONFIG=$K2 kubectl -n "$APPS" get deployments -o name)" ] || fail "objects left in the second cluster"
+ok "deleted: uninstalled from both clusters (records and objects gone) before the HelmRequests went"
+stop_controller
