@@ -40,6 +40,9 @@ typedef struct door_ctx_s {
 typedef struct door_s {
   const char *kind, *group, *version, *resource; /* the API of the kind */
   const char *finalizer;
+  /* Finalizers an earlier controller of the kind put on its objects (NULL-terminated, or NULL): they
+   * count as the door's own (the object is uninstalled before it goes) and are removed with it. */
+  const char *const *legacy_finalizers;
   /* Fields the informer's cache keeps (besides identity), NULL-terminated. */
   const char *const *cache_keep;
   /* Parses obj into req (zeroed by the caller). Identity fields are filled even on error, so that

@@ -521,7 +521,13 @@ static void rc__finalizer_patched(const kube_response_t *res, void *data) {
   rc__server_version(x);
 }
 
-/* Adds (add) or removes the door's finalizer; resourceVersion makes the patch fail rather than
+static int rc__legacy_finalizer(const door_t *d, const char *f) {
+  for (const char *const *l = d->legacy_finalizers; l && *l; l++)
+    if (!strcmp(*l, f)) return 1;
+  return 0;
+}
+
+/* Adds (add) or removes the door's finalizer (and drops an earlier controller's); resourceVersion makes the patch fail rather than
  * drop someone else's finalizer. */
 static void rc__patch_finalizer(rc_t *x, int add) {
   const char *fin = x->e->door->finalizer;
@@ -530,7 +536,8 @@ static void rc__patch_finalizer(rc_t *x, int add) {
   cJSON *fins = cJSON_AddArrayToObject(meta, "finalizers");
   const cJSON *f;
   cJSON_ArrayForEach(f, x->req.finalizers)
-    if (!cJSON_IsString(f) || strcmp(f->valuestring, fin)) cJSON_AddItemToArray(fins, cJSON_Duplicate(f, 1));
+    if (!cJSON_IsString(f) || (strcmp(f->valuestring, fin) && !rc__legacy_finalizer(x->e->door, f->valuestring)))
+      cJSON_AddItemToArray(fins, cJSON_Duplicate(f, 1));
   if (add) cJSON_AddItemToArray(fins, cJSON_CreateString(fin));
   cJSON_AddStringToObject(meta, "resourceVersion", x->req.resource_version ? x->req.resource_version : "");
   char *body = cJSON_PrintUnformatted(patch);
@@ -1235,6 +1242,9 @@ static void rc__begin(rc_t *x) {
     return;
   }
   int rc = e->door->parse(obj, &e->ctx, &x->req, &x->err);
+  const cJSON *lf;
+  cJSON_ArrayForEach(lf, x->req.finalizers) /* an earlier controller's finalizer holds it for us too */
+    if (cJSON_IsString(lf) && rc__legacy_finalizer(e->door, lf->valuestring)) x->req.has_finalizer = true;
   if (x->cluster) {
     if (rc__begin_target(x, rc)) return;
   } else if ((!rc || x->req.deleting) && (rc__multi(x) || memo_get(&e->fanout, x->key))) {
@@ -1633,7 +1643,8 @@ static void rc__decide(rc_t *x) {
   case ST_UNINSTALLED:
     if (r->rollback_to) {
       buf_reset(&x->err);
-      buf_printf(&x->err, "spec.rollback.toRevision: revision %lld of release %s/%s does not exist", r->rollback_to,
+      buf_printf(&x->err, "%s: revision %lld of release %s/%s does not exist",
+                 r->rollback_field ? r->rollback_field : "spec.rollback.toRevision", r->rollback_to,
                  r->storage_ns, r->release_name);
       rc__fail(x, "RollbackFailed", RC_STALL);
       return;

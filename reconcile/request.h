@@ -66,6 +66,7 @@ typedef struct release_req_s {
   req_action_opts_t install, upgrade;
   bool force, cleanup_on_fail;
   long long rollback_to;    /* > 0: the desired state is this revision */
+  const char *rollback_field; /* where rollback_to was asked for, for messages (static; NULL: spec.rollback.toRevision) */
   bool keep_history, uninstall_disable_hooks, uninstall_disable_wait;
   long uninstall_timeout_ms; /* hooks and the wait for deletion; default timeout_ms */
   char *deletion_propagation; /* NULL: Background */

@@ -212,6 +212,7 @@ static int hq__rollback(const cJSON *obj, release_req_t *r, buf_t *err) {
     return -22;
   }
   r->rollback_to = n;
+  r->rollback_field = "metadata.annotations[" HQ_ROLLBACK_ANNOTATION "]";
   return 0;
 }
 
@@ -441,12 +442,16 @@ static const char *const hq__keep[] = {"spec", "status.conditions", "status.last
                                        "status.version", "status.lastSpecHash", "metadata.labels", "metadata.annotations",
                                        NULL};
 
+/* Captain's v1alpha1 objects carry its older finalizer. */
+static const char *const hq__legacy_finalizers[] = {"captain.alauda.io", NULL};
+
 const door_t door_helmrequest = {
     .kind = "HelmRequest",
     .group = "app.alauda.io",
     .version = "v1",
     .resource = "helmrequests",
     .finalizer = HQ_FINALIZER,
+    .legacy_finalizers = hq__legacy_finalizers,
     .cache_keep = hq__keep,
     .parse = hq_parse,
     .status_patch = hq_status_patch,

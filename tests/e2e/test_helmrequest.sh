@@ -215,6 +215,22 @@ wait_for 60 "remed Failed" hq_phase remed Failed
 [ "$(hq_field remed '{.status.version}')" = 0.1.0 ] || fail "remed: status.version: $(hq_field remed '{.status.version}')"
 ok "remediation.retries=1: a failed upgrade is rolled back and retried once (helm history), then Failed with the cause"
 
+# An object Captain made carries its older finalizer (captain.alauda.io): it is served, and on
+# deletion uninstalled before that finalizer is removed.
+python3 - "$NS" "$url1" <<'PY' | kubectl apply -f - >/dev/null
+import json, sys
+ns, url = sys.argv[1:3]
+print(json.dumps({"apiVersion": "app.alauda.io/v1alpha1", "kind": "HelmRequest",
+                  "metadata": {"name": "oldfin", "namespace": ns, "finalizers": ["captain.alauda.io"]},
+                  "spec": {"source": {"http": {"url": url}}}}))
+PY
+wait_for 60 "oldfin Synced" hq_phase oldfin Synced
+[ "$(kubectl -n "$NS" get helmrequest.app.alauda.io oldfin -o jsonpath='{.metadata.finalizers}')" = '["captain.alauda.io"]' ] ||
+  fail "oldfin: finalizers $(kubectl -n "$NS" get helmrequest.app.alauda.io oldfin -o jsonpath='{.metadata.finalizers}')"
+kubectl -n "$NS" delete helmrequest.app.alauda.io oldfin --wait=true --timeout=60s >/dev/null || fail "oldfin: not deleted"
+[ "$(helm_ls "$NS" oldfin)" = absent ] || fail "oldfin still listed"
+ok "Captain's older finalizer counts as rudder's: uninstalled, then removed"
+
 # 6. Delete: uninstalled, objects and records gone, then the HelmRequest.
 kubectl -n "$NS" delete helmrequest.app.alauda.io web legacy nochart remed --wait=false >/dev/null
 for n in web legacy nochart remed; do
