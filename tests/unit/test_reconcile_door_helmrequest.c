@@ -6,19 +6,16 @@
 #include "reconcile/doors/doors.h"
 #include "helm/release/release.h"
 #include "t.h"
+#include "t_door.h"
 #include <stdlib.h>
 #include <string.h>
 
 #define META "\"metadata\":{\"name\":\"web\",\"namespace\":\"apps\",\"generation\":3,\"uid\":\"u1\"}"
 
 static int parse_ctx(const char *json, const char *repo_ns, release_req_t *s, buf_t *err) {
-  cJSON *o = cJSON_Parse(json);
-  if (!o) { fprintf(stderr, "bad test JSON: %s\n", json); exit(2); }
-  buf_reset(err);
-  memset(s, 0, sizeof *s);
-  door_ctx_t ctx = {.chartrepo_namespace = repo_ns};
-  int rc = door_helmrequest.parse(o, &ctx, s, err);
-  cJSON_Delete(o);
+  t_door_chartrepo_ns = repo_ns;
+  int rc = t_door_parse(&door_helmrequest, json, s, err);
+  t_door_chartrepo_ns = "captain-system";
   return rc;
 }
 
@@ -356,16 +353,7 @@ static void test_errors(void) {
 
 /* ---- status ---- */
 
-static cJSON *status_of(const release_outcome_t *o) {
-  char *body = door_helmrequest.status_patch(o);
-  CHECK(body != NULL);
-  cJSON *p = body ? cJSON_Parse(body) : NULL;
-  free(body);
-  cJSON *st = cJSON_DetachItemFromObject(p, "status");
-  cJSON_Delete(p);
-  CHECK(cJSON_IsObject(st));
-  return st;
-}
+static cJSON *status_of(const release_outcome_t *o) { return t_door_status(&door_helmrequest, o); }
 
 static const char *sfield(const cJSON *st, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, k);
