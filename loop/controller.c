@@ -6,6 +6,7 @@
 #include "reconcile/doors/doors.h"
 #include "reconcile/engine.h"
 #include "reconcile/request.h"
+#include "reconcile/sources/chartrepo.h"
 #include "reconcile/sources/helmrepository.h"
 #include "helm/source/cache.h"
 #include "helm/source/source.h"
@@ -38,6 +39,8 @@ typedef struct ctl_s {
   chart_cache_t *charts;  /* charts in memory, one per digest */
   source_t *source;       /* repositories, downloads, the archive cache on disk */
   repoctl_t *repos;       /* the HelmRepository kind */
+  chartrepo_t *chartrepos; /* Captain's ChartRepo kind and its Chart objects */
+  bool publish_charts;
   int stopping;
   int exit_code;
 } ctl_t;
@@ -86,6 +89,7 @@ static void ctl__engine_stopped(void *data) {
   if (--c->running) return;
   c->nengines = 0;
   c->repos = NULL;
+  c->chartrepos = NULL;
   if (!c->stopping) return; /* leadership lost: wait to lead again (or for a signal) */
   /* Every reconcile is gone: nothing holds a chart any more. What the sources cost, for the
    * benchmarks: downloads, index fetches, charts loaded in memory. */
@@ -178,10 +182,11 @@ static void ctl__shutdown(ctl_t *c) {
   if (c->stopping) return;
   c->stopping = 1;
   ctl__log_memory(c);
-  if (c->nengines || c->repos) {
-    c->running = c->nengines + (c->repos != NULL);
+  if (c->nengines || c->repos || c->chartrepos) {
+    c->running = c->nengines + (c->repos != NULL) + (c->chartrepos != NULL);
     for (size_t i = 0; i < c->nengines; i++) engine_stop(c->engines[i], ctl__engine_stopped, c);
     if (c->repos) repoctl_stop(c->repos, ctl__engine_stopped, c);
+    if (c->chartrepos) chartrepo_stop(c->chartrepos, ctl__engine_stopped, c);
   } else {
     c->running = 1;
     ctl__engine_stopped(c);
@@ -206,6 +211,15 @@ static void ctl__start_reconcilers(ctl_t *c) {
     if (rc) {
       LOG_E("cannot start the HelmRepository reconciler", "error", uv_strerror(rc));
       c->repos = NULL;
+      c->exit_code = 1;
+      ctl__shutdown(c);
+      return;
+    }
+    chartrepo_opts_t co = {.namespace = c->eopts.door_ctx.chartrepo_namespace, .events = c->events,
+                           .publish_charts = c->publish_charts};
+    if ((rc = chartrepo_start(&c->loop, c->client, c->source, &co, &c->chartrepos))) {
+      LOG_E("cannot start the ChartRepo reconciler", "error", uv_strerror(rc));
+      c->chartrepos = NULL;
       c->exit_code = 1;
       ctl__shutdown(c);
       return;
@@ -263,6 +277,7 @@ static const char ctl__usage[] =
   "                      repositories); refused by default\n"
   "  --chartrepo-namespace NS  where Captain's ChartRepo objects (app.alauda.io) are read, and the kubeconfig\n"
   "                      Secrets of other clusters (default captain-system)\n"
+  "  --publish-charts=false  do not write a Chart object (app.alauda.io) for every chart of a ChartRepo\n"
   "  --storage-path DIR  where downloaded chart archives are kept (default /tmp/rudder-charts)\n"
   "  --max-storage SIZE  archives kept there, least recently used dropped first (default 1Gi)\n"
   "  --max-chart-cache SIZE  charts kept loaded in memory when no release holds them (default 256Mi)\n";
@@ -278,6 +293,7 @@ int controller_main(int argc, char **argv) {
   const char *default_sa = NULL;
   const char *chartrepo_ns = "captain-system";
   bool allow_xns = false;
+  bool publish_charts = true;
   size_t max_storage = 0, max_chart_cache = 0;
   long le_lease = 15000, le_renew = 10000, le_retry = 2000;
   for (int i = 0; i < argc; i++) {
@@ -290,6 +306,8 @@ int controller_main(int argc, char **argv) {
     if (!strcmp(a, "--leader-elect") || !strcmp(a, "--leader-elect=true")) { leader_elect = 1; continue; }
     if (!strcmp(a, "--leader-elect=false")) { leader_elect = 0; continue; }
     if (!strcmp(a, "--allow-cross-namespace-refs")) { allow_xns = true; continue; }
+    if (!strcmp(a, "--publish-charts") || !strcmp(a, "--publish-charts=true")) { publish_charts = true; continue; }
+    if (!strcmp(a, "--publish-charts=false")) { publish_charts = false; continue; }
     if (eq) {
       snprintf(flag, sizeof flag, "%.*s", (int)(eq - a), a);
       v = eq + 1;
@@ -397,6 +415,7 @@ int controller_main(int argc, char **argv) {
   c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .events = c->events, .limits = limits,
                              .source = c->source, .default_service_account = default_sa,
                              .door_ctx = {.chartrepo_namespace = chartrepo_ns, .allow_cross_namespace_refs = allow_xns}};
+  c->publish_charts = publish_charts;
   if (leader_elect) {
     leader_opts_t lo = {.namespace = le_ns && *le_ns ? le_ns : c->cfg.namespace, .name = le_id,
                         .lease_ms = (uint64_t)le_lease, .renew_ms = (uint64_t)le_renew, .retry_ms = (uint64_t)le_retry};

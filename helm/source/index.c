@@ -40,7 +40,9 @@ static int key_id(const char *const *tab, int n, const char *s, size_t len) {
 
 /* ---- parser state ---------------------------------------------------------------------- */
 
-typedef enum { K_DOC, K_TOP, K_ENTRIES, K_VERSIONS, K_VERSION, K_URLS, K_DEPS, K_DEP, K_MAINTS, K_MAINT } kind_t;
+typedef enum {
+  K_DOC, K_TOP, K_ENTRIES, K_VERSIONS, K_VERSION, K_URLS, K_KEYWORDS, K_SOURCES, K_DEPS, K_DEP, K_MAINTS, K_MAINT
+} kind_t;
 
 typedef struct frame_s {
   uint8_t kind;
@@ -76,6 +78,10 @@ struct index_parser_s {
   char *api_version;
   uint32_t top_seen;
   index_counts_t counts;
+  size_t held;              /* versions held now (max_kept bounds them) */
+  index_walk_cb walk;       /* a walking parser: every chart goes to walk, then is dropped */
+  void *walk_data;
+  index_chart_t walk_chart; /* the chart being read by a walking parser */
 };
 
 void index_limits_defaults(index_limits_t *lim) {
@@ -175,11 +181,33 @@ oom:
   return INDEX_ENOMEM;
 }
 
+int index_parser_new_walk(const index_limits_t *lim, index_walk_cb cb, void *data, index_parser_t **out) {
+  *out = NULL;
+  if (!cb) return INDEX_EINVAL;
+  int rc = index_parser_new(NULL, 0, lim, out);
+  if (rc) return rc;
+  (*out)->walk = cb;
+  (*out)->walk_data = data;
+  return 0;
+}
+
+static void strs_free(char **a, size_t n) {
+  for (size_t i = 0; i < n; i++) free(a[i]);
+  free(a);
+}
+
 static void version_free(index_version_t *v) {
   free(v->name), free(v->version), free(v->app_version), free(v->digest), free(v->created);
   free(v->kube_version), free(v->api_version), free(v->type), free(v->description);
-  for (size_t i = 0; i < v->nurls; i++) free(v->urls[i]);
-  free(v->urls);
+  free(v->home), free(v->icon);
+  strs_free(v->urls, v->nurls);
+  strs_free(v->keywords, v->nkeywords);
+  strs_free(v->sources, v->nsources);
+  for (size_t i = 0; i < v->nmaintainers; i++) {
+    index_maintainer_t *m = &v->maintainers[i];
+    free(m->name), free(m->email), free(m->url);
+  }
+  free(v->maintainers);
   for (size_t i = 0; i < v->ndeps; i++) {
     index_dependency_t *d = &v->deps[i];
     free(d->name), free(d->version), free(d->repository), free(d->alias), free(d->condition);
@@ -187,9 +215,18 @@ static void version_free(index_version_t *v) {
   free(v->deps);
 }
 
+static void chart_clear(index_chart_t *c) {
+  for (size_t k = 0; k < c->nversions; k++) version_free(&c->versions[k]);
+  c->nversions = 0;
+  c->skipped = 0;
+}
+
 void index_parser_free(index_parser_t *p) {
   if (!p) return;
   if (p->yp_ready) yaml_parser_delete(&p->yp);
+  chart_clear(&p->walk_chart);
+  free(p->walk_chart.versions);
+  free(p->walk_chart.name);
   for (size_t i = 0; i < p->nslots; i++) {
     index_chart_t *c = &p->slots[i].chart;
     for (size_t k = 0; k < c->nversions; k++) version_free(&c->versions[k]);
@@ -289,8 +326,17 @@ static int on_key(index_parser_t *p, frame_t *f, const yaml_event_t *e) {
   case K_MAINT: id = key_id(maint_keys, nk = M_N, s, n); break;
   case K_ENTRIES: {
     p->counts.charts++;
-    slot_t *sl = slot_find(p, s, n);
     p->cur_chart = NULL;
+    if (p->walk) {
+      index_chart_t *c = &p->walk_chart;
+      chart_clear(c);
+      free(c->name);
+      if (!(c->name = strndup(s, n))) return nomem(p);
+      c->present = true;
+      p->cur_chart = c;
+      return 0;
+    }
+    slot_t *sl = slot_find(p, s, n);
     if (sl) {
       if (sl->chart.present && !p->json)
         return fail(p, INDEX_EINVAL, line_of(e), "key \"%.*s\" already set in map", (int)n, s);
@@ -322,8 +368,9 @@ static int start_version(index_parser_t *p, const yaml_event_t *e) {
   p->cur_invalid = false;
   if (!p->cur_chart) return 0;
   index_chart_t *c = p->cur_chart;
-  if (p->counts.kept >= p->lim.max_kept)
-    return fail(p, INDEX_E2BIG, line_of(e), "more than %zu versions of the asked-for charts", p->lim.max_kept);
+  if (p->held >= p->lim.max_kept)
+    return p->walk ? fail(p, INDEX_E2BIG, line_of(e), "chart %s has more than %zu versions", c->name, p->lim.max_kept)
+                   : fail(p, INDEX_E2BIG, line_of(e), "more than %zu versions of the asked-for charts", p->lim.max_kept);
   if (c->nversions == c->cap) {
     size_t nc = c->cap ? c->cap * 2 : 8;
     index_version_t *nv = realloc(c->versions, nc * sizeof *nv);
@@ -335,6 +382,7 @@ static int start_version(index_parser_t *p, const yaml_event_t *e) {
   memset(p->cur, 0, sizeof *p->cur);
   p->cur->order = p->cur_order++;
   p->counts.kept++;
+  p->held++;
   return 0;
 }
 
@@ -363,7 +411,8 @@ static int end_version(index_parser_t *p) {
   index_version_t *v = p->cur;
   p->cur = NULL;
   if (!v) return 0;
-  char **fs[] = {&v->name, &v->version, &v->app_version, &v->digest, &v->created, &v->kube_version, &v->api_version, &v->type, &v->description};
+  char **fs[] = {&v->name, &v->version, &v->app_version, &v->digest, &v->created, &v->kube_version, &v->api_version,
+                 &v->type, &v->description, &v->home, &v->icon};
   for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
     if (!*fs[i] && !(*fs[i] = strdup(""))) return nomem(p);
   if (!*v->api_version) {
@@ -374,6 +423,17 @@ static int end_version(index_parser_t *p) {
   sanitize(v->app_version);
   sanitize(v->kube_version);
   sanitize(v->description);
+  sanitize(v->home);
+  sanitize(v->icon);
+  for (size_t i = 0; i < v->nkeywords; i++) sanitize(v->keywords[i]);
+  for (size_t i = 0; i < v->nsources; i++) sanitize(v->sources[i]);
+  for (size_t i = 0; i < v->nmaintainers; i++) {
+    index_maintainer_t *m = &v->maintainers[i];
+    char **ms[] = {&m->name, &m->email, &m->url};
+    for (size_t k = 0; k < 3; k++)
+      if (!*ms[k] && !(*ms[k] = strdup(""))) return nomem(p);
+    sanitize(m->name), sanitize(m->email), sanitize(m->url);
+  }
   buf_t err = BUF_INIT;
   bool ok = !p->cur_invalid && *v->name && strcmp(v->name, ".") && strcmp(v->name, "..") && !strchr(v->name, '/') &&
             *v->version && semver_parse(v->version, strlen(v->version), &v->sv, &err) == 0 &&
@@ -393,6 +453,7 @@ static int end_version(index_parser_t *p) {
     c->nversions--;
     c->skipped++;
     p->counts.kept--;
+    p->held--;
     p->counts.skipped++;
   }
   return 0;
@@ -407,6 +468,21 @@ static int add_list_item(index_parser_t *p, void **arr, size_t *n, size_t size, 
   }
   memset((char *)*arr + *n * size, 0, size);
   (*n)++;
+  return 0;
+}
+
+static int cmp_versions(const void *a, const void *b);
+
+/* A chart's entry ended: a walking parser hands it over and drops it. */
+static int walk_emit(index_parser_t *p) {
+  index_chart_t *c = p->cur_chart;
+  p->cur_chart = NULL;
+  if (!p->walk || !c) return 0;
+  if (c->nversions > 1) qsort(c->versions, c->nversions, sizeof *c->versions, cmp_versions);
+  int rc = p->walk(c, p->walk_data);
+  p->held -= c->nversions;
+  chart_clear(c);
+  if (rc) return fail(p, rc, 0, "stopped at chart %s (code %d)", c->name, rc);
   return 0;
 }
 
@@ -433,7 +509,7 @@ static int on_value(index_parser_t *p, frame_t *f, const yaml_event_t *e) {
   case K_ENTRIES:
     p->cur_order = 0;
     if (seq) return push(p, K_VERSIONS, line);
-    if (is_null(e)) return 0;
+    if (is_null(e)) return walk_emit(p);
     return fail(p, INDEX_EINVAL, line, "a chart's entry must be a list of versions");
   case K_VERSIONS:
     if (map) {
@@ -462,6 +538,8 @@ static int on_value(index_parser_t *p, frame_t *f, const yaml_event_t *e) {
     case V_APIVERSION: dst = v ? &v->api_version : NULL; break;
     case V_TYPE: dst = v ? &v->type : NULL; break;
     case V_DESCRIPTION: dst = v ? &v->description : NULL; break;
+    case V_HOME: dst = v ? &v->home : NULL; break;
+    case V_ICON: dst = v ? &v->icon : NULL; break;
     case V_DEPRECATED:
       if (!scalar) return fail(p, INDEX_EINVAL, line, "deprecated must be a boolean");
       if (v) v->deprecated = is_true(e);
@@ -474,8 +552,9 @@ static int on_value(index_parser_t *p, frame_t *f, const yaml_event_t *e) {
       return fail(p, INDEX_EINVAL, line, "%s must be a list", field);
     case V_SOURCES:
     case V_KEYWORDS:
-      if (!seq && !is_null(e)) return fail(p, INDEX_EINVAL, line, "%s must be a list", field);
-      return skip_value(p, e);
+      if (seq) return push(p, f->key == V_SOURCES ? K_SOURCES : K_KEYWORDS, line);
+      if (is_null(e)) return 0;
+      return fail(p, INDEX_EINVAL, line, "%s must be a list", field);
     case V_ANNOTATIONS:
       if (!map && !is_null(e)) return fail(p, INDEX_EINVAL, line, "annotations must be a mapping");
       return skip_value(p, e);
@@ -485,13 +564,19 @@ static int on_value(index_parser_t *p, frame_t *f, const yaml_event_t *e) {
     if (!scalar) return fail(p, INDEX_EINVAL, line, "%s must be a string", field);
     return dst ? set_str(p, dst, e, field) : 0;
   }
-  case K_URLS: {
+  case K_URLS:
+  case K_KEYWORDS:
+  case K_SOURCES: {
     index_version_t *v = p->cur;
-    if (!scalar) return fail(p, INDEX_EINVAL, line, "a URL must be a string");
+    static const char *const what[] = {"a URL", "a keyword", "a source"};
+    int w = f->kind == K_URLS ? 0 : f->kind == K_KEYWORDS ? 1 : 2;
+    if (!scalar) return fail(p, INDEX_EINVAL, line, "%s must be a string", what[w]);
     if (!v) return 0;
-    int rc = add_list_item(p, (void **)&v->urls, &v->nurls, sizeof *v->urls, line);
+    char ***arr = w == 0 ? &v->urls : w == 1 ? &v->keywords : &v->sources;
+    size_t *n = w == 0 ? &v->nurls : w == 1 ? &v->nkeywords : &v->nsources;
+    int rc = add_list_item(p, (void **)arr, n, sizeof **arr, line);
     if (rc) return rc;
-    return (v->urls[v->nurls - 1] = dup_scalar(p, e)) ? 0 : p->err;
+    return ((*arr)[*n - 1] = dup_scalar(p, e)) ? 0 : p->err;
   }
   case K_DEPS: {
     index_version_t *v = p->cur;
@@ -526,11 +611,19 @@ static int on_value(index_parser_t *p, frame_t *f, const yaml_event_t *e) {
       p->cur_invalid = true; /* "maintainers must not contain empty or null nodes" */
       return 0;
     }
-    if (map) return push(p, K_MAINT, line);
-    return fail(p, INDEX_EINVAL, line, "a maintainer must be a mapping");
-  case K_MAINT:
+    if (!map) return fail(p, INDEX_EINVAL, line, "a maintainer must be a mapping");
+    if (p->cur) {
+      index_version_t *v = p->cur;
+      int rc = add_list_item(p, (void **)&v->maintainers, &v->nmaintainers, sizeof *v->maintainers, line);
+      if (rc) return rc;
+    }
+    return push(p, K_MAINT, line);
+  case K_MAINT: {
     if (!scalar) return fail(p, INDEX_EINVAL, line, "maintainer fields must be strings");
-    return 0;
+    index_maintainer_t *m = p->cur ? &p->cur->maintainers[p->cur->nmaintainers - 1] : NULL;
+    if (!m || f->key < 0) return 0;
+    return set_str(p, f->key == M_NAME ? &m->name : f->key == M_EMAIL ? &m->email : &m->url, e, maint_keys[f->key]);
+  }
   }
   return 0;
 }
@@ -539,7 +632,7 @@ static int on_value(index_parser_t *p, frame_t *f, const yaml_event_t *e) {
 static int pop(index_parser_t *p) {
   frame_t *f = &p->stack[--p->depth];
   if (f->kind == K_VERSION) return end_version(p);
-  if (f->kind == K_VERSIONS) p->cur_chart = NULL;
+  if (f->kind == K_VERSIONS) return walk_emit(p);
   return 0;
 }
 

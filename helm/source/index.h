@@ -42,8 +42,9 @@ typedef struct index_limits_s {
   size_t max_string;   /* longest scalar, key or value, in bytes (0: 64 KiB) */
   size_t max_depth;    /* mapping/sequence nesting (0: 64) */
   size_t max_versions; /* chart versions in the whole index, kept or not (0: 1,000,000) */
-  size_t max_kept;     /* versions kept over all asked-for charts (0: 100,000) */
-  size_t max_list;     /* urls or dependencies of one version (0: 1,000) */
+  size_t max_kept;     /* versions held at once: of all asked-for charts, or of the one chart a walk
+                        * hands over (0: 100,000) */
+  size_t max_list;     /* urls, keywords, sources, maintainers or dependencies of one version (0: 1,000) */
   size_t window;       /* bytes of look-ahead held for libyaml (0: 2 * max_string + 64 KiB) */
 } index_limits_t;
 
@@ -51,12 +52,21 @@ typedef struct index_dependency_s {
   char *name, *version, *repository, *alias, *condition;
 } index_dependency_t;
 
+typedef struct index_maintainer_s {
+  char *name, *email, *url; /* "" when absent */
+} index_maintainer_t;
+
 /* One kept chart version. Strings are NUL-terminated, never NULL ("" when absent). */
 typedef struct index_version_s {
   char *name, *version, *app_version, *digest, *created, *kube_version, *api_version, *type, *description;
+  char *home, *icon;
   bool deprecated;
   char **urls;
   size_t nurls;
+  char **keywords, **sources;
+  size_t nkeywords, nsources;
+  index_maintainer_t *maintainers;
+  size_t nmaintainers;
   index_dependency_t *deps;
   size_t ndeps;
   semver_t sv;  /* the parsed version (points into version) */
@@ -93,6 +103,19 @@ int index_parser_new(const char *const *names, size_t n, const index_limits_t *l
 int index_parser_feed(index_parser_t *p, const void *bytes, size_t len, char *err, size_t errlen);
 /* Ends the input and checks what only the end can tell (apiVersion present, input not empty). */
 int index_parser_finish(index_parser_t *p, char *err, size_t errlen);
+/* Called by a walking parser once per chart of the index, when its entry ends (an entry that
+ * is null or [] too, with no versions): the versions that pass Helm's validation, newest first.
+ * chart and everything it points to are valid during the call only. 0 goes on; a negative
+ * code stops the parse, which then fails with that code. */
+typedef int (*index_walk_cb)(const index_chart_t *chart, void *data);
+
+/* A parser that keeps no chart but hands every chart of the index to cb as its entry ends, in
+ * the index's order: memory is one chart's versions at a time (max_kept bounds them), however
+ * many charts the index holds. Feed and finish as any parser; index_parser_chart finds nothing.
+ * Duplicate chart names are handed over twice (only asked-for names are checked for them).
+ * 0 and *out, INDEX_EINVAL (no cb) or INDEX_ENOMEM. */
+int index_parser_new_walk(const index_limits_t *lim, index_walk_cb cb, void *data, index_parser_t **out);
+
 /* The asked-for chart called name (NULL if it was not asked for); valid until the parser is
  * freed. Complete only after index_parser_finish returned 0. */
 const index_chart_t *index_parser_chart(const index_parser_t *p, const char *name);

@@ -128,6 +128,22 @@ struct source_s {
   source_stats_t stats;
   oci_state_t *oci; /* registries' tokens and requests, made on first use */
   size_t oci_tag_page;
+  source_walk_t *walks; /* in flight */
+};
+
+struct source_walk_s {
+  source_walk_t *prev, *next;
+  source_t *s;
+  char *key, *url;
+  conn_copy_t conn;
+  fetch_req_t *req;
+  index_parser_t *parser;
+  base_sha256_ctx_t sha;
+  int feed_err;
+  char feed_msg[512];
+  index_walk_cb chart_cb;
+  source_walk_done_cb done;
+  void *data;
 };
 
 /* ---- small helpers ---- */
@@ -676,6 +692,20 @@ static void repo__index_url(const repo_t *r, buf_t *out) {
 static void repo__select(source_t *s, repo_t *r, source_op_t *op);
 static void repo__fetch(source_t *s, repo_t *r);
 
+/* How an index is fetched: streamed to on_body, gzip accepted, at most the index limit. */
+static fetch_opts_t repo__index_opts(const source_t *s, const conn_copy_t *conn, const char *url,
+                                     int (*on_body)(const char *p, size_t n, void *data)) {
+  return (fetch_opts_t){.url = url ? url : "",
+                        .accept = "application/x-yaml, application/yaml, text/yaml, */*",
+                        .tls = &conn->c.tls,
+                        .auth = &conn->c.auth,
+                        .pass_credentials = conn->c.pass_credentials,
+                        .timeout_ms = conn->c.timeout_ms,
+                        .max_body = s->ilim.max_bytes,
+                        .gzip = true,
+                        .on_body = on_body};
+}
+
 static int repo__on_body(const char *p, size_t n, void *data) {
   repo_t *r = data;
   base_sha256_update(&r->sha, p, n);
@@ -786,17 +816,9 @@ static void repo__fetch(source_t *s, repo_t *r) {
   r->feed_msg[0] = 0;
   buf_t u = BUF_INIT;
   repo__index_url(r, &u);
-  fetch_opts_t fo = {.url = u.data ? u.data : "",
-                     .accept = "application/x-yaml, application/yaml, text/yaml, */*",
-                     .tls = &r->conn.c.tls,
-                     .auth = &r->conn.c.auth,
-                     .pass_credentials = r->conn.c.pass_credentials,
-                     .timeout_ms = r->conn.c.timeout_ms,
-                     .max_body = s->ilim.max_bytes,
-                     .if_none_match = conditional ? r->etag : NULL,
-                     .if_modified_since = conditional ? r->last_modified : NULL,
-                     .gzip = true,
-                     .on_body = repo__on_body};
+  fetch_opts_t fo = repo__index_opts(s, &r->conn, u.data, repo__on_body);
+  fo.if_none_match = conditional ? r->etag : NULL;
+  fo.if_modified_since = conditional ? r->last_modified : NULL;
   r->req = fetch_request(s->f, &fo, repo__fetched, r);
   buf_free(&u);
   if (!r->req) {
@@ -847,6 +869,104 @@ static void repo__select(source_t *s, repo_t *r, source_op_t *op) {
   buf_free(&u);
 }
 
+/* ---- walks: every chart of an index, streamed ---- */
+
+static void walk__free(source_walk_t *w) {
+  source_t *s = w->s;
+  if (w->prev) w->prev->next = w->next;
+  else s->walks = w->next;
+  if (w->next) w->next->prev = w->prev;
+  index_parser_free(w->parser);
+  conn_free(&w->conn);
+  free(w->key);
+  free(w->url);
+  free(w);
+}
+
+static int walk__on_body(const char *p, size_t n, void *data) {
+  source_walk_t *w = data;
+  base_sha256_update(&w->sha, p, n);
+  int rc = index_parser_feed(w->parser, p, n, w->feed_msg, sizeof w->feed_msg);
+  if (rc) w->feed_err = rc;
+  return rc;
+}
+
+static void walk__fetched(const fetch_response_t *res, void *data) {
+  source_walk_t *w = data;
+  if (!w->req) { /* cancelled (source_walk_cancel): fetch_cancel runs this at once */
+    walk__free(w);
+    return;
+  }
+  w->req = NULL;
+  buf_t iu = BUF_INIT, safe = BUF_INIT, m = BUF_INIT;
+  repo_t fake = {.url = w->url};
+  repo__index_url(&fake, &iu);
+  src__safe_url(iu.data ? iu.data : w->url, &safe);
+  int err = 0;
+  char msg[512] = "", digest[72] = "";
+  if (w->feed_err) {
+    err = w->feed_err;
+    buf_printf(&m, "the index %s is not valid: %s", safe.data, w->feed_msg);
+  } else if (res->err || res->status != 200) {
+    err = res->err ? res->err : -EIO;
+    if (res->errmsg) buf_printf(&m, "cannot fetch the repository index: %s", res->errmsg);
+    else buf_printf(&m, "cannot fetch the index %s: HTTP %d", safe.data, res->status);
+  } else if ((err = index_parser_finish(w->parser, msg, sizeof msg))) {
+    buf_printf(&m, "the index %s is not valid: %s", safe.data, msg);
+  } else {
+    uint8_t dg[32];
+    char hex[65];
+    base_sha256_final(&w->sha, dg);
+    base_sha256_hex(dg, hex);
+    snprintf(digest, sizeof digest, "sha256:%s", hex);
+  }
+  buf_free(&iu);
+  buf_free(&safe);
+  source_walk_done_cb done = w->done;
+  void *d = w->data;
+  walk__free(w);
+  done(err, err ? (m.data ? m.data : "out of memory") : NULL, digest, d);
+  buf_free(&m);
+}
+
+source_walk_t *source_repo_walk(source_t *s, const char *key, index_walk_cb chart_cb, source_walk_done_cb done,
+                                void *data) {
+  repo_t *r = repo__find(s, key);
+  if (!r || !strncmp(r->url, "oci://", 6)) return NULL;
+  source_walk_t *w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  w->s = s;
+  w->chart_cb = chart_cb;
+  w->done = done;
+  w->data = data;
+  w->next = s->walks;
+  if (s->walks) s->walks->prev = w;
+  s->walks = w;
+  if (!(w->key = strdup(key)) || !(w->url = strdup(r->url)) || conn_copy(&w->conn, &r->conn.c) ||
+      index_parser_new_walk(&s->ilim, chart_cb, data, &w->parser)) {
+    walk__free(w);
+    return NULL;
+  }
+  base_sha256_init(&w->sha);
+  buf_t u = BUF_INIT;
+  repo__index_url(r, &u);
+  fetch_opts_t fo = repo__index_opts(s, &w->conn, u.data, walk__on_body);
+  w->req = fetch_request(s->f, &fo, walk__fetched, w);
+  buf_free(&u);
+  if (!w->req) {
+    walk__free(w);
+    return NULL;
+  }
+  return w;
+}
+
+void source_walk_cancel(source_walk_t *w) {
+  fetch_req_t *q = w->req;
+  w->req = NULL;
+  if (q) fetch_cancel(q); /* walk__fetched frees it */
+  else walk__free(w);
+}
+
 /* ---- public ---- */
 
 int source_new(uv_loop_t *loop, fetch_t *f, const source_opts_t *o, source_t **out) {
@@ -888,6 +1008,13 @@ static void src__kick_closed(uv_handle_t *h) {
 
 void source_free(source_t *s) {
   if (!s) return;
+  while (s->walks) {
+    source_walk_t *w = s->walks;
+    source_walk_done_cb done = w->done;
+    void *d = w->data;
+    source_walk_cancel(w);
+    done(UV_ECANCELED, "the chart source was closed", "", d);
+  }
   while (s->repos) {
     repo_t *r = s->repos;
     s->repos = r->next;

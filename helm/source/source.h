@@ -87,6 +87,20 @@ source_op_t *source_repo_refresh(source_t *s, const char *key, source_index_cb c
 int source_on_index_change(source_t *s, void (*cb)(const char *key, void *data), void *data);
 void source_off_index_change(source_t *s, void (*cb)(const char *key, void *data), void *data);
 
+typedef struct source_walk_s source_walk_t;
+/* A walk's end: err 0 and the digest ("sha256:<hex>") of the index walked; or why it failed
+ * (the fetch, the index, or the chart callback's own code), with message. */
+typedef void (*source_walk_done_cb)(int err, const char *message, const char *digest, void *data);
+/* Downloads repository key's index once more and streams it through a walking parser
+ * (index_parser_new_walk): chart_cb gets every chart as its entry arrives (during the download,
+ * one chart in memory at a time), then done runs once. The walk copies the repository's URL and
+ * credentials: removing the repository does not stop it. NULL when key is unknown, an OCI
+ * registry (no index) or out of memory. */
+source_walk_t *source_repo_walk(source_t *s, const char *key, index_walk_cb chart_cb, source_walk_done_cb done,
+                                void *data);
+/* Stops a walk whose done has not run; neither callback runs after this. */
+void source_walk_cancel(source_walk_t *w);
+
 /* Chart name at the version Helm picks for constraint ("" = "*") from repository key: the
  * archive from memory, disk or the chart URL (its digest checked against the index's), loaded
  * once. NULL only when out of memory. */

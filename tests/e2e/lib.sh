@@ -163,3 +163,13 @@ oracle_manifest() {
   release_record "$NS-oracle" "sh.helm.release.v1.$1.v1" >"$3.record"
   helm uninstall "$1" -n "$NS-oracle" >/dev/null
 }
+
+# servers_env: loads the chart servers' SRV_* keys (scripts with '# fixtures: ... servers').
+servers_env() {
+  : "${RUDDER_SERVERS_STATE:?run through ctest (the e2e.servers-up fixture provides the chart servers)}"
+  [ -f "$RUDDER_SERVERS_STATE/env" ] || fail "no chart servers: $RUDDER_SERVERS_STATE/env is missing (e2e.servers-up failed?)"
+  . "$RUDDER_SERVERS_STATE/env"
+}
+
+# b64 FILE: the file's bytes in base64, on one line (for a Secret's data).
+b64() { base64 -w0 <"$1"; }

@@ -8,11 +8,8 @@
 # cause; a direct .tgz URL.
 # fixtures: cluster servers
 . "$(dirname "$0")/lib.sh"
-: "${RUDDER_SERVERS_STATE:?run through ctest (the e2e.servers-up fixture provides the chart servers)}"
-[ -f "$RUDDER_SERVERS_STATE/env" ] || fail "no chart servers: $RUDDER_SERVERS_STATE/env is missing (e2e.servers-up failed?)"
-. "$RUDDER_SERVERS_STATE/env"
+servers_env
 
-b64() { base64 -w0 <"$1"; }
 kubectl apply -n "$NS" -f - >/dev/null <<Y
 apiVersion: v1
 kind: Secret

@@ -445,6 +445,150 @@ static void test_urls(void) {
   buf_free(&out);
 }
 
+/* ---- the walk: every chart handed over once, as its entry ends ---- */
+
+typedef struct walk_log_s {
+  buf_t b;
+  size_t calls, max_versions, stop_at;
+} walk_log_t;
+
+/* One line per chart: its name, skipped count and every version's fields. */
+static void walk_line(const index_chart_t *c, buf_t *b) {
+  buf_printf(b, "%s:%zu:", c->name, c->skipped);
+  for (size_t i = 0; i < c->nversions; i++) {
+    const index_version_t *v = &c->versions[i];
+    buf_printf(b, "[%s %s %s %s %s %s|%s|%s", v->name, v->version, v->app_version, v->digest, v->created,
+               v->description, v->home, v->icon);
+    for (size_t k = 0; k < v->nkeywords; k++) buf_printf(b, " k=%s", v->keywords[k]);
+    for (size_t k = 0; k < v->nsources; k++) buf_printf(b, " s=%s", v->sources[k]);
+    for (size_t k = 0; k < v->nmaintainers; k++)
+      buf_printf(b, " m=%s,%s,%s", v->maintainers[k].name, v->maintainers[k].email, v->maintainers[k].url);
+    for (size_t u = 0; u < v->nurls; u++) buf_printf(b, " u=%s", v->urls[u]);
+    buf_puts(b, "]");
+  }
+  buf_puts(b, "\n");
+}
+
+static int walk_cb(const index_chart_t *c, void *data) {
+  walk_log_t *w = data;
+  w->calls++;
+  if (c->nversions > w->max_versions) w->max_versions = c->nversions;
+  walk_line(c, &w->b);
+  return w->stop_at && w->calls == w->stop_at ? -125 : 0;
+}
+
+static int walk(const char *text, size_t len, size_t chunk, const index_limits_t *lim, walk_log_t *w, char *err,
+                size_t errlen) {
+  index_parser_t *p = NULL;
+  int rc = index_parser_new_walk(lim, walk_cb, w, &p);
+  CHECK_EQ_INT(rc, 0);
+  if (rc) return rc;
+  err[0] = 0;
+  if (!chunk) chunk = len;
+  for (size_t i = 0; i < len && !rc; i += chunk)
+    rc = index_parser_feed(p, text + i, len - i < chunk ? len - i : chunk, err, errlen);
+  if (!rc) rc = index_parser_finish(p, err, errlen);
+  CHECK(index_parser_chart(p, "nginx") == NULL); /* a walk keeps nothing */
+  index_parser_free(p);
+  return rc;
+}
+
+static const char *const META =
+    "apiVersion: v1\n"
+    "entries:\n"
+    "  web:\n"
+    "  - name: web\n"
+    "    version: 1.0.0\n"
+    "    home: https://web.example\n"
+    "    icon: https://web.example/icon.png\n"
+    "    keywords: [http, \"server\"]\n"
+    "    sources:\n"
+    "    - https://git.example/web\n"
+    "    maintainers:\n"
+    "    - name: Ann\n"
+    "      email: ann@example.org\n"
+    "    - name: Bob\n"
+    "      url: https://bob.example\n"
+    "    urls: [web-1.0.0.tgz]\n";
+
+static void test_walk(void) {
+  char err[512];
+  walk_log_t w = {.b = BUF_INIT};
+  CHECK_EQ_INT(walk(INDEX, strlen(INDEX), 0, NULL, &w, err, sizeof err), 0);
+  /* every chart, in the index's order, including the empty and the null entries */
+  CHECK_EQ_INT(w.calls, 4);
+  CHECK(w.b.data && !strncmp(w.b.data, "other:0:[other 9.9.9", 20));
+  CHECK(strstr(w.b.data, " k=a k=b m=someone,,]") != NULL);
+  CHECK(strstr(w.b.data, "\nredis:0:\ngone:0:\n") != NULL);
+  /* each chart as the name-keeping parser keeps it (same versions, same order, same fields) */
+  int rc;
+  index_parser_t *p = parse(INDEX, strlen(INDEX), 0, 0, NULL, &rc, err, sizeof err);
+  buf_t want = BUF_INIT;
+  walk_line(index_parser_chart(p, "nginx"), &want);
+  index_parser_free(p);
+  CHECK(want.data && strstr(w.b.data, want.data) != NULL);
+  CHECK(strstr(w.b.data, "nginx:4:[nginx 2.0.0-beta.1") != NULL);
+  buf_free(&want);
+  /* every chunk size gives the same walk */
+  for (size_t chunk = 1; chunk < 64; chunk += 7) {
+    walk_log_t c = {.b = BUF_INIT};
+    CHECK_EQ_INT(walk(INDEX, strlen(INDEX), chunk, NULL, &c, err, sizeof err), 0);
+    CHECK(c.b.len == w.b.len && !memcmp(c.b.data, w.b.data, w.b.len));
+    buf_free(&c.b);
+  }
+  buf_free(&w.b);
+
+  /* the fields a Chart object shows */
+  walk_log_t m = {.b = BUF_INIT};
+  CHECK_EQ_INT(walk(META, strlen(META), 0, NULL, &m, err, sizeof err), 0);
+  CHECK_EQ_STR(m.b.data, "web:0:[web 1.0.0    |https://web.example|https://web.example/icon.png k=http k=server "
+                         "s=https://git.example/web m=Ann,ann@example.org, m=Bob,,https://bob.example u=web-1.0.0.tgz]\n");
+  buf_free(&m.b);
+
+  /* a keyword that is not a string fails the whole index, as Go's decoder does */
+  const char *badkw = "apiVersion: v1\nentries:\n  web:\n  - name: web\n    version: 1.0.0\n    keywords: [{a: b}]\n";
+  walk_log_t k = {.b = BUF_INIT};
+  CHECK_EQ_INT(walk(badkw, strlen(badkw), 0, NULL, &k, err, sizeof err), INDEX_EINVAL);
+  CHECK(strstr(err, "line 6: a keyword must be a string") != NULL);
+  CHECK_EQ_INT(k.calls, 0);
+  buf_free(&k.b);
+
+  /* the callback stops the walk with its code */
+  walk_log_t s = {.b = BUF_INIT, .stop_at = 2};
+  CHECK_EQ_INT(walk(INDEX, strlen(INDEX), 0, NULL, &s, err, sizeof err), -125);
+  CHECK_EQ_INT(s.calls, 2);
+  CHECK(strstr(err, "stopped at chart nginx") != NULL);
+  buf_free(&s.b);
+}
+
+/* Memory is one chart at a time: 200 charts of 50 versions walk with max_kept 60 (the kept
+ * parser asking for them all needs 10,000), and a chart of more than max_kept fails naming it. */
+static void test_walk_bounded(void) {
+  buf_t idx = BUF_INIT;
+  buf_puts(&idx, "apiVersion: v1\nentries:\n");
+  for (int c = 0; c < 200; c++) {
+    buf_printf(&idx, "  chart-%03d:\n", c);
+    for (int v = 0; v < 50; v++)
+      buf_printf(&idx, "  - name: chart-%03d\n    version: 1.%d.0\n    urls: [chart-%03d-1.%d.0.tgz]\n", c, v, c, v);
+  }
+  index_limits_t lim = {.max_kept = 60};
+  char err[512];
+  walk_log_t w = {.b = BUF_INIT};
+  CHECK_EQ_INT(walk(idx.data, idx.len, 4096, &lim, &w, err, sizeof err), 0);
+  CHECK_EQ_INT(w.calls, 200);
+  CHECK_EQ_INT(w.max_versions, 50);
+  CHECK(strstr(w.b.data, "chart-199:0:[chart-199 1.49.0") != NULL);
+  buf_free(&w.b);
+  lim.max_kept = 40;
+  walk_log_t f = {.b = BUF_INIT};
+  CHECK_EQ_INT(walk(idx.data, idx.len, 4096, &lim, &f, err, sizeof err), INDEX_E2BIG);
+  CHECK(strstr(err, "chart chart-000 has more than 40 versions") != NULL);
+  CHECK_EQ_INT(f.calls, 0);
+  buf_free(&f.b);
+  CHECK_EQ_INT(index_parser_new_walk(NULL, NULL, NULL, &(index_parser_t *){NULL}), INDEX_EINVAL);
+  buf_free(&idx);
+}
+
 int main(void) {
   test_fields();
   test_fields_full();
@@ -453,5 +597,7 @@ int main(void) {
   test_hostile();
   test_select();
   test_urls();
+  test_walk();
+  test_walk_bounded();
   return t_done();
 }
