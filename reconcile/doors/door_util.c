@@ -30,6 +30,18 @@ int door_bool(const cJSON *o, const char *k, const char *path, bool *out, buf_t 
   return 0;
 }
 
+int door_string(const cJSON *o, const char *k, const char *path, const char **out, buf_t *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  *out = NULL;
+  if (!v || cJSON_IsNull(v)) return 0;
+  if (!cJSON_IsString(v)) {
+    buf_printf(err, "%s.%s: must be a string", path, k);
+    return -22;
+  }
+  *out = v->valuestring;
+  return 0;
+}
+
 int door_parse_meta(const cJSON *obj, const char *finalizer, release_req_t *r, buf_t *err) {
   const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
   const cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
@@ -171,7 +183,7 @@ int door_check_name(const char *v, const char *field, size_t max, buf_t *err) {
            isalnum((unsigned char)v[0]) && isalnum((unsigned char)v[n - 1]);
   if (ok) return 0;
   buf_printf(err, "%s: ", field);
-  if (v) { /* quoted as Go's %q, so that control characters show */
+  if (v) { /* quoted and escaped as Go's %q */
     release_go_string_append(err, v, n > 300 ? 300 : n);
     buf_puts(err, " ");
   }
@@ -215,6 +227,28 @@ int door_add_depends_on(release_req_t *r, const char *ns, const char *name, buf_
   }
   r->depends_on[r->ndepends_on++] = buf_steal(&k);
   return 0;
+}
+
+void door_engine_status_read(const cJSON *status, release_req_t *r) {
+  const cJSON *lar = cJSON_GetObjectItemCaseSensitive(status, "lastAppliedRevision");
+  r->applied_revision = cJSON_IsNumber(lar) ? (long long)lar->valuedouble : 0;
+  const char *ad = door_str(status, "lastAppliedDigest");
+  if (ad && strlen(ad) == 64) memcpy(r->applied_digest, ad, 65);
+  const char *fd = door_str(status, "lastAttemptedDigest");
+  if (fd && strlen(fd) == 64) memcpy(r->failed_digest, fd, 65);
+  const cJSON *inf = cJSON_GetObjectItemCaseSensitive(status, "installFailures");
+  const cJSON *upf = cJSON_GetObjectItemCaseSensitive(status, "upgradeFailures");
+  r->install_failures = cJSON_IsNumber(inf) ? (int)inf->valuedouble : 0;
+  r->upgrade_failures = cJSON_IsNumber(upf) ? (int)upf->valuedouble : 0;
+}
+
+void door_engine_status_write(cJSON *st, const release_outcome_t *o) {
+  if (o->applied_revision > 0) cJSON_AddNumberToObject(st, "lastAppliedRevision", (double)o->applied_revision);
+  if (o->attempted_revision > 0) cJSON_AddNumberToObject(st, "lastAttemptedRevision", (double)o->attempted_revision);
+  if (o->applied_digest && *o->applied_digest) cJSON_AddStringToObject(st, "lastAppliedDigest", o->applied_digest);
+  if (o->attempted_digest && *o->attempted_digest) cJSON_AddStringToObject(st, "lastAttemptedDigest", o->attempted_digest);
+  cJSON_AddNumberToObject(st, "installFailures", o->install_failures);
+  cJSON_AddNumberToObject(st, "upgradeFailures", o->upgrade_failures);
 }
 
 cJSON *door_conditions(const release_outcome_t *o) {

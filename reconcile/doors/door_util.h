@@ -13,6 +13,8 @@ const cJSON *door_obj(const cJSON *o, const char *k);
 char *door_dup(const char *s);
 /* o[k] into *out when present: -22 with "<path>.<k>: must be true or false" when not a boolean. */
 int door_bool(const cJSON *o, const char *k, const char *path, bool *out, buf_t *err);
+/* o[k] into *out when a string (NULL when absent or null): -22 with "<path>.<k>: must be a string" else. */
+int door_string(const cJSON *o, const char *k, const char *path, const char **out, buf_t *err);
 /* Identity, generation, deletion, finalizers (has_finalizer: `finalizer` is among them) and the status
  * conditions of obj into r. -22 without metadata.namespace/name. */
 int door_parse_meta(const cJSON *obj, const char *finalizer, release_req_t *r, buf_t *err);
@@ -36,6 +38,10 @@ int door_add_values_from(release_req_t *r, bool secret, const char *name, const 
                          bool optional, const char *field, buf_t *err);
 /* Appends "ns/name" to r's dependsOn. 0 or -12. */
 int door_add_depends_on(release_req_t *r, const char *ns, const char *name, buf_t *err);
+/* What the engine keeps in every kind's status (last applied and attempted revision and digest, failure
+ * counts: they survive restarts) read from status into r, and written from o into st. */
+void door_engine_status_read(const cJSON *status, release_req_t *r);
+void door_engine_status_write(cJSON *st, const release_outcome_t *o);
 
 /* The conditions array outcome o gives (a copy of the object's, updated with Kubernetes semantics);
  * a progress report sets only Reconciling. NULL when out of memory. */

@@ -1,3 +1,3 @@
 #include "reconcile/doors/doors.h"
 
-const door_t *const doors[] = {&door_helmrelease, NULL};
+const door_t *const doors[] = {&door_helmrelease, &door_helmrequest, NULL};

@@ -226,16 +226,7 @@ static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, b
   const cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
   int rc = door_parse_meta(obj, HR_FINALIZER, r, err);
   if (rc) return rc;
-  const cJSON *lar = cJSON_GetObjectItemCaseSensitive(status, "lastAppliedRevision");
-  r->applied_revision = cJSON_IsNumber(lar) ? (long long)lar->valuedouble : 0;
-  const char *ad = door_str(status, "lastAppliedDigest");
-  if (ad && strlen(ad) == 64) memcpy(r->applied_digest, ad, 65);
-  const char *fd = door_str(status, "lastAttemptedDigest");
-  if (fd && strlen(fd) == 64) memcpy(r->failed_digest, fd, 65);
-  const cJSON *inf = cJSON_GetObjectItemCaseSensitive(status, "installFailures");
-  const cJSON *upf = cJSON_GetObjectItemCaseSensitive(status, "upgradeFailures");
-  r->install_failures = cJSON_IsNumber(inf) ? (int)inf->valuedouble : 0;
-  r->upgrade_failures = cJSON_IsNumber(upf) ? (int)upf->valuedouble : 0;
+  door_engine_status_read(status, r);
 
   const char *rn = door_str(spec, "releaseName");
   r->release_name = door_dup(rn && *rn ? rn : r->name);
@@ -438,12 +429,7 @@ static char *hr_status_patch(const release_outcome_t *o) {
   if (!o->progressing) cJSON_AddNumberToObject(st, "observedGeneration", (double)r->generation);
   cJSON_AddItemToObject(st, "conditions", door_conditions(o));
   if (o->progressing) return door_status_body(st); /* only Reconciling changes */
-  if (o->applied_revision > 0) cJSON_AddNumberToObject(st, "lastAppliedRevision", (double)o->applied_revision);
-  if (o->attempted_revision > 0) cJSON_AddNumberToObject(st, "lastAttemptedRevision", (double)o->attempted_revision);
-  if (o->applied_digest && *o->applied_digest) cJSON_AddStringToObject(st, "lastAppliedDigest", o->applied_digest);
-  if (o->attempted_digest && *o->attempted_digest) cJSON_AddStringToObject(st, "lastAttemptedDigest", o->attempted_digest);
-  cJSON_AddNumberToObject(st, "installFailures", o->install_failures);
-  cJSON_AddNumberToObject(st, "upgradeFailures", o->upgrade_failures);
+  door_engine_status_write(st, o);
   cJSON_AddStringToObject(st, "storageNamespace", r->storage_ns ? r->storage_ns : "");
   if (o->nhistory) {
     cJSON *h = cJSON_AddArrayToObject(st, "history");

@@ -15,6 +15,7 @@ NS=${NS//_/-}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rudder-e2e.XXXXXX")
 CTRL_PID=
 EXTRA_PIDS=() # other processes a test started; killed on exit
+EXTRA_NAMESPACES=() # other namespaces a test created; deleted on exit
 CTRL_LOG="$WORK/controller.log"
 CTRL_ARGS=() # extra controller flags a test adds
 checks=0
@@ -63,12 +64,13 @@ cleanup() {
     echo "=== controller log (last 80 lines) ===" >&2
     tail -n 80 "$CTRL_LOG" >&2 2>/dev/null || true
     kubectl -n "$NS" get helmreleases -o yaml >&2 2>/dev/null || true
+    kubectl -n "$NS" get helmrequests.app.alauda.io -o yaml >&2 2>/dev/null || true
   fi
   # Leave nothing behind: drop our finalizers, then the namespace.
-  for hr in $(kubectl -n "$NS" get helmreleases -o name 2>/dev/null); do
+  for hr in $(kubectl -n "$NS" get helmreleases -o name 2>/dev/null) $(kubectl -n "$NS" get helmrequests.app.alauda.io -o name 2>/dev/null); do
     kubectl -n "$NS" patch "$hr" --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
   done
-  kubectl delete namespace "$NS" "$NS-oracle" --wait=false >/dev/null 2>&1 || true
+  kubectl delete namespace "$NS" "$NS-oracle" ${EXTRA_NAMESPACES[@]+"${EXTRA_NAMESPACES[@]}"} --wait=false >/dev/null 2>&1 || true
   rm -rf "$WORK"
   if [ $rc = 0 ]; then echo "$checks passed, 0 failed"; else echo "$checks passed, 1 failed"; fi
   exit $rc
