@@ -11,9 +11,7 @@
 # kubectl alone (apply, patch, replace, annotate, delete --cascade=foreground).
 # fixtures: cluster servers
 . "$(dirname "$0")/lib.sh"
-: "${RUDDER_SERVERS_STATE:?run through ctest (the e2e.servers-up fixture provides the chart servers)}"
-[ -f "$RUDDER_SERVERS_STATE/env" ] || fail "no chart servers: $RUDDER_SERVERS_STATE/env is missing (e2e.servers-up failed?)"
-. "$RUDDER_SERVERS_STATE/env"
+servers_env
 . "$RUDDER_SOURCE_DIR/tests/versions.env"
 
 # Never skipped: without the Java tooling the test fails and says what is missing.
@@ -23,26 +21,18 @@ for crd in chartrepos.app.alauda.io charts.app.alauda.io helmrequests.app.alauda
   kubectl get crd "$crd" >/dev/null 2>&1 || fail "CRD $crd is not installed (deploy/crds/ should hold it; tests/cluster/up applies them)"
 done
 
-# HelmRequests that outlive a failed run would keep the namespace: stop the controller, then
-# drop their finalizers, before lib.sh's cleanup.
-captain_cleanup() {
-  stop_controller KILL
-  for o in $(kubectl -n "$NS" get helmrequests.app.alauda.io -o name 2>/dev/null); do
-    kubectl -n "$NS" patch "$o" --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
-  done
-}
-trap 'rc=$?; captain_cleanup; (exit $rc); cleanup' EXIT
-
 # One JVM for the whole test (a start costs about 2 s): commands go to it one a line,
 # tab-separated; an answer is the output, the error lines (each after STX), then "<EOT>rc=N".
 # shellcheck disable=SC2086 # java_cmd is a command line without quoted parts
 coproc APPSTORE { exec $java_cmd serve; }
 EXTRA_PIDS+=("$APPSTORE_PID")
+# Plain descriptors: bash closes a coproc's own in subshells, and js runs in pipelines.
+exec 7>&"${APPSTORE[1]}" 8<&"${APPSTORE[0]}"
 # js ARGS...: runs one driver command; its output on stdout, its exit code as status.
 js() {
   local IFS=$'\t' line
-  printf '%s\n' "$*" >&"${APPSTORE[1]}"
-  while IFS= read -r line <&"${APPSTORE[0]}"; do
+  printf '%s\n' "$*" >&7
+  while IFS= read -r line <&8; do
     case $line in
     $'\x04'rc=*) return "${line#$'\x04'rc=}" ;;
     $'\x02'*) printf '%s\n' "${line#$'\x02'}" >&2 ;;
@@ -50,6 +40,14 @@ js() {
     esac
   done
   fail "the Java driver exited (command: $*)"
+}
+# js_close: ends the driver's input; it must then exit 0.
+js_close() {
+  exec 7>&- 8<&-
+  eval "exec ${APPSTORE[1]}>&-"
+  local rc=0
+  wait "$APPSTORE_PID" || rc=$?
+  [ "$rc" = 0 ] || fail "the Java driver exited with status $rc at the end of its input"
 }
 # jq_py EXPR: a Python expression over the JSON on stdin (bound to o), printed.
 # until_ok SECONDS CMD...: polls CMD until it succeeds; status 1 on time-out (the caller says why).
@@ -128,19 +126,22 @@ js wait chartrepo "$NS" store Synced 90 >/dev/null || fail "ChartRepo store did 
 [ "$(kubectl -n "$NS" get secret store-auth -o jsonpath='{.data.ca\.crt}' | base64 -d)" = "$(cat "$SRV_CA")" ] || fail "Secret store-auth does not hold the CA"
 ok "ChartRepo (v1beta1) for the private repository behind basic auth and a self-signed CA: Synced"
 
-# Every chart and version helm finds (prereleases too), against the Chart objects the Java client lists.
+# Every chart and version helm finds (prereleases too), with its app version and description,
+# against the Chart objects the Java client lists.
 want_charts=$(helm search repo store/ --versions --devel -o json |
-  jq_py 'sorted({(x["name"].split("/", 1)[1], x["version"]) for x in o})')
+  jq_py 'sorted({(x["name"].split("/", 1)[1], x["version"], x["app_version"], x["description"]) for x in o})')
 charts_match() {
-  got_charts=$(js charts "$NS" store | jq_py 'sorted({(c["chart"], v) for c in o for v in c["versions"]})') &&
+  got_charts=$(js charts "$NS" store |
+    jq_py 'sorted({(c["chart"], v["version"], v["appVersion"] or "", v["description"] or "") for c in o for v in c["versions"]})') &&
     [ "$got_charts" = "$want_charts" ]
 }
 until_ok 60 charts_match ||
   fail "Charts: got $got_charts, want $want_charts"
-[[ $want_charts == *"\"$chart\", \"0.2.0\""* && $want_charts == *"\"$chart\", \"0.1.0\""* ]] || fail "helm search does not list $chart 0.1.0 and 0.2.0: $want_charts"
+[[ $want_charts == *"\"$chart\", \"0.2.0\", \"2.0\""* && $want_charts == *"\"$chart\", \"0.1.0\", \"2.0\""* ]] ||
+  fail "helm search does not list $chart 0.1.0 and 0.2.0 (app version 2.0): $want_charts"
 names=$(js charts "$NS" store | jq_py '" ".join(sorted(c["name"] for c in o))')
 [[ " $names " == *" $chart.store "* ]] || fail "no Chart object named $chart.store: $names"
-ok "Chart objects list every chart and version of helm search repo --versions --devel ($(jq_py 'str(len(o))' <<<"$want_charts") versions)"
+ok "Chart objects list every chart, version, app version and description of helm search repo --versions --devel ($(jq_py 'str(len(o))' <<<"$want_charts") versions)"
 
 log "HelmRequest web (v1): store/$chart, values and a valuesFrom ConfigMap"
 printf 'size: large\ncolor: green\n' >"$WORK/values-1.yaml"
@@ -208,7 +209,10 @@ wait_for 120 "revision 6 once the rollback annotation is gone" history_is web "1
 ok "rollback annotation removed: revision 6 follows the spec again"
 
 log "delete with propagationPolicy Foreground"
-js delete helmrequest "$NS" web Foreground >/dev/null || fail "delete"
+js delete helmrequest "$NS" web Foreground >"$WORK/deleted.json" || fail "delete"
+# The server took the policy: the object waits on its dependents (foregroundDeletion) and on our finalizer.
+fin=$(jq_py 'o["metadata"].get("finalizers", [])' <"$WORK/deleted.json")
+[[ $fin == *'"foregroundDeletion"'* ]] || fail "the delete's answer has no foregroundDeletion finalizer: $fin"
 js wait-gone helmrequest "$NS" web 120 >/dev/null || fail "HelmRequest web was not deleted"
 [ "$(helm_status helm web)" = absent ] || fail "helm ls after the delete: $(helm_status helm web)"
 [ -z "$(kubectl -n "$NS" get secrets -l owner=helm,name=web -o name)" ] || fail "release records of web left"
@@ -223,7 +227,7 @@ kubectl apply -n "$NS" -f - >/dev/null <<Y
 apiVersion: v1
 kind: Secret
 metadata: {name: store2-ca}
-data: {ca.crt: $(base64 -w0 <"$SRV_CA")}
+data: {ca.crt: $(b64 "$SRV_CA")}
 ---
 apiVersion: app.alauda.io/v1alpha1
 kind: ChartRepo
@@ -237,11 +241,11 @@ kubectl -n "$NS" wait chartrepos.app.alauda.io/store2 --for=jsonpath='{.status.p
   fail "ChartRepo store2 not Synced: $(kubectl -n "$NS" get chartrepos.app.alauda.io store2 -o jsonpath='{.status}')"
 kubectl_charts() {
   got2=$(kubectl -n "$NS" get charts.app.alauda.io -l repo=store2 -o json |
-    jq_py 'sorted({(v["name"], v["version"]) for c in o["items"] for v in c["spec"]["versions"]})') &&
+    jq_py 'sorted({(v["name"], v["version"], v.get("appVersion", ""), v.get("description", "")) for c in o["items"] for v in c["spec"]["versions"]})') &&
     [ "$got2" = "$want_charts" ]
 }
 until_ok 60 kubectl_charts || fail "kubectl: Charts of store2: got $got2, want $want_charts"
-ok "kubectl: ChartRepo (v1alpha1) Synced, its Charts those of helm search"
+ok "kubectl: ChartRepo (v1alpha1) Synced, its Charts (versions, app versions, descriptions) those of helm search"
 
 log "kubectl: HelmRequest app (v1alpha1) store2/$chart 0.1.0 with values"
 kubectl apply -n "$NS" -f - >/dev/null <<Y
@@ -297,3 +301,7 @@ js wait-gone chartrepo "$NS" store2 60 >/dev/null || fail "ChartRepo store2 not 
 err=$(js get helmrequest "$NS" app 2>&1 >/dev/null) && fail "get of a deleted HelmRequest succeeded"
 [[ $err == *"HTTP 404"* ]] || fail "get of a deleted HelmRequest: $err"
 ok "ChartRepo deleted; the driver reports a missing object as HTTP 404"
+
+js_close
+stop_controller
+ok "the driver and the controller exit cleanly"

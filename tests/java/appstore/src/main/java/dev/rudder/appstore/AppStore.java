@@ -54,7 +54,7 @@ public final class AppStore {
       "  configmap-apply NS NAME KEY FILE                         create or replace a ConfigMap",
       "  wait KIND NS NAME PHASE SECONDS                          status.phase, at the current generation",
       "  wait-gone KIND NS NAME SECONDS                           until the object is not found",
-      "  charts NS REPO                                           the Chart objects of REPO as JSON",
+      "  charts NS REPO                                           the Chart objects of REPO (names, versions) as JSON",
       "  helmrequest-create VERSION NS NAME CHART CHART_VERSION VALUES_JSON [configmap:NAME[:KEY]|secret:NAME[:KEY]...]",
       "  helmrequest-patch VERSION NS NAME MERGE_PATCH_JSON        a JSON merge patch",
       "  helmrequest-replace VERSION NS NAME SPEC_JSON             get, set spec fields (null removes), replace",
@@ -346,7 +346,7 @@ public final class AppStore {
     }
   }
 
-  /** The Chart objects labelled repo=REPO: [{name, chart, versions: [...]}] in the order listed. */
+  /** The Chart objects labelled repo=REPO: [{name, chart, versions: [{version, appVersion, description}]}] as listed. */
   private void charts(List<String> a, PrintStream out) throws ApiException {
     Map<String, Object> list = asMap(custom.listNamespacedCustomObject(GROUP, "v1alpha1", a.get(0), "charts").labelSelector("repo=" + a.get(1)).execute());
     List<Object> res = new ArrayList<>();
@@ -362,7 +362,9 @@ public final class AppStore {
           for (Object v : vl) {
             Map<String, Object> vm = asMap(v);
             row.putIfAbsent("chart", vm.get("name"));
-            versions.add(vm.get("version"));
+            Map<String, Object> one = new LinkedHashMap<>();
+            for (String f : new String[] {"version", "appVersion", "description"}) one.put(f, vm.get(f));
+            versions.add(one);
           }
         }
         row.put("versions", versions);
