@@ -276,9 +276,13 @@ wait_for 60 "kubectl patch: Synced" kubectl_synced app
 [ "$(cm_field app greeting)" = "kubectl patch" ] || fail "ConfigMap after kubectl patch: $(cm_field app greeting)"
 ok "kubectl patch --type merge: revision 2"
 
-kubectl -n "$NS" get helmrequests.app.alauda.io app -o json |
-  python3 -c 'import json,sys; o=json.load(sys.stdin); o["spec"]["version"]="0.2.0"; print(json.dumps(o))' |
-  kubectl replace -f - >/dev/null
+# get + replace carries the resourceVersion read: a status write in between is a conflict, so try again.
+kubectl_replace_version() {
+  kubectl -n "$NS" get helmrequests.app.alauda.io app -o json |
+    python3 -c 'import json,sys; o=json.load(sys.stdin); o["spec"]["version"]=sys.argv[1]; print(json.dumps(o))' "$1" |
+    kubectl replace -f - >/dev/null
+}
+until_ok 30 kubectl_replace_version 0.2.0 || fail "kubectl replace of HelmRequest app failed: $(kubectl_replace_version 0.2.0 2>&1)"
 wait_for 120 "kubectl replace: revision 3" history_is app "1:superseded 2:superseded 3:deployed"
 wait_for 60 "kubectl replace: Synced" kubectl_synced app
 [ "$(cm_field app chart)" = "$chart-0.2.0" ] || fail "ConfigMap after kubectl replace: chart $(cm_field app chart)"

@@ -413,18 +413,29 @@ public final class AppStore {
     out.println(gson.toJson(mergePatch(a.get(0), a.get(1), "helmrequests", a.get(2), jsonObject("MERGE_PATCH_JSON", a.get(3)))));
   }
 
-  /** Get, then replace with the fields of SPEC_JSON set in spec (a null removes one): an update with the read resourceVersion. */
+  /**
+   * Get, then replace with the fields of SPEC_JSON set in spec (a null removes one): an update with
+   * the resourceVersion read, so a write in between (the controller's status) is a 409 Conflict, and
+   * then it reads again, as clients of optimistic concurrency do.
+   */
   private void helmRequestReplace(List<String> a, PrintStream out) throws UsageException, ApiException {
     String version = a.get(0), ns = a.get(1), name = a.get(2);
     Map<String, Object> set = jsonObject("SPEC_JSON", a.get(3));
-    Map<String, Object> o = fetch(new Kind(version, "helmrequests"), ns, name);
-    Map<String, Object> spec = child(o, "spec");
-    set.forEach((k, v) -> {
-      if (v == null) spec.remove(k);
-      else spec.put(k, v);
-    });
-    o.remove("status"); // the main resource's update ignores it; sent or not, it is the controller's
-    out.println(gson.toJson(custom.replaceNamespacedCustomObject(GROUP, version, ns, "helmrequests", name, o).execute()));
+    for (int attempt = 1;; attempt++) {
+      Map<String, Object> o = fetch(new Kind(version, "helmrequests"), ns, name);
+      Map<String, Object> spec = child(o, "spec");
+      set.forEach((k, v) -> {
+        if (v == null) spec.remove(k);
+        else spec.put(k, v);
+      });
+      o.remove("status"); // the main resource's update ignores it; it is the controller's
+      try {
+        out.println(gson.toJson(custom.replaceNamespacedCustomObject(GROUP, version, ns, "helmrequests", name, o).execute()));
+        return;
+      } catch (ApiException e) {
+        if (e.getCode() != 409 || attempt == 5) throw e;
+      }
+    }
   }
 
   /** Sets the rollback annotation to REVISION, or removes it when REVISION is empty. */
