@@ -332,7 +332,7 @@ static int hq_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, b
 
 static const char *hq__phase(const release_outcome_t *o) {
   if (o->req->deleting) return "Uninstalling";
-  if (o->progressing || !strcmp(o->ready, "Unknown")) return "Pending";
+  if (o->progressing || !o->ready || !strcmp(o->ready, "Unknown")) return "Pending";
   if (!strcmp(o->ready, "True")) return "Synced";
   /* Waiting for dependencies is not a failure. */
   return o->reason && !strcmp(o->reason, "DependencyNotReady") ? "Pending" : "Failed";

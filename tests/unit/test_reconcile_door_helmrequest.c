@@ -145,70 +145,72 @@ static void test_values_from_and_dependencies(void) {
   buf_free(&err);
 }
 
-/* status.version is kept for the spec it was installed from (lastSpecHash), not for another. */
-static void test_pinned_version(void) {
+/* The spec hash parse_spec gives spec (door_data's first 64 characters). */
+static void spec_hash(const char *spec, char out[65]) {
   release_req_t s;
   buf_t err = BUF_INIT;
-  CHECK_EQ_INT(parse_spec("{\"chart\":\"r/c\"}", &s, &err), 0);
-  char hash[65];
-  memcpy(hash, s.door_data, 65);
+  CHECK_EQ_INT(parse_spec(spec, &s, &err), 0);
+  snprintf(out, 65, "%s", s.door_data ? s.door_data : "");
   req_free(&s);
-  buf_t j = BUF_INIT;
-  buf_printf(&j, "{" META ",\"spec\":{\"chart\":\"r/c\"},\"status\":{\"version\":\"1.4.0\",\"lastSpecHash\":\"%s\"}}", hash);
-  CHECK_EQ_INT(parse(j.data, &s, &err), 0);
-  CHECK_EQ_STR(s.src.version, "1.4.0");
-  CHECK_EQ_STR(s.digest, hash); /* the pin changes nothing that is installed */
-  req_free(&s);
-  /* Another spec: the newest again. */
-  buf_reset(&j);
-  buf_printf(&j, "{" META ",\"spec\":{\"chart\":\"r/c\",\"values\":{\"x\":1}},\"status\":{\"version\":\"1.4.0\",\"lastSpecHash\":\"%s\"}}",
-             hash);
-  CHECK_EQ_INT(parse(j.data, &s, &err), 0);
-  CHECK_EQ_STR(s.src.version, "");
-  CHECK(strcmp(s.digest, hash) != 0);
-  req_free(&s);
-  /* An explicit version is never replaced. */
-  CHECK_EQ_INT(parse_spec("{\"chart\":\"r/c\",\"version\":\"2.x\"}", &s, &err), 0);
-  memcpy(hash, s.door_data, 65);
-  req_free(&s);
-  buf_reset(&j);
-  buf_printf(&j, "{" META ",\"spec\":{\"chart\":\"r/c\",\"version\":\"2.x\"},\"status\":{\"version\":\"2.1.0\",\"lastSpecHash\":\"%s\"}}",
-             hash);
-  CHECK_EQ_INT(parse(j.data, &s, &err), 0);
-  CHECK_EQ_STR(s.src.version, "2.x");
-  req_free(&s);
-  buf_free(&j);
   buf_free(&err);
 }
 
-static void test_rollback_annotation(void) {
-  release_req_t s;
-  buf_t err = BUF_INIT;
-  CHECK_EQ_INT(parse_spec("{\"chart\":\"r/c\"}", &s, &err), 0);
-  char plain[65];
-  memcpy(plain, s.digest, 65);
-  req_free(&s);
-  CHECK_EQ_INT(parse("{\"metadata\":{\"name\":\"web\",\"namespace\":\"apps\",\"annotations\":{\"app.alauda.io/rollback-to\":\"2\"}},"
-                     "\"spec\":{\"chart\":\"r/c\"}}",
-                     &s, &err), 0);
-  CHECK_EQ_INT(s.rollback_to, 2);
-  CHECK(strcmp(s.digest, plain) != 0);   /* setting it is a change */
-  CHECK(!strncmp(s.door_data, plain, 64)); /* but not of the spec */
-  char two[65];
-  memcpy(two, s.digest, 65);
-  req_free(&s);
-  CHECK_EQ_INT(parse("{\"metadata\":{\"name\":\"web\",\"namespace\":\"apps\",\"annotations\":{\"app.alauda.io/rollback-to\":\"3\"}},"
-                     "\"spec\":{\"chart\":\"r/c\"}}",
-                     &s, &err), 0);
-  CHECK(strcmp(s.digest, two) != 0);
-  req_free(&s);
-  CHECK_EQ_INT(parse("{\"metadata\":{\"name\":\"web\",\"namespace\":\"apps\",\"annotations\":{\"app.alauda.io/rollback-to\":\"\"}},"
-                     "\"spec\":{\"chart\":\"r/c\"}}",
-                     &s, &err), 0);
-  CHECK_EQ_INT(s.rollback_to, 0);
-  CHECK_EQ_STR(s.digest, plain);
-  req_free(&s);
+/* status.version is kept for the spec it was installed from (lastSpecHash), not for another. */
+static void test_pinned_version(void) {
+  static const struct { const char *spec, *hashed, *installed, *want; } cases[] = {
+    {"{\"chart\":\"r/c\"}", "{\"chart\":\"r/c\"}", "1.4.0", "1.4.0"},                     /* the same spec: kept */
+    {"{\"chart\":\"r/c\",\"values\":{\"x\":1}}", "{\"chart\":\"r/c\"}", "1.4.0", ""},     /* another: the newest */
+    {"{\"chart\":\"r/c\",\"version\":\"2.x\"}", "{\"chart\":\"r/c\",\"version\":\"2.x\"}", "2.1.0", "2.x"}, /* asked */
+    {"{\"source\":{\"oci\":{\"repo\":\"oci://h/c\"}}}", "{\"source\":{\"oci\":{\"repo\":\"oci://h/c\"}}}", "1.0.0", "1.0.0"},
+    {"{\"source\":{\"oci\":{\"repo\":\"oci://h/c:2.0.0\"}}}", "{\"source\":{\"oci\":{\"repo\":\"oci://h/c:2.0.0\"}}}", "2.0.0",
+     ""}, /* the reference names its tag */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char hash[65];
+    spec_hash(cases[i].hashed, hash);
+    release_req_t s;
+    buf_t err = BUF_INIT, j = BUF_INIT;
+    buf_printf(&j, "{" META ",\"spec\":%s,\"status\":{\"version\":\"%s\",\"lastSpecHash\":\"%s\"}}", cases[i].spec,
+               cases[i].installed, hash);
+    CHECK_EQ_INT(parse(j.data, &s, &err), 0);
+    CHECK_EQ_STR(s.src.version, cases[i].want);
+    /* The pin changes nothing that is installed: the digest is the spec's. */
+    CHECK_EQ_INT(!strcmp(s.digest, hash), !strcmp(cases[i].spec, cases[i].hashed));
+    req_free(&s);
+    buf_free(&j);
+    buf_free(&err);
+  }
+}
+
+/* parse of {"chart": "r/c"} with the rollback annotation set to v; its digest into digest. */
+static int parse_rollback(const char *v, release_req_t *s, char digest[65]) {
+  buf_t err = BUF_INIT, j = BUF_INIT;
+  buf_printf(&j, "{\"metadata\":{\"name\":\"web\",\"namespace\":\"apps\",\"annotations\":{\"app.alauda.io/rollback-to\":\"%s\"}},"
+                 "\"spec\":{\"chart\":\"r/c\"}}", v);
+  int rc = parse(j.data, s, &err);
+  memcpy(digest, s->digest, 65);
+  buf_free(&j);
   buf_free(&err);
+  return rc;
+}
+
+static void test_rollback_annotation(void) {
+  char plain[65], two[65], three[65], none[65];
+  spec_hash("{\"chart\":\"r/c\"}", plain);
+  release_req_t s;
+  CHECK_EQ_INT(parse_rollback("2", &s, two), 0);
+  CHECK_EQ_INT(s.rollback_to, 2);
+  CHECK(!strncmp(s.door_data, plain, 64)); /* not a change of the spec */
+  req_free(&s);
+  CHECK_EQ_INT(parse_rollback("3", &s, three), 0);
+  CHECK_EQ_INT(s.rollback_to, 3);
+  req_free(&s);
+  CHECK_EQ_INT(parse_rollback("", &s, none), 0);
+  CHECK_EQ_INT(s.rollback_to, 0);
+  req_free(&s);
+  /* but setting, changing and removing it are changes of the inputs */
+  CHECK(strcmp(two, plain) != 0 && strcmp(three, two) != 0);
+  CHECK_EQ_STR(none, plain);
 }
 
 static void test_errors(void) {
