@@ -49,7 +49,6 @@ js_close() {
   wait "$APPSTORE_PID" || rc=$?
   [ "$rc" = 0 ] || fail "the Java driver exited with status $rc at the end of its input"
 }
-# jq_py EXPR: a Python expression over the JSON on stdin (bound to o), printed.
 # until_ok SECONDS CMD...: polls CMD until it succeeds; status 1 on time-out (the caller says why).
 until_ok() {
   local end=$((SECONDS + $1)); shift
@@ -58,6 +57,7 @@ until_ok() {
     sleep 0.3
   done
 }
+# jq_py EXPR: a Python expression over the JSON on stdin (bound to o), printed (non-strings as sorted JSON).
 jq_py() { python3 -c "import json,sys; o=json.load(sys.stdin); r=$1; print(r if isinstance(r, str) else json.dumps(r, sort_keys=True))"; }
 
 # A chart of this test's own, two versions, published on the chart servers.
@@ -114,7 +114,6 @@ hq_phase() { kubectl -n "$NS" get helmrequests.app.alauda.io "$1" -o jsonpath='{
 values_of() {
   helm get values -n "$NS" "$1" ${2:+--revision "$2"} -o json | jq_py o
 }
-history_len() { helm history -n "$NS" "$1" -o json | jq_py 'str(len(o))'; }
 history_is() { [ "$(helm_history helm "$1")" = "$2" ]; }
 
 # ---- the app store, through the Java client ----
