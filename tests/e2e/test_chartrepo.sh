@@ -157,7 +157,14 @@ rv_after=$(kubectl -n "$NS" get chart "podlike.plain" -o jsonpath='{.metadata.re
 grep 'charts published' "$CTRL_LOG" | grep -q "$NS/plain" || fail "no 'charts published' line for plain in the controller log"
 ok "a version published later appears (newest first); unchanged Charts are not written again"
 
-# Deleting the ChartRepo deletes its Charts (and only its own).
+# Deleting the ChartRepo deletes its Charts (and only its own): rudder deletes them, not only the
+# garbage collector (a Chart labelled repo=plain without an owner goes too).
+kubectl apply -f - >/dev/null <<Y
+apiVersion: app.alauda.io/v1alpha1
+kind: Chart
+metadata: {name: stray.plain, namespace: $NS, labels: {repo: plain}}
+spec: {versions: [{name: stray, version: 1.0.0}]}
+Y
 kubectl -n "$NS" delete chartrepo plain >/dev/null
 no_plain_charts() { [ -z "$(kubectl -n "$NS" get charts.app.alauda.io -l repo=plain -o name)" ]; }
 wait_for 60 "Charts of plain gone" no_plain_charts
