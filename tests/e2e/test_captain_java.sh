@@ -4,6 +4,7 @@
 # by tests/java/build), as an app store written for Captain drives it: a ChartRepo for the private
 # repository behind basic auth and our own CA → Synced; the Chart objects it publishes, compared
 # with what `helm search repo` finds there; a HelmRequest <repo>/<chart> with values and valuesFrom
+# (a ConfigMap, then a Secret with its own key)
 # → Synced, checked with helm and kubectl; upgrades by merge patch (through v1alpha1) and by get +
 # replace (v1), each a new revision; a change of the valuesFrom ConfigMap → a new revision; the
 # rollback annotation → a revision with the earlier values, and off again → the spec's; a delete
@@ -142,31 +143,33 @@ names=$(js charts "$NS" store | jq_py '" ".join(sorted(c["name"] for c in o))')
 [[ " $names " == *" $chart.store "* ]] || fail "no Chart object named $chart.store: $names"
 ok "Chart objects list every chart, version, app version and description of helm search repo --versions --devel ($(jq_py 'str(len(o))' <<<"$want_charts") versions)"
 
-log "HelmRequest web (v1): store/$chart, values and a valuesFrom ConfigMap"
+log "HelmRequest web (v1): store/$chart, values, valuesFrom a ConfigMap (default key) and a Secret (key extra.yaml)"
 printf 'size: large\ncolor: green\n' >"$WORK/values-1.yaml"
+printf 'color: violet\nextra: from-secret\n' >"$WORK/secret-values.yaml"
 js configmap-apply "$NS" store-values values.yaml "$WORK/values-1.yaml" >/dev/null || fail "configmap-apply"
-js helmrequest-create v1 "$NS" web "store/$chart" "" '{"greeting": "hi from java", "color": "teal"}' configmap:store-values >/dev/null ||
-  fail "helmrequest-create"
+js secret-apply "$NS" store-secret extra.yaml "$WORK/secret-values.yaml" >/dev/null || fail "secret-apply"
+js helmrequest-create v1 "$NS" web "store/$chart" "" '{"greeting": "hi from java", "color": "teal"}' \
+  configmap:store-values secret:store-secret:extra.yaml >/dev/null || fail "helmrequest-create"
 js wait helmrequest "$NS" web Synced 120 >"$WORK/web.json" || fail "HelmRequest web did not become Synced"
 [ "$(helm_status helm web)" = "deployed 1" ] || fail "helm ls: $(helm_status helm web), want deployed 1"
 newest=$(helm search repo "store/$chart" -o json | jq_py 'o[0]["version"]')
 [ "$newest" = 0.2.0 ] || fail "helm search: newest $chart is $newest"
 [ "$(jq_py 'o["status"]["version"]' <"$WORK/web.json")" = "$newest" ] || fail "status.version: $(jq_py 'o["status"]' <"$WORK/web.json"), want $newest"
 [ "$(helm ls -n "$NS" -o json --filter '^web$' | jq_py 'o[0]["chart"]')" = "$chart-$newest" ] || fail "helm ls: not chart $chart-$newest"
-[ "$(values_of web)" = '{"color": "teal", "greeting": "hi from java", "size": "large"}' ] || fail "helm get values: $(values_of web)"
+[ "$(values_of web)" = '{"color": "teal", "extra": "from-secret", "greeting": "hi from java", "size": "large"}' ] || fail "helm get values: $(values_of web)"
 [ "$(cm_field web greeting) $(cm_field web color) $(cm_field web size) $(cm_field web chart)" = "hi from java teal large $chart-0.2.0" ] ||
   fail "ConfigMap web-settings: $(kubectl -n "$NS" get configmap web-settings -o jsonpath='{.data}')"
 kubectl -n "$NS" get serviceaccount web-app >/dev/null || fail "ServiceAccount web-app missing"
 [ "$(hq_phase web)" = Synced ] || fail "kubectl: phase $(hq_phase web)"
 notes=$(js get helmrequest "$NS" web | jq_py 'o["status"].get("notes", "")')
 [ "$notes" = "$(helm get notes -n "$NS" web | sed '/^NOTES:$/d')" ] || fail "status.notes '$notes' differs from helm get notes"
-ok "HelmRequest Synced: helm ls deployed 1 at the newest version, values = valuesFrom under values, objects rendered"
+ok "HelmRequest Synced: helm ls deployed 1 at the newest version, values = valuesFrom (ConfigMap, Secret) under values, objects rendered"
 
 log "upgrade by a JSON merge patch, through v1alpha1"
 js helmrequest-patch v1alpha1 "$NS" web '{"spec": {"values": {"greeting": "patched"}}}' >/dev/null || fail "helmrequest-patch"
 js wait helmrequest/v1alpha1 "$NS" web Synced 120 >/dev/null || fail "web not Synced after the patch"
 history_is web "1:superseded 2:deployed" || fail "helm history after the patch: $(helm_history helm web)"
-[ "$(values_of web)" = '{"color": "teal", "greeting": "patched", "size": "large"}' ] || fail "values after the patch: $(values_of web)"
+[ "$(values_of web)" = '{"color": "teal", "extra": "from-secret", "greeting": "patched", "size": "large"}' ] || fail "values after the patch: $(values_of web)"
 [ "$(cm_field web greeting)" = patched ] || fail "ConfigMap after the patch: greeting $(cm_field web greeting)"
 ok "merge patch (v1alpha1): revision 2 with the patched values"
 
@@ -175,18 +178,19 @@ js helmrequest-replace v1 "$NS" web '{"version": "0.1.0", "values": {"greeting":
 js wait helmrequest "$NS" web Synced 120 >"$WORK/web.json" || fail "web not Synced after the replace"
 history_is web "1:superseded 2:superseded 3:deployed" || fail "helm history after the replace: $(helm_history helm web)"
 [ "$(helm ls -n "$NS" -o json --filter '^web$' | jq_py 'o[0]["chart"]')" = "$chart-0.1.0" ] || fail "helm ls after the replace: not $chart-0.1.0"
-[ "$(values_of web)" = '{"color": "green", "greeting": "replaced", "size": "large"}' ] || fail "values after the replace: $(values_of web)"
-[ "$(cm_field web greeting) $(cm_field web color) $(cm_field web chart)" = "replaced green $chart-0.1.0" ] ||
+# Without an inline color, the Secret's (listed later) wins over the ConfigMap's.
+[ "$(values_of web)" = '{"color": "violet", "extra": "from-secret", "greeting": "replaced", "size": "large"}' ] || fail "values after the replace: $(values_of web)"
+[ "$(cm_field web greeting) $(cm_field web color) $(cm_field web chart)" = "replaced violet $chart-0.1.0" ] ||
   fail "ConfigMap after the replace: $(kubectl -n "$NS" get configmap web-settings -o jsonpath='{.data}')"
 [ "$(jq_py 'o["status"]["version"]' <"$WORK/web.json")" = 0.1.0 ] || fail "status.version after the replace: $(jq_py 'o["status"]' <"$WORK/web.json")"
-ok "replace (v1): revision 3 at chart 0.1.0, the replaced values (color from valuesFrom again)"
+ok "replace (v1): revision 3 at chart 0.1.0, the replaced values (color from the later valuesFrom, the Secret)"
 
 log "a change of the valuesFrom ConfigMap's data"
 printf 'size: huge\ncolor: green\n' >"$WORK/values-2.yaml"
 js configmap-apply "$NS" store-values values.yaml "$WORK/values-2.yaml" >/dev/null || fail "configmap-apply (change)"
 wait_for 120 "revision 4 after the valuesFrom change" history_is web "1:superseded 2:superseded 3:superseded 4:deployed"
 [ "$(cm_field web size)" = huge ] || fail "ConfigMap after the valuesFrom change: size $(cm_field web size)"
-[ "$(values_of web)" = '{"color": "green", "greeting": "replaced", "size": "huge"}' ] || fail "values after the valuesFrom change: $(values_of web)"
+[ "$(values_of web)" = '{"color": "violet", "extra": "from-secret", "greeting": "replaced", "size": "huge"}' ] || fail "values after the valuesFrom change: $(values_of web)"
 js wait helmrequest "$NS" web Synced 60 >/dev/null || fail "web not Synced after the valuesFrom change"
 ok "valuesFrom ConfigMap changed: revision 4 with its new data"
 
@@ -203,7 +207,7 @@ ok "rollback: helm history shows revision 5 with revision 2's chart and values"
 
 js rollback v1 "$NS" web "" >/dev/null || fail "rollback (clear)"
 wait_for 120 "revision 6 once the rollback annotation is gone" history_is web "1:superseded 2:superseded 3:superseded 4:superseded 5:superseded 6:deployed"
-[ "$(values_of web)" = '{"color": "green", "greeting": "replaced", "size": "huge"}' ] || fail "values after leaving the rollback: $(values_of web)"
+[ "$(values_of web)" = '{"color": "violet", "extra": "from-secret", "greeting": "replaced", "size": "huge"}' ] || fail "values after leaving the rollback: $(values_of web)"
 [ "$(cm_field web chart)" = "$chart-0.1.0" ] || fail "chart after leaving the rollback: $(cm_field web chart)"
 ok "rollback annotation removed: revision 6 follows the spec again"
 

@@ -51,7 +51,8 @@ public final class AppStore {
       "usage: AppStore COMMAND ARGS...   (or: AppStore serve, one tab-separated command a line on stdin)",
       "  KIND is helmrequest, chartrepo or chart, optionally /VERSION (default v1, v1beta1, v1alpha1)",
       "  chartrepo-create NS NAME URL USERNAME PASSWORD CA_FILE   Secret NAME-auth + ChartRepo NAME",
-      "  configmap-apply NS NAME KEY FILE                         create or replace a ConfigMap",
+      "  configmap-apply NS NAME KEY FILE                         create or replace a ConfigMap holding FILE under KEY",
+      "  secret-apply NS NAME KEY FILE                            the same for a Secret",
       "  wait KIND NS NAME PHASE SECONDS                          status.phase, at the current generation",
       "  wait-gone KIND NS NAME SECONDS                           until the object is not found",
       "  charts NS REPO                                           the Chart objects of REPO (names, versions) as JSON",
@@ -164,7 +165,8 @@ public final class AppStore {
     try {
       switch (cmd) {
         case "chartrepo-create" -> chartRepoCreate(args(cmd, r, 6, 6), out);
-        case "configmap-apply" -> configMapApply(args(cmd, r, 4, 4), out);
+        case "configmap-apply" -> dataApply(false, args(cmd, r, 4, 4), out);
+        case "secret-apply" -> dataApply(true, args(cmd, r, 4, 4), out);
         case "wait" -> {
           return waitPhase(args(cmd, r, 5, 5), out, err);
         }
@@ -269,21 +271,40 @@ public final class AppStore {
     out.println(gson.toJson(custom.createNamespacedCustomObject(GROUP, "v1beta1", ns, "chartrepos", repo).execute()));
   }
 
-  /** A ConfigMap holding FILE's text under KEY: created, or replaced when it exists. */
-  private void configMapApply(List<String> a, PrintStream out) throws ApiException, IOException {
-    String ns = a.get(0), name = a.get(1);
-    Map<String, String> data = new LinkedHashMap<>();
-    data.put(a.get(2), Files.readString(Path.of(a.get(3))));
-    V1ConfigMap cm;
+  /** A call of the API (for replaceOrCreate). */
+  private interface Call<T> {
+    T run() throws ApiException;
+  }
+
+  /** replace, or create when there is nothing to replace (404). */
+  private static <T> T replaceOrCreate(Call<T> replace, Call<T> create) throws ApiException {
     try {
-      V1ConfigMap cur = core.readNamespacedConfigMap(name, ns).execute();
-      cur.setData(data);
-      cm = core.replaceNamespacedConfigMap(name, ns, cur).execute();
+      return replace.run();
     } catch (ApiException e) {
       if (e.getCode() != 404) throw e;
-      cm = core.createNamespacedConfigMap(ns, new V1ConfigMap().metadata(new V1ObjectMeta().name(name).namespace(ns)).data(data)).execute();
+      return create.run();
     }
-    out.println(cm.getMetadata().getName() + " " + cm.getMetadata().getResourceVersion());
+  }
+
+  /**
+   * A ConfigMap (or a Secret) holding FILE's text under KEY, as valuesFrom reads it: replaced (an
+   * update without resourceVersion, which these kinds accept) or created; prints name and resourceVersion.
+   */
+  private void dataApply(boolean secret, List<String> a, PrintStream out) throws ApiException, IOException {
+    String ns = a.get(0), name = a.get(1);
+    Map<String, String> text = new LinkedHashMap<>();
+    text.put(a.get(2), Files.readString(Path.of(a.get(3))));
+    V1ObjectMeta meta = new V1ObjectMeta().name(name).namespace(ns), got;
+    if (secret) {
+      V1Secret o = new V1Secret().metadata(meta).type("Opaque").stringData(text);
+      got = replaceOrCreate(() -> core.replaceNamespacedSecret(name, ns, o).execute().getMetadata(),
+          () -> core.createNamespacedSecret(ns, o).execute().getMetadata());
+    } else {
+      V1ConfigMap o = new V1ConfigMap().metadata(meta).data(text);
+      got = replaceOrCreate(() -> core.replaceNamespacedConfigMap(name, ns, o).execute().getMetadata(),
+          () -> core.createNamespacedConfigMap(ns, o).execute().getMetadata());
+    }
+    out.println(got.getName() + " " + got.getResourceVersion());
   }
 
   private Map<String, Object> fetch(Kind k, String ns, String name) throws ApiException {
