@@ -29,6 +29,11 @@ typedef struct release_outcome_s {
    * each name followed by '\n' ("" is the local cluster); NULL for a release of the local cluster only.
    * ready/reason/message then sum up every cluster. */
   const char *synced;
+  /* The deployed revision's objects that live outside the namespace its records are stored in
+   * (cluster-scoped ones, those of other namespaces; [{apiVersion, kind, namespace, name}]), for the
+   * door to keep in its status (door_outside_write) so that deleting that namespace, records and
+   * all, still uninstalls them. NULL: leave what the status has. */
+  const cJSON *outside;
 } release_outcome_t;
 
 /* What the controller tells every door (flags that shape how objects map to requests). */

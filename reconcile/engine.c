@@ -405,6 +405,7 @@ static void rc__save_result(rc_t *x);
 static int rc__agg_changed(rc_t *x);
 static void rc__uninstalled(rc_t *x);
 static void rc__coordinate(rc_t *x);
+static cJSON *rc__outside(rc_t *x, const record_t *r);
 
 /* Writes the outcome as the door's status, then finishes with x->outcome. */
 static void rc__write_status(rc_t *x) {
@@ -450,7 +451,20 @@ static void rc__write_status(rc_t *x) {
   rc__history(x, &hist, &nhist);
   x->out.history = hist;
   x->out.nhistory = nhist;
+  cJSON *outside = NULL;
+  if (!x->fanned && !x->out.progressing) { /* the deployed revision's objects outside the records' namespace */
+    const record_t *cur = NULL;
+    for (size_t i = 0; i < nhist && !cur; i++)
+      if (hist[i].status && !strcmp(hist[i].status, "deployed")) cur = &hist[i];
+    if (cur && (outside = rc__outside(x, cur)) && !cJSON_GetArraySize(outside) && !x->req.outside) {
+      cJSON_Delete(outside); /* none, and none said before: nothing to write */
+      outside = NULL;
+    }
+    x->out.outside = outside;
+  }
   char *body = x->e->door->status_patch(&x->out);
+  x->out.outside = NULL;
+  cJSON_Delete(outside);
   free(hist);
   free(cut);
   x->out.synced = NULL;
@@ -1502,6 +1516,103 @@ static void rc__in_sync(rc_t *x) {
   rc__write_status(x);
 }
 
+/* ---- objects outside the records' namespace ---- */
+
+#define ENGINE_OUTSIDE_MAX 1000 /* more than this is not kept in the status (its size is bounded) */
+
+/* The objects of record r that live outside the namespace its records are stored in (cluster-scoped
+ * ones, and namespaced ones of other namespaces), without those helm.sh/resource-policy=keep
+ * leaves behind: what an uninstall must still find when that namespace is deleted with the records
+ * in it. An empty array when there are none; NULL when unknown (a kind not mapped yet, too many). */
+static cJSON *rc__outside(rc_t *x, const record_t *r) {
+  if (!r || !r->rel || !r->rel->manifest) return NULL;
+  manifest_set_t set = {0};
+  manifest_error_t me;
+  if (manifest_parse_release(r->rel->manifest, strlen(r->rel->manifest), MANIFEST_UNINSTALL_ORDER, &set, &me))
+    return NULL;
+  cJSON *arr = cJSON_CreateArray();
+  const char *target = r->rel->namespace && *r->rel->namespace ? r->rel->namespace : x->req.target_ns;
+  for (size_t i = 0; arr && i < set.ndocs; i++) {
+    const manifest_doc_t *d = &set.docs[i];
+    if (d->is_empty || !d->name || !*d->name) continue;
+    const cJSON *keep = cJSON_GetObjectItemCaseSensitive(d->annotations, "helm.sh/resource-policy");
+    if (cJSON_IsString(keep) && !strcmp(keep->valuestring, "keep")) continue;
+    discovery_mapping_t m;
+    if (discovery_lookup(rc__storage(x)->d, d->api_version, d->kind, &m)) { /* not known: the list would be wrong */
+      cJSON_Delete(arr);
+      arr = NULL;
+      break;
+    }
+    const char *ns = m.namespaced ? (d->namespace && *d->namespace ? d->namespace : target) : NULL;
+    if (ns && !strcmp(ns, x->req.storage_ns)) continue;
+    if (cJSON_GetArraySize(arr) >= ENGINE_OUTSIDE_MAX) {
+      cJSON_Delete(arr);
+      arr = NULL;
+      break;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "apiVersion", d->api_version);
+    cJSON_AddStringToObject(o, "kind", d->kind);
+    if (ns) cJSON_AddStringToObject(o, "namespace", ns);
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddItemToArray(arr, o);
+  }
+  manifest_set_free(&set);
+  return arr;
+}
+
+/* A release whose records are gone while its object is deleted (its namespace deleted with the
+ * records in it): a record made of the objects the status kept, so that the uninstall deletes
+ * them as usual (only those that carry this release's ownership metadata). */
+static int rc__record_from_outside(rc_t *x) {
+  const release_req_t *r = &x->req;
+  buf_t man = BUF_INIT;
+  const cJSON *o;
+  cJSON_ArrayForEach(o, r->outside) {
+    cJSON *doc = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(doc, "metadata");
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(o, "namespace");
+    cJSON_AddItemToObject(doc, "apiVersion", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, "apiVersion"), 1));
+    cJSON_AddItemToObject(doc, "kind", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, "kind"), 1));
+    cJSON_AddItemToObject(meta, "name", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, "name"), 1));
+    if (cJSON_IsString(ns)) cJSON_AddStringToObject(meta, "namespace", ns->valuestring);
+    char *text = cJSON_PrintUnformatted(doc); /* JSON is YAML */
+    cJSON_Delete(doc);
+    if (!text) {
+      buf_free(&man);
+      return -12;
+    }
+    buf_printf(&man, "---\n# Source: %s/outside\n%s\n", r->release_name, text);
+    free(text);
+  }
+  record_t *rec = calloc(1, sizeof *rec);
+  release_t *rel = rec ? calloc(1, sizeof *rel) : NULL;
+  buf_t sname = BUF_INIT;
+  long long v = r->applied_revision > 0 ? r->applied_revision : 1;
+  buf_printf(&sname, "sh.helm.release.v1.%s.v%lld", r->release_name, v);
+  if (!rec || !rel || !man.data || !sname.data || !(rel->name = strdup(r->release_name)) ||
+      !(rel->namespace = strdup(r->target_ns)) || !(rec->status = strdup("deployed")) ||
+      !(r->uid && (rec->owner_uid = strdup(r->uid)))) {
+    if (rel) release_free(rel);
+    if (rec) {
+      free(rec->status);
+      free(rec->owner_uid);
+    }
+    free(rec);
+    buf_free(&man);
+    buf_free(&sname);
+    return -12;
+  }
+  rel->manifest = buf_steal(&man);
+  rel->version = v;
+  rec->version = v;
+  rec->secret_name = buf_steal(&sname);
+  rec->rel = rel;
+  rc__records_free(x);
+  x->recs = rec;
+  x->nrecs = 1;
+  return 0;
+}
+
 /* Uninstalls on the object's own deletion, and only a release this object manages (a record carries
  * its uid): deleting an object that was refused, or that never took over a helm CLI release, leaves
  * the release alone. */
@@ -1509,6 +1620,15 @@ static void rc__delete_release(rc_t *x) {
   int ours = 0;
   for (size_t i = 0; i < x->nrecs; i++)
     if (x->recs[i].owner_uid && x->req.uid && !strcmp(x->recs[i].owner_uid, x->req.uid)) ours = 1;
+  if (!x->nrecs && x->req.outside && !x->cluster) {
+    LOG_I("the release records are gone: uninstalling the objects outside their namespace the status lists",
+          "release", x->key);
+    if (rc__record_from_outside(x)) {
+      rc__finish(x, RC_RETRY);
+      return;
+    }
+    ours = 1;
+  }
   if (!ours) {
     if (x->nrecs) LOG_I("not uninstalling a release this object does not manage", "release", x->key);
     rc__uninstalled(x);

@@ -18,6 +18,7 @@ void req_free(release_req_t *r) {
   free(r->depends_on);
   for (size_t i = 0; i < r->nclusters; i++) free(r->clusters[i]);
   free(r->clusters);
+  cJSON_Delete(r->outside);
   free(r->door_data);
   free(r->src.repo_key); free(r->src.name); free(r->src.version); free(r->src.url); free(r->src.obj_name); free(r->src.obj_key);
   memset(r, 0, sizeof *r);

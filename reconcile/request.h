@@ -81,6 +81,7 @@ typedef struct release_req_s {
   char **clusters;
   size_t nclusters;
   bool all_clusters;
+  cJSON *outside;      /* the status's list of objects outside the storage namespace (release_outcome_t.outside), or NULL */
   char *door_data;     /* the door's own (malloc'd) text, kept with the request for its status (e.g. a spec hash) */
 
   /* What the object's status says happened last (it survives restarts). */

@@ -333,3 +333,17 @@ void door_bookkeeping_write(cJSON *st, const release_outcome_t *o) {
   cJSON_AddNumberToObject(st, "installFailures", o->install_failures);
   cJSON_AddNumberToObject(st, "upgradeFailures", o->upgrade_failures);
 }
+
+void door_outside_write(cJSON *st, const release_outcome_t *o) {
+  if (o->outside) cJSON_AddItemToObject(st, "outsideObjects", cJSON_Duplicate(o->outside, 1));
+}
+
+int door_outside_read(const cJSON *status, release_req_t *r, buf_t *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(status, "outsideObjects");
+  if (!cJSON_IsArray(v) || !v->child) return 0;
+  if (!(r->outside = cJSON_Duplicate(v, 1))) {
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  return 0;
+}

@@ -57,5 +57,9 @@ void door_bookkeeping_read(const cJSON *status, release_req_t *r);
 void door_bookkeeping_write(cJSON *st, const release_outcome_t *o);
 #define DOOR_KEEP_BOOKKEEPING \
   "status.lastAppliedDigest", "status.lastAttemptedDigest", "status.installFailures", "status.upgradeFailures"
+/* status.outsideObjects: written from o->outside (when set), read back into r->outside. */
+void door_outside_write(cJSON *st, const release_outcome_t *o);
+int door_outside_read(const cJSON *status, release_req_t *r, buf_t *err);
+#define DOOR_KEEP_OUTSIDE "status.outsideObjects"
 /* The revision in o's history that is deployed (or the newest when none is), or NULL. */
 const record_t *door_current_record(const release_outcome_t *o);

@@ -235,6 +235,7 @@ static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, b
   const cJSON *lar = cJSON_GetObjectItemCaseSensitive(status, "lastAppliedRevision");
   r->applied_revision = cJSON_IsNumber(lar) ? (long long)lar->valuedouble : 0;
   door_bookkeeping_read(status, r);
+  if ((rc = door_outside_read(status, r, err))) return rc;
 
   const char *rn = door_str(spec, "releaseName");
   r->release_name = door_dup(rn && *rn ? rn : r->name);
@@ -441,6 +442,7 @@ static char *hr_status_patch(const release_outcome_t *o) {
   if (o->applied_revision > 0) cJSON_AddNumberToObject(st, "lastAppliedRevision", (double)o->applied_revision);
   if (o->attempted_revision > 0) cJSON_AddNumberToObject(st, "lastAttemptedRevision", (double)o->attempted_revision);
   door_bookkeeping_write(st, o);
+  door_outside_write(st, o);
   cJSON_AddStringToObject(st, "storageNamespace", r->storage_ns ? r->storage_ns : "");
   if (o->nhistory) {
     cJSON *h = cJSON_AddArrayToObject(st, "history");
@@ -449,7 +451,7 @@ static char *hr_status_patch(const release_outcome_t *o) {
   return door_status_body(st);
 }
 
-static const char *const hr__keep[] = {"spec", "status.conditions", "status.lastAppliedRevision", DOOR_KEEP_BOOKKEEPING,
+static const char *const hr__keep[] = {"spec", "status.conditions", "status.lastAppliedRevision", DOOR_KEEP_BOOKKEEPING, DOOR_KEEP_OUTSIDE,
                                        "metadata.labels", "metadata.annotations", NULL};
 
 const door_t door_helmrelease = {

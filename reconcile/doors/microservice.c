@@ -22,6 +22,7 @@ static int ms_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, b
   const cJSON *rev = cJSON_GetObjectItemCaseSensitive(status, "revision");
   r->applied_revision = cJSON_IsNumber(rev) && rev->valuedouble > 0 ? (long long)rev->valuedouble : 0;
   door_bookkeeping_read(status, r);
+  if ((rc = door_outside_read(status, r, err))) return rc;
   /* Names first, even for a bad spec: a deletion finds the release records by them. */
   r->release_name = door_dup(r->name);
   r->target_ns = door_dup(r->ns);
@@ -96,10 +97,11 @@ static char *ms_status_patch(const release_outcome_t *o) {
   cJSON_AddNumberToObject(st, "observedGeneration", (double)r->generation);
   if (o->applied_revision > 0) cJSON_AddNumberToObject(st, "revision", (double)o->applied_revision);
   door_bookkeeping_write(st, o);
+  door_outside_write(st, o);
   return door_status_body(st);
 }
 
-static const char *const ms__keep[] = {"spec", "status.conditions", "status.revision", DOOR_KEEP_BOOKKEEPING,
+static const char *const ms__keep[] = {"spec", "status.conditions", "status.revision", DOOR_KEEP_BOOKKEEPING, DOOR_KEEP_OUTSIDE,
                                        "metadata.labels", "metadata.annotations", NULL};
 
 const door_t door_microservice = {
