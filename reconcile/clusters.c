@@ -202,44 +202,48 @@ cluster_t *clusters_get(clusters_t *cs, const char *name, buf_t *err) {
   const cJSON *meta = cJSON_GetObjectItemCaseSensitive(secret, "metadata");
   const cJSON *rvj = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
   rv = cJSON_IsString(rvj) ? rvj->valuestring : "";
-  for (cluster_t *cl = cs->live; cl; cl = cl->next)
-    if (!strcmp(cl->name, name)) {
-      if (!strcmp(cl->rv, rv)) {
-        cl->refs++;
-        return cl;
-      }
-      cluster__retire(cl); /* made from an older Secret */
-      break;
-    }
   const cJSON *sname = cJSON_GetObjectItemCaseSensitive(meta, "name");
   const cJSON *data = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(secret, "data"), CLUSTERS_KEY);
   buf_t what = BUF_INIT;
   buf_printf(&what, "Secret %s/%s key %s", cs->ns, cJSON_IsString(sname) ? sname->valuestring : "?", CLUSTERS_KEY);
+  cluster_t *cl = NULL;
   if (!cJSON_IsString(data)) {
     buf_printf(err, "cluster %s: %s is missing", name, what.data ? what.data : "");
-    buf_free(&what);
-    return NULL;
+  } else {
+    unsigned char *text = NULL;
+    size_t len = 0;
+    char berr[128];
+    if (b64_decode_alloc(data->valuestring, strlen(data->valuestring), &text, &len, berr, sizeof berr))
+      buf_printf(err, "cluster %s: %s: not base64 (%s)", name, what.data ? what.data : "", berr);
+    else cl = clusters_get_text(cs, name, rv, (const char *)text, len, what.data ? what.data : "Secret", err);
+    free(text);
   }
-  unsigned char *text = NULL;
-  size_t len = 0;
-  char berr[128];
-  if (b64_decode_alloc(data->valuestring, strlen(data->valuestring), &text, &len, berr, sizeof berr)) {
-    buf_printf(err, "cluster %s: %s: not base64 (%s)", name, what.data ? what.data : "", berr);
-    buf_free(&what);
-    return NULL;
-  }
+  buf_free(&what);
+  return cl;
+}
+
+cluster_t *clusters_get_text(clusters_t *cs, const char *name, const char *version, const char *text, size_t len,
+                             const char *what, buf_t *err) {
+  if (cs->stopping) return NULL;
+  for (cluster_t *cl = cs->live; cl; cl = cl->next)
+    if (!strcmp(cl->name, name)) {
+      if (!strcmp(cl->rv, version)) {
+        cl->refs++;
+        return cl;
+      }
+      cluster__retire(cl); /* made from an older kubeconfig */
+      break;
+    }
   kube_config_t cfg;
   char *msg = NULL;
-  int rc = kube_config_parse((const char *)text, len, what.data ? what.data : "Secret", &cfg, &msg);
-  free(text);
-  buf_free(&what);
+  int rc = kube_config_parse(text, len, what, &cfg, &msg);
   if (rc) {
     buf_printf(err, "cluster %s: %s", name, msg ? msg : uv_strerror(rc));
     free(msg);
     return NULL;
   }
   cluster_t *cl = calloc(1, sizeof *cl);
-  if (!cl || !(cl->name = strdup(name)) || !(cl->rv = strdup(rv))) goto oom;
+  if (!cl || !(cl->name = strdup(name)) || !(cl->rv = strdup(version))) goto oom;
   cl->cs = cs;
   rc = kube_client_new(cs->loop, &cfg, &cl->env.c, &msg);
   kube_config_free(&cfg);

@@ -33,6 +33,11 @@ void clusters_names(const clusters_t *cs, buf_t *out);
 /* Cluster `name` with a reference held (release it with cluster_unref), its client made when first
  * asked; NULL with err saying why (no such Secret, an unreadable kubeconfig, out of memory). */
 cluster_t *clusters_get(clusters_t *cs, const char *name, buf_t *err);
+/* A cluster from kubeconfig text read elsewhere (a release's own kubeconfig Secret): `name` identifies
+ * it, `version` (the Secret's resourceVersion) tells when it changed; `what` names the text in
+ * messages. A reference held, or NULL with err. */
+cluster_t *clusters_get_text(clusters_t *cs, const char *name, const char *version, const char *text, size_t len,
+                             const char *what, buf_t *err);
 void cluster_unref(cluster_t *cl);
 /* What the actions use for that cluster (client, REST mapper, field manager). */
 const act_env_t *cluster_env(const cluster_t *cl);

@@ -29,6 +29,9 @@
 #include <string.h>
 #include <time.h>
 
+/* A cluster named by the object's own kubeconfig Secret (HelmRelease's spec.kubeConfig), in its
+ * namespace: "secret:NAME:KEY" (REQ_SECRET_CLUSTER). */
+#define ENGINE_SECRET_CLUSTER REQ_SECRET_CLUSTER
 #define ENGINE_MSG_MAX 32768 /* a condition message the API accepts */
 #define ENGINE_LOCK_RETRY_MS 10000
 
@@ -216,6 +219,7 @@ struct rc_s {
   cluster_t *cl;        /* its client, held while the reconcile runs */
   int coordinator;      /* a release only in other clusters: this key sums up and holds the finalizer */
   int fanned;           /* the object's key of a release in several clusters: its status is the sum */
+  int parse_rc;         /* the door's parse result, kept while a target's kubeconfig is read */
   release_req_t req;
   buf_t err;
   buf_t path;
@@ -984,7 +988,9 @@ static void rc__aggregate(rc_t *x, agg_t *a) {
         a->ready = "False";
         if (!*c) a->local_failed = 1;
       }
-      buf_printf(&a->msg, "%s%s%s: %s", a->msg.len ? "; " : "", *c ? "cluster " : "", *c ? c : "local cluster", rm);
+      int own = !strncmp(c, ENGINE_SECRET_CLUSTER, strlen(ENGINE_SECRET_CLUSTER));
+      buf_printf(&a->msg, "%s%s%s: %s", a->msg.len ? "; " : "", *c && !own ? "cluster " : "",
+                 own ? "the cluster of spec.kubeConfig" : *c ? c : "local cluster", rm);
     }
   });
   if (!failed && npending) {
@@ -997,7 +1003,10 @@ static void rc__aggregate(rc_t *x, agg_t *a) {
     a->reason = !x->cluster && links__has(t.data, "") && x->reason ? x->reason : "Synced";
     buf_puts(&a->msg, "deployed in ");
     int n = 0;
-    LINKS_EACH(a->synced.data, c, { buf_printf(&a->msg, "%s%s", n++ ? ", " : "", *c ? c : "the local cluster"); });
+    LINKS_EACH(a->synced.data, c, {
+      int own = !strncmp(c, ENGINE_SECRET_CLUSTER, strlen(ENGINE_SECRET_CLUSTER));
+      buf_printf(&a->msg, "%s%s", n++ ? ", " : "", own ? "the cluster of spec.kubeConfig" : *c ? c : "the local cluster");
+    });
   }
   buf_free(&t);
   buf_free(&k);
@@ -1210,12 +1219,75 @@ static void rc__track_refs(rc_t *x) {
                            .name = x->req.values_from[i].name};
   if (chart_obj && n) /* a packaged chart in a ConfigMap or Secret: a new one upgrades at once too */
     objs[n - 1] = (refs_obj_t){.secret = src->kind == REQ_SRC_SECRET, .ns = x->req.ns, .name = src->obj_name};
+  char kc[256] = "";
+  const char *k0 = x->req.nclusters ? x->req.clusters[0] : NULL;
+  if (k0 && !strncmp(k0, ENGINE_SECRET_CLUSTER, strlen(ENGINE_SECRET_CLUSTER)) && !x->req.deleting) {
+    /* the release's own kubeconfig Secret: a rotation is used at once */
+    const char *ref = k0 + strlen(ENGINE_SECRET_CLUSTER), *colon = strrchr(ref, ':');
+    snprintf(kc, sizeof kc, "%.*s", colon ? (int)(colon - ref) : (int)strlen(ref), ref);
+    refs_obj_t *grown = realloc(objs, (n + 1) * sizeof *objs);
+    if (grown) {
+      objs = grown;
+      objs[n++] = (refs_obj_t){.secret = true, .ns = x->req.ns, .name = kc};
+    }
+  }
   if (refs_set(e->refs, x->key, objs, n)) LOG_W("cannot watch the objects the release reads", "release", x->key);
   free(objs);
 }
 
+static void rc__begin_rest(rc_t *x, int rc);
+
+
+/* The object's kubeconfig Secret, read at every reconcile (and watched): the cluster's client. */
+static void rc__kubeconfig_got(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  engine_t *e = x->e;
+  const char *ref = x->cluster + strlen(ENGINE_SECRET_CLUSTER), *colon = strrchr(ref, ':');
+  char name[256], key[256];
+  snprintf(name, sizeof name, "%.*s", colon ? (int)(colon - ref) : (int)strlen(ref), ref);
+  snprintf(key, sizeof key, "%s", colon ? colon + 1 : "value");
+  buf_reset(&x->err);
+  cJSON *obj = kube_response_ok(res) ? cJSON_ParseWithLength(res->body, res->body_len) : NULL;
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(obj, "data");
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, key);
+  if (!v && !strcmp(key, "value")) v = cJSON_GetObjectItemCaseSensitive(d, "value.yaml"); /* as Flux */
+  const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
+  unsigned char *text = NULL;
+  size_t len = 0;
+  char berr[128];
+  buf_t id = BUF_INIT, what = BUF_INIT;
+  buf_printf(&id, "%s/%s:%s", x->req.ns, name, key);
+  buf_printf(&what, "Secret %s/%s key %s", x->req.ns, name, key);
+  if (!kube_response_ok(res))
+    buf_printf(&x->err, "spec.kubeConfig.secretRef: cannot read Secret %s/%s: %s", x->req.ns, name,
+               res->errmsg ? res->errmsg : "failed");
+  else if (!cJSON_IsString(v))
+    buf_printf(&x->err, "spec.kubeConfig.secretRef: Secret %s/%s has no key %s", x->req.ns, name, key);
+  else if (b64_decode_alloc(v->valuestring, strlen(v->valuestring), &text, &len, berr, sizeof berr))
+    buf_printf(&x->err, "spec.kubeConfig.secretRef: Secret %s/%s key %s: not base64 (%s)", x->req.ns, name, key, berr);
+  else if (id.data && what.data)
+    x->cl = clusters_get_text(e->clusters, id.data, cJSON_IsString(rv) ? rv->valuestring : "", (const char *)text, len,
+                              what.data, &x->err);
+  free(text);
+  buf_free(&id);
+  buf_free(&what);
+  cJSON_Delete(obj);
+  if (!x->cl) {
+    if (x->req.deleting) { /* nothing to reach: what was installed there stays */
+      LOG_W("cannot uninstall from a cluster that cannot be reached", "release", x->key, "error",
+            x->err.data ? x->err.data : "");
+      rc__target_gone(x);
+      return;
+    }
+    rc__fail(x, "ClusterUnavailable", RC_RETRY); /* the Secret is watched: a fix is seen at once */
+    return;
+  }
+  rc__begin_rest(x, x->parse_rc);
+}
+
 /* A target key: its cluster's client, or (a target no longer wanted, the object deleted) the
- * uninstall from it. Returns 1 when the reconcile has been finished here. */
+ * uninstall from it. Returns 1 when the reconcile has been finished (or goes on) elsewhere. */
 static int rc__begin_target(rc_t *x, int parse_rc) {
   engine_t *e = x->e;
   if (parse_rc && !x->req.deleting) return 0; /* fails as a bad spec; nothing is uninstalled for that */
@@ -1227,6 +1299,20 @@ static int rc__begin_target(rc_t *x, int parse_rc) {
     buf_free(&t);
   }
   buf_reset(&x->err);
+  if (!strncmp(x->cluster, ENGINE_SECRET_CLUSTER, strlen(ENGINE_SECRET_CLUSTER)) && e->clusters) {
+    if (!wanted) {
+      x->req.deleting = true;
+      x->req.has_finalizer = true;
+    }
+    x->parse_rc = parse_rc;
+    const char *ref = x->cluster + strlen(ENGINE_SECRET_CLUSTER), *colon = strrchr(ref, ':');
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", colon ? (int)(colon - ref) : (int)strlen(ref), ref);
+    buf_reset(&x->path);
+    kube_path(&x->path, "", "v1", "secrets", x->req.ns, name, NULL);
+    rc__send(x, kube_get(e->env.c, x->path.data, rc__kubeconfig_got, x));
+    return 1;
+  }
   x->cl = e->clusters ? clusters_get(e->clusters, x->cluster, &x->err) : NULL;
   if (!x->cl && !e->clusters) buf_puts(&x->err, "releases in other clusters are not enabled in this controller");
   if (!wanted) {
@@ -1265,6 +1351,12 @@ static void rc__begin(rc_t *x) {
     x->fanned = 1;
     x->coordinator = !rc__fan_out(x);
   }
+  rc__begin_rest(x, rc);
+}
+
+/* After the parse (and, for a target key, its cluster's client). */
+static void rc__begin_rest(rc_t *x, int rc) {
+  engine_t *e = x->e;
   if (x->req.deleting) {
     if (!x->req.has_finalizer) {
       rc__finish(x, RC_FORGET);

@@ -10,6 +10,8 @@
 #define REQ_MIN_INTERVAL_MS (10 * 1000L)  /* shorter intervals are refused: one release must not hog the queue */
 #define REQ_DEFAULT_TIMEOUT_MS (5 * 60 * 1000L)
 #define REQ_DEFAULT_MAX_HISTORY 10
+/* A target cluster given by a kubeconfig Secret of the object's namespace: "secret:NAME:KEY". */
+#define REQ_SECRET_CLUSTER "secret:"
 
 typedef enum { REQ_REMEDIATE_NONE = 0, REQ_REMEDIATE_ROLLBACK, REQ_REMEDIATE_UNINSTALL } req_strategy_t;
 

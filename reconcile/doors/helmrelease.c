@@ -227,6 +227,32 @@ static int hr__depends_on(const cJSON *spec, const door_ctx_t *ctx, release_req_
   return 0;
 }
 
+/* spec.kubeConfig.secretRef {name, key}: the release goes to the cluster that kubeconfig names
+ * (the engine's target "secret:NAME:KEY"), records stored there. */
+static int hr__kube_config(const cJSON *spec, release_req_t *r, buf_t *err) {
+  const cJSON *kc = cJSON_GetObjectItemCaseSensitive(spec, "kubeConfig");
+  if (!kc || cJSON_IsNull(kc)) return 0;
+  const cJSON *ref = door_obj(kc, "secretRef");
+  const char *name = door_str(ref, "name"), *key = door_str(ref, "key");
+  int rc = door_check_name(name, "spec.kubeConfig.secretRef.name", 253, err);
+  if (rc) return rc;
+  if (key && (!*key || strlen(key) > 253 ||
+              strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._") != strlen(key))) {
+    buf_printf(err, "spec.kubeConfig.secretRef.key: \"%s\" is not a valid data key (letters, digits, '-', '_' and '.')", key);
+    return -22;
+  }
+  buf_t c = BUF_INIT;
+  buf_printf(&c, REQ_SECRET_CLUSTER "%s:%s", name, key ? key : "value");
+  if (!c.data || !(r->clusters = calloc(1, sizeof *r->clusters))) {
+    buf_free(&c);
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  r->clusters[0] = buf_steal(&c);
+  r->nclusters = 1;
+  return 0;
+}
+
 static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, buf_t *err) {
   const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
   const cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
@@ -313,7 +339,9 @@ static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, b
       return -12;
     }
   }
-  if ((rc = hr__values_from(spec, r, err)) || (rc = hr__depends_on(spec, ctx, r, err))) return rc;
+  if ((rc = hr__values_from(spec, r, err)) || (rc = hr__depends_on(spec, ctx, r, err)) ||
+      (rc = hr__kube_config(spec, r, err)))
+    return rc;
   r->create_namespace = create_ns;
   if ((rc = hr__action(spec, "install", &r->install, err)) || (rc = hr__action(spec, "upgrade", &r->upgrade, err)))
     return rc;

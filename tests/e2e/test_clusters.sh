@@ -112,7 +112,36 @@ case "$(hq_field filey '{.status.reason}')" in
 esac
 ok "a cluster without a Secret, and a kubeconfig naming a file, fail with the reason"
 
-# 7. Deleting uninstalls from every cluster before the finalizer goes.
+# 7. A HelmRelease with spec.kubeConfig: its own kubeconfig Secret (key "value", as Flux), in its
+# namespace; the release and its records live in that cluster only.
+kubectl -n "$NS" create secret generic remote-kc --from-file=value="$WORK/k2-flat.yaml" >/dev/null
+cat >"$WORK/kc-cm.yaml" <<'Y'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kc-{{ .Release.Name }}
+data:
+  v: {{ .Values.v | quote }}
+Y
+HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"one\"}}" \
+  hr_inline remote kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
+wait_for 60 "HelmRelease remote Ready" hr_ready remote
+[ "$(in_cluster "$K2" "$APPS" remote)" = "deployed 1" ] || fail "remote: $(in_cluster "$K2" "$APPS" remote) in the second cluster"
+[ "$(in_cluster "$KUBECONFIG" "$APPS" remote)" = absent ] || fail "remote: installed here too"
+[ "$(KUBECONFIG=$K2 kubectl -n "$APPS" get configmap kc-remote -o jsonpath='{.data.v}')" = one ] || fail "remote: ConfigMap not in the second cluster"
+HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"two\"}}" \
+  hr_inline remote kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
+wait_for 60 "remote upgraded there" bash -c "[ \"\$(KUBECONFIG=$K2 helm ls -n $APPS -o json --filter '^remote\$' | python3 -c 'import json,sys; print(json.load(sys.stdin)[0][\"revision\"])')\" = 2 ]"
+wait_for 30 "HelmRelease remote Ready again" hr_ready remote
+HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"no-such-kc\"}}, \"values\": {\"v\": \"x\"}}" \
+  hr_inline lost kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
+wait_for 60 "HelmRelease lost failed" hr_failed lost
+case "$(hr_cond_msg lost Ready)" in *"spec.kubeConfig.secretRef: cannot read Secret $NS/no-such-kc"*) ;; *) fail "lost: $(hr_cond_msg lost Ready)" ;; esac
+kubectl -n "$NS" delete helmrelease remote lost --wait=true --timeout=60s >/dev/null
+[ "$(in_cluster "$K2" "$APPS" remote)" = absent ] || fail "remote still in the second cluster after its deletion"
+ok "HelmRelease spec.kubeConfig.secretRef: installed, upgraded and uninstalled in that cluster only; a missing Secret named"
+
+# 8. Deleting uninstalls from every cluster before the finalizer goes.
 kubectl -n "$NS" delete helmrequest.app.alauda.io everywhere there nowhere filey --wait=true --timeout=90s >/dev/null
 for r in everywhere there; do
   [ "$(in_cluster "$KUBECONFIG" "$APPS" $r)" = absent ] || fail "$r still here"

@@ -241,7 +241,9 @@ ok "record (chart, config, manifest) equal to helm install --repo"
 [ "$(v up)" = "uptest-$$ 0.1.0" ] || fail "up: $(v up)"
 "$RUDDER_SOURCE_DIR/tests/servers/publish" "$RUDDER_SERVERS_STATE" "$up_chart" 0.2.0 >/dev/null
 wait_for 90 "up upgraded to 0.2.0" bash -c "[ \"\$(helm get metadata -n $NS up -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"version\"])')\" = 0.2.0 ]"
-[ "$(helm_status helm up)" = "deployed 2" ] || fail "helm ls up after the new version: $(helm_status helm up)"
+# (helm get metadata reads the newest record, pending-upgrade while the upgrade runs: wait for it to end)
+up_deployed2() { [ "$(helm_status helm up)" = "deployed 2" ]; }
+wait_for 60 "up deployed at revision 2" up_deployed2
 [ "$(helm_status helm b)" = "deployed 1" ] || fail "b (another chart) must not have changed: $(helm_status helm b)"
 ok "a new version in the repository upgrades the release whose constraint matches it (and only that one)"
 

@@ -133,6 +133,10 @@ static void test_errors(void) {
      "spec.targetNamespace: \"a.b\" is not a namespace name: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit"},
     {"{\"storageNamespace\":\"x-\",\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
      "spec.storageNamespace: \"x-\" is not a namespace name: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit"},
+    {"{\"kubeConfig\":{\"secretRef\":{}},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
+     "spec.kubeConfig.secretRef.name: must be a name of at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"},
+    {"{\"kubeConfig\":{\"secretRef\":{\"name\":\"kc\",\"key\":\"a b\"}},\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
+     "spec.kubeConfig.secretRef.key: \"a b\" is not a valid data key (letters, digits, '-', '_' and '.')"},
     {"{\"dependsOn\":[{}],\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
      "spec.dependsOn[0].name: must be a name of at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"},
     {"{\"dependsOn\":[{\"name\":\"db\",\"namespace\":\"other\"}],\"chart\":{\"inline\":{\"templates\":{\"a\":\"b\"}}}}", -22,
@@ -177,6 +181,7 @@ static void test_values_from_depends_on(void) {
     CHECK_EQ_STR(s.values_from[1].key, "pw");
     CHECK_EQ_STR(s.values_from[1].target_path, "db.password");
   }
+  CHECK_EQ_INT((long long)s.nclusters, 0);
   CHECK_EQ_INT((long long)s.ndepends_on, 2);
   if (s.ndepends_on == 2) {
     CHECK_EQ_STR(s.depends_on[0], "apps/db");
