@@ -105,6 +105,39 @@ t_app=$(helm history app -n "$NS" -o json | python3 -c 'import json,sys; print(j
 [[ "${t_app:0:19}" > "${t_db:0:19}" || "${t_app:0:19}" == "${t_db:0:19}" ]] || fail "app was installed before db ($t_app < $t_db)"
 ok "the dependant was installed after its dependency became Ready, woken by it"
 
+# A diamond: top depends on left and right, both on base; installed in that order (created in
+# the opposite order). Then every spec changes at once: the upgrades go in the same order (a
+# dependency is Ready at its new generation only once it has upgraded).
+first_time() { helm history "$1" -n "$NS" -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)['"$2"']["updated"][:23])'; }
+for spec in 'base {}' 'left {"dependsOn": [{"name": "base"}]}' 'right {"dependsOn": [{"name": "base"}]}' \
+  'top {"dependsOn": [{"name": "left"}, {"name": "right"}]}'; do
+  n=${spec%% *}
+  hr "$n" "${spec#* }" >"$WORK/$n.json"
+done
+kubectl apply -f "$WORK/top.json" -f "$WORK/left.json" -f "$WORK/right.json" -f "$WORK/base.json" >/dev/null
+for n in base left right top; do wait_for 90 "$n Ready" hr_ready "$n"; done
+order_ok() { # order_ok INDEX: revision INDEX of base <= left, right <= top
+  local b l r t
+  b=$(first_time base "$1"); l=$(first_time left "$1"); r=$(first_time right "$1"); t=$(first_time top "$1")
+  [[ ! "$l" < "$b" && ! "$r" < "$b" && ! "$t" < "$l" && ! "$t" < "$r" ]] || { echo "base $b left $l right $r top $t" >&2; return 1; }
+}
+order_ok 0 || fail "the diamond was not installed in dependency order"
+ok "a diamond (top -> left, right -> base) installed in dependency order"
+for n in base left right top; do
+  python3 - "$WORK/$n.json" <<'PY' >"$WORK/$n-2.json"
+import json, sys
+o = json.load(open(sys.argv[1])); o["spec"]["values"] = {"generation": 2}; print(json.dumps(o))
+PY
+done
+# (in one kubectl apply, dependencies first: a dependant whose change reaches the API server before
+# its dependency's sees that dependency Ready at its then current generation)
+kubectl apply -f "$WORK/base-2.json" -f "$WORK/left-2.json" -f "$WORK/right-2.json" -f "$WORK/top-2.json" >/dev/null
+all_rev2() { for n in base left right top; do [ "$(helm_status helm "$n")" = "deployed 2" ] || return 1; done; }
+wait_for 90 "every release of the diamond at revision 2" all_rev2
+for n in base left right top; do wait_for 30 "$n Ready" hr_ready "$n"; done
+order_ok 1 || fail "the diamond was not upgraded in dependency order"
+ok "all four changed at once: upgraded in dependency order too"
+
 # A cycle is reported.
 hr cx '{"dependsOn": [{"name": "cy"}]}' | kubectl apply -f - >/dev/null
 hr cy '{"dependsOn": [{"name": "cx"}]}' | kubectl apply -f - >/dev/null
