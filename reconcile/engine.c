@@ -1103,6 +1103,23 @@ static void rc__uninstalled(rc_t *x) {
 /* A release only in other clusters: the object's key holds the finalizer and writes the sum. */
 static void rc__coordinate(rc_t *x) {
   x->outcome = RC_DONE;
+  /* The status's history, version and notes are those of the first cluster the release is synced
+   * in: its records are listed there (read only), then the sum is written. */
+  engine_t *e = x->e;
+  agg_t a = {0};
+  rc__aggregate(x, &a);
+  char first[512] = "";
+  LINKS_EACH(a.synced.data, c, {
+    if (!*first && *c && strncmp(c, ENGINE_SECRET_CLUSTER, strlen(ENGINE_SECRET_CLUSTER))) snprintf(first, sizeof first, "%s", c);
+  });
+  agg_free(&a);
+  buf_t err = BUF_INIT;
+  if (*first && !x->cl && e->clusters && (x->cl = clusters_get(e->clusters, first, &err))) {
+    buf_free(&err);
+    rc__list_records(x); /* rc__records_listed comes back here */
+    return;
+  }
+  buf_free(&err);
   rc__write_status(x);
 }
 
@@ -1507,6 +1524,10 @@ static void rc__records_listed(const kube_response_t *res, void *data) {
     return;
   }
   buf_free(&bad);
+  if (x->coordinator) { /* only read, for the status (rc__coordinate) */
+    rc__write_status(x);
+    return;
+  }
   memo_t *m = memo_get(&x->e->memo, x->key);
   if (m) m->bad_record = 0;
   rc__decide(x);

@@ -70,7 +70,13 @@ hq there "{\"clusterName\": \"second\", \"namespace\": \"$APPS\", \"source\": {\
 wait_for 60 "there Synced" synced there '["second"]'
 [ "$(in_cluster "$K2" "$APPS" there)" = "deployed 1" ] || fail "there: not in the second cluster"
 [ "$(in_cluster "$KUBECONFIG" "$APPS" there)" = absent ] || fail "there: installed here too"
-ok "clusterName: second installs only there (helm ls in each cluster)"
+want_version=$(KUBECONFIG=$K2 helm get metadata there -n "$APPS" -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
+[ "$(hq_field there '{.status.version}')" = "$want_version" ] || fail "there: status.version $(hq_field there '{.status.version}'), helm there says $want_version"
+KUBECONFIG=$K2 helm get notes there -n "$APPS" >"$WORK/notes-there.txt"
+kubectl -n "$NS" get helmrequest.v1.app.alauda.io there -o jsonpath='{.status.notes}' >"$WORK/status-notes.txt"
+[ "$(cat "$WORK/notes-there.txt")" = "NOTES:
+$(cat "$WORK/status-notes.txt")" ] || fail "there: status.notes differ from helm get notes in the second cluster"
+ok "clusterName: second installs only there (helm ls in each cluster); status.version and notes as helm there prints them"
 
 # 4. An upgrade goes to every cluster.
 hq everywhere "{\"installToAllClusters\": true, \"namespace\": \"$APPS\", \"values\": {\"replicaCount\": 0, \"message\": \"v2\"}, \"source\": {\"http\": {\"url\": \"$url\"}}}"
