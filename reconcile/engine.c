@@ -707,6 +707,66 @@ static void rc__chart_object(const kube_response_t *res, void *data) {
   if (!x->src_op) rc__finish(x, RC_RETRY);
 }
 
+/* A chart URL or OCI reference, fetched with conn (NULL: no credentials). */
+static void rc__fetch_url(rc_t *x, const source_conn_t *conn) {
+  engine_t *e = x->e;
+  req_chart_src_t *src = &x->req.src;
+  if (src->kind == REQ_SRC_OCI)
+    x->src_op = source_chart_from_oci(e->source, src->url, src->version, conn, false, rc__chart_fetched, x);
+  else x->src_op = source_chart_from_url(e->source, src->url, conn, rc__chart_fetched, x);
+  if (!x->src_op) rc__finish(x, RC_RETRY);
+}
+
+/* One key of a Secret's data, decoded, into out (0 when absent). */
+static int rc__secret_value(const cJSON *data, const char *k, buf_t *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, k);
+  if (!cJSON_IsString(v)) return 0;
+  unsigned char *dec = NULL;
+  size_t n = 0;
+  char err[64];
+  if (b64_decode_alloc(v->valuestring, strlen(v->valuestring), &dec, &n, err, sizeof err)) return -1;
+  int r = buf_append(out, dec, n) ? -1 : 1;
+  memset(dec, 0, n);
+  free(dec);
+  return r;
+}
+
+/* The chart source's credentials Secret: username/password, ca.crt, tls.crt/tls.key. */
+static void rc__source_secret_got(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  req_chart_src_t *src = &x->req.src;
+  buf_reset(&x->err);
+  if (!kube_response_ok(res)) {
+    buf_printf(&x->err, "%s: cannot read Secret %s/%s: %s", src->secret_field ? src->secret_field : "secretRef", x->req.ns,
+               src->secret_name, res->errmsg ? res->errmsg : "failed");
+    rc__fail(x, "ArtifactFailed", RC_RETRY); /* watched: a Secret made later is used at once */
+    return;
+  }
+  cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(obj, "data");
+  buf_t user = BUF_INIT, pass = BUF_INIT, ca = BUF_INIT, crt = BUF_INIT, key = BUF_INIT;
+  int bad = rc__secret_value(d, "username", &user) < 0 || rc__secret_value(d, "password", &pass) < 0 ||
+            rc__secret_value(d, "ca.crt", &ca) < 0 || rc__secret_value(d, "tls.crt", &crt) < 0 ||
+            rc__secret_value(d, "tls.key", &key) < 0;
+  cJSON_Delete(obj);
+  if (bad || !crt.len != !key.len) {
+    buf_printf(&x->err, "%s: Secret %s/%s: %s", src->secret_field ? src->secret_field : "secretRef", x->req.ns,
+               src->secret_name, bad ? "a value is not base64" : "tls.crt and tls.key must be given together");
+  } else {
+    source_conn_t conn = {.tls = {.ca_pem = ca.data, .ca_len = ca.len, .cert_pem = crt.data, .cert_len = crt.len,
+                                  .key_pem = key.data, .key_len = key.len},
+                          .auth = {.username = user.data, .password = pass.data}};
+    rc__fetch_url(x, &conn);
+  }
+  buf_t *all[] = {&user, &pass, &ca, &crt, &key};
+  for (size_t i = 0; i < 5; i++) {
+    if (all[i]->data) memset(all[i]->data, 0, all[i]->len);
+    buf_free(all[i]);
+  }
+  if (x->err.len) rc__fail(x, "ArtifactFailed", RC_STALL);
+}
+
 static void rc__fetch_chart(rc_t *x) {
   engine_t *e = x->e;
   req_chart_src_t *src = &x->req.src;
@@ -744,10 +804,14 @@ static void rc__fetch_chart(rc_t *x) {
               NULL);
     rc__send(x, kube_get(e->env.c, x->path.data, rc__chart_object, x));
     return;
-  } else if (src->kind == REQ_SRC_OCI) {
-    x->src_op = source_chart_from_oci(e->source, src->url, src->version, NULL, false, rc__chart_fetched, x);
+  } else if (src->secret_name) { /* credentials first (one GET, watched) */
+    buf_reset(&x->path);
+    kube_path(&x->path, "", "v1", "secrets", x->req.ns, src->secret_name, NULL);
+    rc__send(x, kube_get(e->env.c, x->path.data, rc__source_secret_got, x));
+    return;
   } else {
-    x->src_op = source_chart_from_url(e->source, src->url, NULL, rc__chart_fetched, x);
+    rc__fetch_url(x, NULL);
+    return;
   }
   if (!x->src_op) rc__finish(x, RC_RETRY);
 }
@@ -1227,15 +1291,16 @@ static void rc__track_refs(rc_t *x) {
   engine_t *e = x->e;
   if (!e->refs) return;
   const req_chart_src_t *src = &x->req.src;
-  bool chart_obj = src->kind == REQ_SRC_CONFIGMAP || src->kind == REQ_SRC_SECRET;
+  bool chart_obj = src->kind == REQ_SRC_CONFIGMAP || src->kind == REQ_SRC_SECRET || src->secret_name;
   size_t n = x->req.deleting ? 0 : x->req.nvalues_from + chart_obj;
   refs_obj_t *objs = n ? calloc(n, sizeof *objs) : NULL;
   if (n && !objs) return;
   for (size_t i = 0; i < x->req.nvalues_from && i < n; i++)
     objs[i] = (refs_obj_t){.secret = x->req.values_from[i].secret, .ns = x->req.values_from[i].ns,
                            .name = x->req.values_from[i].name};
-  if (chart_obj && n) /* a packaged chart in a ConfigMap or Secret: a new one upgrades at once too */
-    objs[n - 1] = (refs_obj_t){.secret = src->kind == REQ_SRC_SECRET, .ns = x->req.ns, .name = src->obj_name};
+  if (chart_obj && n) /* a packaged chart in a ConfigMap or Secret (a new one upgrades at once), or a source's credentials */
+    objs[n - 1] = (refs_obj_t){.secret = src->kind != REQ_SRC_CONFIGMAP, .ns = x->req.ns,
+                               .name = src->secret_name ? src->secret_name : src->obj_name};
   char kc[256] = "";
   const char *k0 = x->req.nclusters ? x->req.clusters[0] : NULL;
   if (k0 && !strncmp(k0, ENGINE_SECRET_CLUSTER, strlen(ENGINE_SECRET_CLUSTER)) && !x->req.deleting) {

@@ -34,6 +34,9 @@ typedef struct req_chart_src_s {
   char *url;           /* REQ_SRC_URL: a packaged chart's URL (http(s)://.../chart.tgz);
                           REQ_SRC_OCI: an oci:// reference (version is then Helm's --version) */
   char *obj_name, *obj_key; /* REQ_SRC_CONFIGMAP/SECRET: the object (in the request's namespace) and its key */
+  char *secret_name;   /* REQ_SRC_URL/OCI: a Secret of the request's namespace with the credentials (username,
+                          password; ca.crt, tls.crt/tls.key), or NULL */
+  char *secret_field;  /* where it was named, for messages ("spec.source.http.secretRef") */
 } req_chart_src_t;
 
 /* Values read from a ConfigMap or Secret (valuesFrom), merged in order before the request's own values. */

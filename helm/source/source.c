@@ -88,6 +88,7 @@ struct dl_s {
   dl_t *next;
   source_t *s;
   char *url, *want;
+  char ident[65]; /* the credentials it is fetched with (conn__ident): only the same ones join it */
   fetch_req_t *req;
   buf_t body;
   oplist_t waiters;
@@ -121,6 +122,8 @@ struct source_s {
    * downloaded, so that a resync does not download them again. */
   struct url_digest_s {
     char *url;
+    char ident[65]; /* the credentials it was downloaded with: an archive behind a password is
+                       handed only to a request that has the same one */
     char hex[65];
   } *urls;
   size_t nurls, capurls;
@@ -472,15 +475,40 @@ static int src__load(source_t *s, const void *p, size_t n, const char *want, con
 
 /* ---- archives known by URL ---- */
 
-static const char *urls__get(const source_t *s, const char *url) {
+/* What identifies the credentials and trust of a request (a digest of them), "" when it has none. */
+static void conn__ident(const conn_copy_t *c, int send_auth, char out[65]) {
+  const source_conn_t *k = c ? &c->c : NULL;
+  out[0] = 0;
+  if (!k) return;
+  const char *parts[] = {send_auth ? k->auth.username : NULL, send_auth ? k->auth.password : NULL,
+                         send_auth ? k->auth.bearer : NULL};
+  int any = k->tls.ca_pem || k->tls.cert_pem || k->tls.insecure_skip_verify;
+  for (size_t i = 0; i < 3; i++) any |= parts[i] && *parts[i];
+  if (!any) return;
+  base_sha256_ctx_t h;
+  base_sha256_init(&h);
+  for (size_t i = 0; i < 3; i++) {
+    if (parts[i]) base_sha256_update(&h, parts[i], strlen(parts[i]));
+    base_sha256_update(&h, "", 1);
+  }
+  if (k->tls.ca_pem) base_sha256_update(&h, k->tls.ca_pem, k->tls.ca_len);
+  base_sha256_update(&h, "", 1);
+  if (k->tls.cert_pem) base_sha256_update(&h, k->tls.cert_pem, k->tls.cert_len);
+  base_sha256_update(&h, k->tls.insecure_skip_verify ? "i" : "v", 1);
+  uint8_t d[32];
+  base_sha256_final(&h, d);
+  base_sha256_hex(d, out);
+}
+
+static const char *urls__get(const source_t *s, const char *url, const char *ident) {
   for (size_t i = 0; i < s->nurls; i++)
-    if (!strcmp(s->urls[i].url, url)) return s->urls[i].hex;
+    if (!strcmp(s->urls[i].url, url) && !strcmp(s->urls[i].ident, ident)) return s->urls[i].hex;
   return NULL;
 }
 
-static void urls__put(source_t *s, const char *url, const char *hex) {
+static void urls__put(source_t *s, const char *url, const char *ident, const char *hex) {
   for (size_t i = 0; i < s->nurls; i++)
-    if (!strcmp(s->urls[i].url, url)) {
+    if (!strcmp(s->urls[i].url, url) && !strcmp(s->urls[i].ident, ident)) {
       memcpy(s->urls[i].hex, hex, 65);
       return;
     }
@@ -494,6 +522,7 @@ static void urls__put(source_t *s, const char *url, const char *hex) {
   char *u = strdup(url);
   if (!u) return;
   s->urls[s->nurls].url = u;
+  memcpy(s->urls[s->nurls].ident, ident, 65);
   memcpy(s->urls[s->nurls].hex, hex, 65);
   s->nurls++;
 }
@@ -540,7 +569,7 @@ static void dl__done(const fetch_response_t *res, void *data) {
     int rc = src__load(s, res->body, res->body_len, d->want, safe.data, &e, &m);
     if (rc) dl__fail_all(d, rc, m.data);
     else {
-      if (!d->want) urls__put(s, d->url, e->digest_hex);
+      if (!d->want) urls__put(s, d->url, d->ident, e->digest_hex);
       while (d->waiters.head) {
         source_op_t *op = d->waiters.head;
         chart_cache_addref(s->cache, e);
@@ -561,8 +590,10 @@ static void src__get_archive(source_t *s, source_op_t *op, const char *url, cons
   uint8_t dg[32];
   char known[72];
   const char *index_want = want && *want ? want : NULL; /* what a download must match */
+  char ident[65];
+  conn__ident(conn, send_auth, ident);
   if (!want || !*want) {
-    const char *hex = urls__get(s, url);
+    const char *hex = urls__get(s, url, ident);
     if (hex) {
       snprintf(known, sizeof known, "sha256:%s", hex);
       want = known;
@@ -594,7 +625,7 @@ static void src__get_archive(source_t *s, source_op_t *op, const char *url, cons
   }
   want = index_want;
   for (dl_t *d = s->dls; d; d = d->next)
-    if (!strcmp(d->url, url) && src__streq(d->want, want)) {
+    if (!strcmp(d->url, url) && src__streq(d->want, want) && !strcmp(d->ident, ident)) {
       oplist_push(&d->waiters, op);
       return;
     }
@@ -606,6 +637,7 @@ static void src__get_archive(source_t *s, source_op_t *op, const char *url, cons
     return;
   }
   d->s = s;
+  memcpy(d->ident, ident, sizeof d->ident);
   d->next = s->dls;
   s->dls = d;
   oplist_push(&d->waiters, op);

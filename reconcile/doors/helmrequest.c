@@ -116,13 +116,17 @@ static int hq__dependencies(const cJSON *spec, release_req_t *r, buf_t *err) {
   return 0;
 }
 
-/* A secretRef of a chart source: credentials are not passed to chart sources by the engine yet. */
-static int hq__no_secret(const cJSON *o, const char *path, buf_t *err) {
+/* A secretRef of a chart source: a Secret of the HelmRequest's namespace with username and password
+ * (and ca.crt for a private CA), read by the engine when it fetches the chart. */
+static int hq__source_secret(const cJSON *o, const char *path, release_req_t *r, buf_t *err) {
   const char *s;
   int rc = door_string(o, "secretRef", path, &s, err);
   if (rc || !s || !*s) return rc;
-  buf_printf(err, "%s.secretRef: credentials for a chart source are not supported by this rudder version", path);
-  return -95;
+  char field[64];
+  snprintf(field, sizeof field, "%s.secretRef", path);
+  if ((rc = door_check_name(s, field, 253, err))) return rc;
+  if (!(r->src.secret_name = strdup(s)) || !(r->src.secret_field = strdup(field))) return hq__oom(err);
+  return 0;
 }
 
 /* True when an OCI reference names a tag or digest itself (then no version is asked for). */
@@ -150,7 +154,7 @@ static int hq__chart(const cJSON *spec, const door_ctx_t *ctx, release_req_t *r,
         buf_puts(err, "spec.source.http.url: must be the http:// or https:// URL of a packaged chart");
         return -22;
       }
-      if ((rc = hq__no_secret(http, "spec.source.http", err))) return rc;
+      if ((rc = hq__source_secret(http, "spec.source.http", r, err))) return rc;
       r->src.kind = REQ_SRC_URL;
       r->src.url = door_dup(u);
     } else {
@@ -159,7 +163,7 @@ static int hq__chart(const cJSON *spec, const door_ctx_t *ctx, release_req_t *r,
         buf_puts(err, "spec.source.oci.repo: must be an OCI reference like oci://registry/path/chart[:tag]");
         return -22;
       }
-      if ((rc = hq__no_secret(oci, "spec.source.oci", err))) return rc;
+      if ((rc = hq__source_secret(oci, "spec.source.oci", r, err))) return rc;
       buf_t ref = BUF_INIT;
       buf_printf(&ref, "%s%s", strncmp(u, "oci://", 6) ? "oci://" : "", u);
       r->src.kind = REQ_SRC_OCI;

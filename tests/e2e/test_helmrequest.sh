@@ -215,6 +215,22 @@ wait_for 60 "remed Failed" hq_phase remed Failed
 [ "$(hq_field remed '{.status.version}')" = 0.1.0 ] || fail "remed: status.version: $(hq_field remed '{.status.version}')"
 ok "remediation.retries=1: a failed upgrade is rolled back and retried once (helm history), then Failed with the cause"
 
+# source.http with a secretRef: the chart behind basic auth and our own CA (username, password and
+# ca.crt from the Secret); a wrong password fails naming the 401.
+kubectl -n "$NS" create secret generic src-creds --from-literal=username="$SRV_USER" --from-literal=password="$SRV_PASS" \
+  --from-file=ca.crt="$SRV_CA" >/dev/null
+kubectl -n "$NS" create secret generic src-bad --from-literal=username="$SRV_USER" --from-literal=password=wrong \
+  --from-file=ca.crt="$SRV_CA" >/dev/null
+hq v1 private "{\"source\": {\"http\": {\"url\": \"$SRV_BASIC_URL/podlike-0.1.0.tgz\", \"secretRef\": \"src-creds\"}}}"
+hq v1 denied "{\"source\": {\"http\": {\"url\": \"$SRV_BASIC_URL/podlike-0.1.0.tgz\", \"secretRef\": \"src-bad\"}}}"
+wait_for 60 "private Synced" hq_phase private Synced
+[ "$(helm_ls "$NS" private)" = "deployed 1 podlike-0.1.0" ] || fail "private: $(helm_ls "$NS" private)"
+wait_for 60 "denied Failed" hq_phase denied Failed
+[[ "$(hq_field denied '{.status.reason}')" == *"401 Unauthorized"* ]] || fail "denied: reason: $(hq_field denied '{.status.reason}')"
+grep -q "$SRV_PASS" "$CTRL_LOG" && fail "the chart password appears in the controller log"
+ok "source.http with secretRef: credentials and CA from the Secret; a wrong password Failed with the 401"
+kubectl -n "$NS" delete helmrequest.app.alauda.io private denied --wait=true --timeout=60s >/dev/null
+
 # An object Captain made carries its older finalizer (captain.alauda.io): it is served, and on
 # deletion uninstalled before that finalizer is removed.
 python3 - "$NS" "$url1" <<'PY' | kubectl apply -f - >/dev/null

@@ -30,6 +30,21 @@ static int parse_spec(const char *spec, release_req_t *s, buf_t *err) {
   return rc;
 }
 
+/* source.http / source.oci secretRef: the engine reads the credentials from that Secret. */
+static void test_source_secret(void) {
+  release_req_t s;
+  buf_t err = BUF_INIT;
+  CHECK_EQ_INT(parse_spec("{\"source\":{\"http\":{\"url\":\"https://a/x.tgz\",\"secretRef\":\"creds\"}}}", &s, &err), 0);
+  CHECK_EQ_STR(s.src.secret_name, "creds");
+  CHECK_EQ_STR(s.src.secret_field, "spec.source.http.secretRef");
+  req_free(&s);
+  CHECK_EQ_INT(parse_spec("{\"source\":{\"oci\":{\"repo\":\"oci://a/b\",\"secretRef\":\"reg\"}}}", &s, &err), 0);
+  CHECK_EQ_STR(s.src.secret_name, "reg");
+  CHECK_EQ_STR(s.src.secret_field, "spec.source.oci.secretRef");
+  req_free(&s);
+  buf_free(&err);
+}
+
 /* clusterName, installToAllClusters and targetClusters name the request's clusters ("global" and
  * empty are this cluster). */
 static void test_clusters(void) {
@@ -293,10 +308,8 @@ static void test_errors(void) {
     {"{\"source\":{\"http\":{\"url\":true}}}", -22, "spec.source.http.url: must be a string"},
     {"{\"source\":{\"oci\":{\"repo\":\"\"}}}", -22,
      "spec.source.oci.repo: must be an OCI reference like oci://registry/path/chart[:tag]"},
-    {"{\"source\":{\"http\":{\"url\":\"https://a/x.tgz\",\"secretRef\":\"creds\"}}}", -95,
-     "spec.source.http.secretRef: credentials for a chart source are not supported by this rudder version"},
-    {"{\"source\":{\"oci\":{\"repo\":\"oci://a/b\",\"secretRef\":\"creds\"}}}", -95,
-     "spec.source.oci.secretRef: credentials for a chart source are not supported by this rudder version"},
+    {"{\"source\":{\"http\":{\"url\":\"https://a/x.tgz\",\"secretRef\":\"Creds!\"}}}", -22,
+     "spec.source.http.secretRef: \"Creds!\" must be a name of at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"},
     {"{\"source\":{\"oci\":{\"repo\":\"oci://a/b\",\"secretRef\":{\"name\":\"creds\"}}}}", -22,
      "spec.source.oci.secretRef: must be a string"},
     {"{\"chart\":\"r/c\",\"clusterName\":\"East_1\"}", -22,
@@ -495,6 +508,7 @@ static void test_status(void) {
 
 int main(void) {
   test_clusters();
+  test_source_secret();
   test_api();
   test_defaults();
   test_sources();
