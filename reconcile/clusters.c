@@ -1,6 +1,5 @@
 /* Other clusters, from kubeconfig Secrets (clusters.h). */
 #include "reconcile/clusters.h"
-#include "base/b64.h"
 #include "base/log.h"
 #include "watch/discovery.h"
 #include "watch/informer.h"
@@ -203,21 +202,16 @@ cluster_t *clusters_get(clusters_t *cs, const char *name, buf_t *err) {
   const cJSON *rvj = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
   rv = cJSON_IsString(rvj) ? rvj->valuestring : "";
   const cJSON *sname = cJSON_GetObjectItemCaseSensitive(meta, "name");
-  const cJSON *data = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(secret, "data"), CLUSTERS_KEY);
-  buf_t what = BUF_INIT;
+  buf_t what = BUF_INIT, text = BUF_INIT;
   buf_printf(&what, "Secret %s/%s key %s", cs->ns, cJSON_IsString(sname) ? sname->valuestring : "?", CLUSTERS_KEY);
   cluster_t *cl = NULL;
-  if (!cJSON_IsString(data)) {
-    buf_printf(err, "cluster %s: %s is missing", name, what.data ? what.data : "");
-  } else {
-    unsigned char *text = NULL;
-    size_t len = 0;
-    char berr[128];
-    if (b64_decode_alloc(data->valuestring, strlen(data->valuestring), &text, &len, berr, sizeof berr))
-      buf_printf(err, "cluster %s: %s: not base64 (%s)", name, what.data ? what.data : "", berr);
-    else cl = clusters_get_text(cs, name, rv, (const char *)text, len, what.data ? what.data : "Secret", err);
-    free(text);
-  }
+  char berr[128] = "";
+  int got = kube_data_value(secret, CLUSTERS_KEY, true, &text, berr, sizeof berr);
+  if (!got) buf_printf(err, "cluster %s: %s is missing", name, what.data ? what.data : "");
+  else if (got < 0) buf_printf(err, "cluster %s: %s: not base64 (%s)", name, what.data ? what.data : "", berr);
+  else cl = clusters_get_text(cs, name, rv, text.data, text.len, what.data ? what.data : "Secret", err);
+  if (text.data) memset(text.data, 0, text.len);
+  buf_free(&text);
   buf_free(&what);
   return cl;
 }

@@ -29,9 +29,6 @@
 #include <string.h>
 #include <time.h>
 
-/* A cluster named by the object's own kubeconfig Secret (HelmRelease's spec.kubeConfig), in its
- * namespace: "secret:NAME:KEY" (REQ_SECRET_CLUSTER). */
-#define ENGINE_SECRET_CLUSTER REQ_SECRET_CLUSTER
 #define ENGINE_MSG_MAX 32768 /* a condition message the API accepts */
 #define ENGINE_LOCK_RETRY_MS 10000
 
@@ -263,6 +260,17 @@ static void rc__progress(rc_t *x);
 static const act_env_t *rc__env(rc_t *x, buf_t *err);
 
 static const char *rc__key(const rc_t *x) { return x->key; }
+
+/* Whether target c is a cluster given by the object's own kubeconfig Secret ("secret:NAME:KEY"),
+ * and that Secret's name and key when name is not NULL. */
+static int rc__secret_cluster(const char *c, char name[256], char key[256]) {
+  if (!c || strncmp(c, REQ_SECRET_CLUSTER, strlen(REQ_SECRET_CLUSTER))) return 0;
+  if (!name) return 1;
+  const char *ref = c + strlen(REQ_SECRET_CLUSTER), *colon = strrchr(ref, ':');
+  snprintf(name, 256, "%.*s", colon ? (int)(colon - ref) : (int)strlen(ref), ref);
+  snprintf(key, 256, "%s", colon ? colon + 1 : "value");
+  return 1;
+}
 
 /* Where the release's records live and what the server is: the target cluster's, else the
  * controller's own client. */
@@ -717,20 +725,6 @@ static void rc__fetch_url(rc_t *x, const source_conn_t *conn) {
   if (!x->src_op) rc__finish(x, RC_RETRY);
 }
 
-/* One key of a Secret's data, decoded, into out (0 when absent). */
-static int rc__secret_value(const cJSON *data, const char *k, buf_t *out) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, k);
-  if (!cJSON_IsString(v)) return 0;
-  unsigned char *dec = NULL;
-  size_t n = 0;
-  char err[64];
-  if (b64_decode_alloc(v->valuestring, strlen(v->valuestring), &dec, &n, err, sizeof err)) return -1;
-  int r = buf_append(out, dec, n) ? -1 : 1;
-  memset(dec, 0, n);
-  free(dec);
-  return r;
-}
-
 /* The chart source's credentials Secret: username/password, ca.crt, tls.crt/tls.key. */
 static void rc__source_secret_got(const kube_response_t *res, void *data) {
   rc_t *x = data;
@@ -744,11 +738,11 @@ static void rc__source_secret_got(const kube_response_t *res, void *data) {
     return;
   }
   cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(obj, "data");
   buf_t user = BUF_INIT, pass = BUF_INIT, ca = BUF_INIT, crt = BUF_INIT, key = BUF_INIT;
-  int bad = rc__secret_value(d, "username", &user) < 0 || rc__secret_value(d, "password", &pass) < 0 ||
-            rc__secret_value(d, "ca.crt", &ca) < 0 || rc__secret_value(d, "tls.crt", &crt) < 0 ||
-            rc__secret_value(d, "tls.key", &key) < 0;
+  int bad = kube_data_value(obj, "username", true, &user, NULL, 0) < 0 ||
+            kube_data_value(obj, "password", true, &pass, NULL, 0) < 0 ||
+            kube_data_value(obj, "ca.crt", true, &ca, NULL, 0) < 0 || kube_data_value(obj, "tls.crt", true, &crt, NULL, 0) < 0 ||
+            kube_data_value(obj, "tls.key", true, &key, NULL, 0) < 0;
   cJSON_Delete(obj);
   if (bad || !crt.len != !key.len) {
     buf_printf(&x->err, "%s: Secret %s/%s: %s", src->secret_field ? src->secret_field : "secretRef", x->req.ns,
@@ -819,6 +813,16 @@ static void rc__fetch_chart(rc_t *x) {
 /* ---- dependsOn and valuesFrom ---- */
 
 /* links: keys each followed by '\n'. */
+/* Runs the block after it for every line of links, the line in `var` (a char array). */
+#define LINKS_EACH(links, var, ...)                            \
+  for (const char *p__ = (links); p__ && *p__;) {              \
+    const char *nl__ = strchr(p__, '\n');                      \
+    char var[512];                                             \
+    snprintf(var, sizeof var, "%.*s", (int)(nl__ - p__), p__); \
+    p__ = nl__ + 1;                                            \
+    __VA_ARGS__                                                \
+  }
+
 static int links__has(const char *links, const char *key) {
   size_t n = strlen(key);
   for (const char *p = links; p && *p;) {
@@ -866,16 +870,12 @@ static void engine__set_deps(engine_t *e, const char *key, char *const *deps, si
   if (!m) return;
   char *now = NULL;
   for (size_t i = 0; i < n; i++) now = links__add(now, deps[i]);
-  for (const char *p = m->links; p && *p;) { /* no longer a dependency */
-    const char *nl = strchr(p, '\n');
-    char dep[512];
-    snprintf(dep, sizeof dep, "%.*s", (int)(nl - p), p);
+  LINKS_EACH(m->links, dep, { /* no longer a dependency */
     if (!links__has(now, dep)) {
       memo_t *d = memo_get(&e->dependants, dep);
       if (d && !(d->links = links__del(d->links, key))) memo_del(&e->dependants, dep);
     }
-    p = nl + 1;
-  }
+  });
   for (size_t i = 0; i < n; i++) {
     memo_t *d = memo_put(&e->dependants, deps[i]);
     if (d) d->links = links__add(d->links, key);
@@ -903,11 +903,7 @@ static int engine__is_ready(const cJSON *obj) {
 static int engine__cycle(engine_t *e, const char **stack, int depth) {
   if (depth >= ENGINE_DEP_DEPTH) return 0;
   memo_t *m = memo_get(&e->memo, stack[depth - 1]);
-  for (const char *p = m ? m->links : NULL; p && *p;) {
-    const char *nl = strchr(p, '\n');
-    char dep[512];
-    snprintf(dep, sizeof dep, "%.*s", (int)(nl - p), p);
-    p = nl + 1;
+  LINKS_EACH(m ? m->links : NULL, dep, {
     if (!strcmp(dep, stack[0])) return depth;
     int seen = 0;
     for (int i = 0; i < depth; i++) seen |= !strcmp(stack[i], dep);
@@ -917,7 +913,7 @@ static int engine__cycle(engine_t *e, const char **stack, int depth) {
     stack[depth] = dm->key;
     int n = engine__cycle(e, stack, depth + 1);
     if (n) return n;
-  }
+  });
   return 0;
 }
 
@@ -974,16 +970,6 @@ static void rc__target_key(const char *obj_key, const char *cluster, buf_t *out)
   if (*cluster) buf_printf(out, "%s@%s", obj_key, cluster);
   else buf_puts(out, obj_key);
 }
-
-/* Runs the block after it for every line of links, the line in `var` (a char array). */
-#define LINKS_EACH(links, var, ...)                            \
-  for (const char *p__ = (links); p__ && *p__;) {              \
-    const char *nl__ = strchr(p__, '\n');                      \
-    char var[512];                                             \
-    snprintf(var, sizeof var, "%.*s", (int)(nl__ - p__), p__); \
-    p__ = nl__ + 1;                                            \
-    __VA_ARGS__                                                \
-  }
 
 /* The object's key: queues every target (wanted now, or still to be uninstalled) and remembers
  * them. Returns whether the local cluster is a target. */
@@ -1052,7 +1038,7 @@ static void rc__aggregate(rc_t *x, agg_t *a) {
         a->ready = "False";
         if (!*c) a->local_failed = 1;
       }
-      int own = !strncmp(c, ENGINE_SECRET_CLUSTER, strlen(ENGINE_SECRET_CLUSTER));
+      int own = rc__secret_cluster(c, NULL, NULL);
       buf_printf(&a->msg, "%s%s%s: %s", a->msg.len ? "; " : "", *c && !own ? "cluster " : "",
                  own ? "the cluster of spec.kubeConfig" : *c ? c : "local cluster", rm);
     }
@@ -1068,7 +1054,7 @@ static void rc__aggregate(rc_t *x, agg_t *a) {
     buf_puts(&a->msg, "deployed in ");
     int n = 0;
     LINKS_EACH(a->synced.data, c, {
-      int own = !strncmp(c, ENGINE_SECRET_CLUSTER, strlen(ENGINE_SECRET_CLUSTER));
+      int own = rc__secret_cluster(c, NULL, NULL);
       buf_printf(&a->msg, "%s%s", n++ ? ", " : "", own ? "the cluster of spec.kubeConfig" : *c ? c : "the local cluster");
     });
   }
@@ -1174,7 +1160,7 @@ static void rc__coordinate(rc_t *x) {
   rc__aggregate(x, &a);
   char first[512] = "";
   LINKS_EACH(a.synced.data, c, {
-    if (!*first && *c && strncmp(c, ENGINE_SECRET_CLUSTER, strlen(ENGINE_SECRET_CLUSTER))) snprintf(first, sizeof first, "%s", c);
+    if (!*first && *c && !rc__secret_cluster(c, NULL, NULL)) snprintf(first, sizeof first, "%s", c);
   });
   agg_free(&a);
   buf_t err = BUF_INIT;
@@ -1219,20 +1205,18 @@ static void rc__values_from_got(const kube_response_t *res, void *data) {
     return;
   }
   cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "data"), v->key);
-  unsigned char *dec = NULL;
-  size_t n = 0;
+  buf_t val = BUF_INIT;
   char msg[512] = "";
   const char *text = NULL;
-  if (!cJSON_IsString(d)) {
+  size_t n = 0;
+  int got = kube_data_value(obj, v->key, v->secret, &val, msg, sizeof msg);
+  if (!got) {
     if (!v->optional) buf_printf(&x->err, "%s: %s %s/%s has no key %s", v->field, kind, v->ns, v->name, v->key);
-  } else if (v->secret) {
-    if (b64_decode_alloc(d->valuestring, strlen(d->valuestring), &dec, &n, msg, sizeof msg))
-      buf_printf(&x->err, "%s: %s %s/%s key %s: not base64 (%s)", v->field, kind, v->ns, v->name, v->key, msg);
-    else text = (const char *)dec;
+  } else if (got < 0) {
+    buf_printf(&x->err, "%s: %s %s/%s key %s: not base64 (%s)", v->field, kind, v->ns, v->name, v->key, msg);
   } else {
-    text = d->valuestring;
-    n = strlen(text);
+    text = val.data;
+    n = val.len;
   }
   if (text && v->target_path) {
     /* As Flux: the text is set at the path with --set's rules. */
@@ -1248,7 +1232,7 @@ static void rc__values_from_got(const kube_response_t *res, void *data) {
     if (rc) buf_printf(&x->err, "%s: %s %s/%s key %s: %s", v->field, kind, v->ns, v->name, v->key, msg);
     else if (values_merge_maps_take(x->vf_values, vals)) buf_puts(&x->err, "out of memory");
   }
-  free(dec);
+  buf_free(&val);
   cJSON_Delete(obj);
   if (x->err.len) {
     rc__fail(x, "ValuesFromFailed", RC_RETRY);
@@ -1301,12 +1285,9 @@ static void rc__track_refs(rc_t *x) {
   if (chart_obj && n) /* a packaged chart in a ConfigMap or Secret (a new one upgrades at once), or a source's credentials */
     objs[n - 1] = (refs_obj_t){.secret = src->kind != REQ_SRC_CONFIGMAP, .ns = x->req.ns,
                                .name = src->secret_name ? src->secret_name : src->obj_name};
-  char kc[256] = "";
-  const char *k0 = x->req.nclusters ? x->req.clusters[0] : NULL;
-  if (k0 && !strncmp(k0, ENGINE_SECRET_CLUSTER, strlen(ENGINE_SECRET_CLUSTER)) && !x->req.deleting) {
+  char kc[256] = "", kk[256];
+  if (x->req.nclusters && !x->req.deleting && rc__secret_cluster(x->req.clusters[0], kc, kk)) {
     /* the release's own kubeconfig Secret: a rotation is used at once */
-    const char *ref = k0 + strlen(ENGINE_SECRET_CLUSTER), *colon = strrchr(ref, ':');
-    snprintf(kc, sizeof kc, "%.*s", colon ? (int)(colon - ref) : (int)strlen(ref), ref);
     refs_obj_t *grown = realloc(objs, (n + 1) * sizeof *objs);
     if (grown) {
       objs = grown;
@@ -1325,33 +1306,30 @@ static void rc__kubeconfig_got(const kube_response_t *res, void *data) {
   rc_t *x = data;
   if (rc__cancelled(x, res)) return;
   engine_t *e = x->e;
-  const char *ref = x->cluster + strlen(ENGINE_SECRET_CLUSTER), *colon = strrchr(ref, ':');
   char name[256], key[256];
-  snprintf(name, sizeof name, "%.*s", colon ? (int)(colon - ref) : (int)strlen(ref), ref);
-  snprintf(key, sizeof key, "%s", colon ? colon + 1 : "value");
+  rc__secret_cluster(x->cluster, name, key);
   buf_reset(&x->err);
   cJSON *obj = kube_response_ok(res) ? cJSON_ParseWithLength(res->body, res->body_len) : NULL;
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(obj, "data");
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, key);
-  if (!v && !strcmp(key, "value")) v = cJSON_GetObjectItemCaseSensitive(d, "value.yaml"); /* as Flux */
   const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
-  unsigned char *text = NULL;
-  size_t len = 0;
-  char berr[128];
+  buf_t text = BUF_INIT;
+  char berr[128] = "";
+  int got = kube_data_value(obj, key, true, &text, berr, sizeof berr);
+  if (!got && !strcmp(key, "value")) got = kube_data_value(obj, "value.yaml", true, &text, berr, sizeof berr); /* as Flux */
   buf_t id = BUF_INIT, what = BUF_INIT;
   buf_printf(&id, "%s/%s:%s", x->req.ns, name, key);
   buf_printf(&what, "Secret %s/%s key %s", x->req.ns, name, key);
   if (!kube_response_ok(res))
     buf_printf(&x->err, "spec.kubeConfig.secretRef: cannot read Secret %s/%s: %s", x->req.ns, name,
                res->errmsg ? res->errmsg : "failed");
-  else if (!cJSON_IsString(v))
+  else if (!got)
     buf_printf(&x->err, "spec.kubeConfig.secretRef: Secret %s/%s has no key %s", x->req.ns, name, key);
-  else if (b64_decode_alloc(v->valuestring, strlen(v->valuestring), &text, &len, berr, sizeof berr))
+  else if (got < 0)
     buf_printf(&x->err, "spec.kubeConfig.secretRef: Secret %s/%s key %s: not base64 (%s)", x->req.ns, name, key, berr);
   else if (id.data && what.data)
-    x->cl = clusters_get_text(e->clusters, id.data, cJSON_IsString(rv) ? rv->valuestring : "", (const char *)text, len,
+    x->cl = clusters_get_text(e->clusters, id.data, cJSON_IsString(rv) ? rv->valuestring : "", text.data, text.len,
                               what.data, &x->err);
-  free(text);
+  if (text.data) memset(text.data, 0, text.len);
+  buf_free(&text);
   buf_free(&id);
   buf_free(&what);
   cJSON_Delete(obj);
@@ -1381,15 +1359,13 @@ static int rc__begin_target(rc_t *x, int parse_rc) {
     buf_free(&t);
   }
   buf_reset(&x->err);
-  if (!strncmp(x->cluster, ENGINE_SECRET_CLUSTER, strlen(ENGINE_SECRET_CLUSTER)) && e->clusters) {
+  char name[256], key[256];
+  if (e->clusters && rc__secret_cluster(x->cluster, name, key)) {
     if (!wanted) {
       x->req.deleting = true;
       x->req.has_finalizer = true;
     }
     x->parse_rc = parse_rc;
-    const char *ref = x->cluster + strlen(ENGINE_SECRET_CLUSTER), *colon = strrchr(ref, ':');
-    char name[256];
-    snprintf(name, sizeof name, "%.*s", colon ? (int)(colon - ref) : (int)strlen(ref), ref);
     buf_reset(&x->path);
     kube_path(&x->path, "", "v1", "secrets", x->req.ns, name, NULL);
     rc__send(x, kube_get(e->env.c, x->path.data, rc__kubeconfig_got, x));
@@ -2651,13 +2627,7 @@ static void engine__on_update(informer_t *inf, const char *key, const cJSON *old
   /* A dependency that became Ready wakes its dependants. */
   memo_t *d = e->dependants.n ? memo_get(&e->dependants, key) : NULL;
   if (d && d->links && engine__is_ready(obj) && !engine__is_ready(old))
-    for (const char *p = d->links; *p;) {
-      const char *nl = strchr(p, '\n');
-      char dep[512];
-      snprintf(dep, sizeof dep, "%.*s", (int)(nl - p), p);
-      queue_add(&e->q, dep);
-      p = nl + 1;
-    }
+    LINKS_EACH(d->links, dep, { queue_add(&e->q, dep); });
 }
 
 /* An object some releases read values from changed: they are reconciled again (their digest

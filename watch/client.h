@@ -186,6 +186,10 @@ int kube_status_path(buf_t *b, const char *path);
  * name and subresource, each URL-escaped; 0 or UV_ENOMEM/UV_EINVAL. */
 int kube_path(buf_t *b, const char *group, const char *version, const char *resource, const char *ns,
               const char *name, const char *subresource);
+/* Appends the value of key in obj's data to out: a Secret's base64-decoded (secret), a ConfigMap's
+ * as text. 1; 0 when obj has no such key (as a string); -1 when a Secret's value is not base64 or
+ * out of memory (err, when given, says which). */
+int kube_data_value(const cJSON *obj, const char *key, bool secret, buf_t *out, char *err, size_t errlen);
 /* Appends "?key=value" or "&key=value" (depending on whether b has a '?'), URL-escaped. */
 int kube_query_add(buf_t *b, const char *key, const char *value);
 /* Appends s percent-encoded except for RFC 3986 unreserved characters. */
