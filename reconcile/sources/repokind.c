@@ -2,6 +2,7 @@
  * get the Secrets and ConfigMap it names, declare the repository to helm/source, fetch the index,
  * let the kind do its own work, write the status, and come back after the interval. */
 #include "reconcile/sources/repokind.h"
+#include "reconcile/refs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,20 +20,6 @@
 #define REPO_DEFAULT_TIMEOUT_MS (60 * 1000L)
 
 typedef repo_run_t rr_t;
-typedef struct repo_ref_s ref_t;
-
-/* A Secret or ConfigMap some repositories read (credentials, CAs), watched by name so that a
- * rotation is picked up at once rather than at the next interval. */
-struct repo_ref_s {
-  ref_t *next;
-  struct repoctl_s *rc;
-  int cm; /* a ConfigMap, else a Secret */
-  char *ns, *name;
-  informer_t *inf;
-  int synced, counted;
-  char **repos;
-  size_t nrepos;
-};
 
 enum { RR_SECRET, RR_CERT, RR_CA, RR_DONE };
 
@@ -246,22 +233,6 @@ static void rr__declare(rr_t *x) {
   }
 }
 
-/* A base64 value of a Secret's data (or a ConfigMap's data as text) into out. */
-static int rr__value(const cJSON *obj, const char *k, int secret, buf_t *out) {
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(obj, "data");
-  const char *v = rr__str(d, k);
-  if (!v) return 0;
-  if (!secret) return buf_puts(out, v) ? -1 : 1;
-  unsigned char *dec = NULL;
-  size_t n = 0;
-  char err[128];
-  if (b64_decode_alloc(v, strlen(v), &dec, &n, err, sizeof err)) return -1;
-  int r = buf_append(out, dec, n);
-  memset(dec, 0, n);
-  free(dec);
-  return r ? -1 : 1;
-}
-
 static void rr__got(const kube_response_t *res, void *data) {
   rr_t *x = data;
   x->inflight = NULL;
@@ -284,11 +255,11 @@ static void rr__got(const kube_response_t *res, void *data) {
   int bad = !obj;
   if (obj && x->step == RR_SECRET) {
     buf_t u = BUF_INIT, p = BUF_INIT, t = BUF_INIT;
-    int hu = rr__value(obj, "username", 1, &u), hp = rr__value(obj, "password", 1, &p);
-    int ht = rr__value(obj, "bearerToken", 1, &t);
-    if (!ht) ht = rr__value(obj, "token", 1, &t);
+    int hu = kube_data_value(obj, "username", 1, &u, NULL, 0), hp = kube_data_value(obj, "password", 1, &p, NULL, 0);
+    int ht = kube_data_value(obj, "bearerToken", 1, &t, NULL, 0);
+    if (!ht) ht = kube_data_value(obj, "token", 1, &t, NULL, 0);
     buf_t dc = BUF_INIT;
-    int hd = x->oci && !hu && !ht ? rr__value(obj, ".dockerconfigjson", 1, &dc) : 0;
+    int hd = x->oci && !hu && !ht ? kube_data_value(obj, ".dockerconfigjson", 1, &dc, NULL, 0) : 0;
     if (hd > 0) { /* a kubernetes.io/dockerconfigjson Secret: the entry of this registry */
       char host[256], derr[256] = "";
       const char *h = x->url + 6;
@@ -310,9 +281,9 @@ static void rr__got(const kube_response_t *res, void *data) {
     buf_free(&dc);
     int ha = 0, hc = 0, hk = 0;
     if (x->secret_tls) { /* one Secret for everything (Captain's spec.secret): credentials optional */
-      ha = rr__value(obj, "ca.crt", 1, &x->ca);
-      hc = rr__value(obj, "tls.crt", 1, &x->cert);
-      hk = rr__value(obj, "tls.key", 1, &x->tkey);
+      ha = kube_data_value(obj, "ca.crt", 1, &x->ca, NULL, 0);
+      hc = kube_data_value(obj, "tls.crt", 1, &x->cert, NULL, 0);
+      hk = kube_data_value(obj, "tls.key", 1, &x->tkey, NULL, 0);
     }
     bad = hu < 0 || hp < 0 || ht < 0 || hd < 0 || ha < 0 || hc < 0 || hk < 0 || (hu > 0) != (hp > 0) ||
           (hc > 0) != (hk > 0) || (!hu && !ht && !(x->secret_tls && (ha > 0 || hc > 0)));
@@ -335,13 +306,13 @@ static void rr__got(const kube_response_t *res, void *data) {
       snprintf(msg, sizeof msg, "%s: Secret %s/%s must hold username and password, or bearerToken%s", what, rns,
                name, x->oci ? ", or a .dockerconfigjson with an entry for this registry" : "");
   } else if (obj && x->step == RR_CERT) {
-    int a = rr__value(obj, "ca.crt", 1, &x->ca), c = rr__value(obj, "tls.crt", 1, &x->cert);
-    int k = rr__value(obj, "tls.key", 1, &x->tkey);
+    int a = kube_data_value(obj, "ca.crt", 1, &x->ca, NULL, 0), c = kube_data_value(obj, "tls.crt", 1, &x->cert, NULL, 0);
+    int k = kube_data_value(obj, "tls.key", 1, &x->tkey, NULL, 0);
     bad = a < 0 || c < 0 || k < 0 || (c > 0) != (k > 0) || (a <= 0 && c <= 0);
     if (bad) snprintf(msg, sizeof msg, "%s: Secret %s/%s must hold ca.crt, or tls.crt with tls.key", what, rns, name);
   } else if (obj) {
     if (!x->ca.len) {
-      int a = rr__value(obj, "ca.crt", 0, &x->ca);
+      int a = kube_data_value(obj, "ca.crt", 0, &x->ca, NULL, 0);
       bad = a <= 0;
       if (bad) snprintf(msg, sizeof msg, "%s: ConfigMap %s/%s has no ca.crt", what, rns, name);
     }
@@ -374,93 +345,26 @@ static void rr__next(rr_t *x) {
   rr__declare(x);
 }
 
-static void ref__changed(ref_t *f) {
-  if (!f->synced || f->rc->stopping) return;
-  for (size_t i = 0; i < f->nrepos; i++) queue_add(&f->rc->q, f->repos[i]);
-}
-static void ref__on_add(informer_t *inf, const char *key, const cJSON *obj, void *data) { ref__changed(data); }
-static void ref__on_update(informer_t *inf, const char *key, const cJSON *old, const cJSON *obj, void *data) {
-  ref__changed(data);
-}
-static void ref__on_delete(informer_t *inf, const char *key, const cJSON *obj, void *data) { ref__changed(data); }
-static void ref__on_synced(informer_t *inf, void *data) { ((ref_t *)data)->synced = 1; }
-
-static void ref__free(ref_t *f) {
-  for (size_t i = 0; i < f->nrepos; i++) free(f->repos[i]);
-  free(f->repos);
-  free(f->ns);
-  free(f->name);
-  free(f);
+/* A Secret or ConfigMap some repositories read (credentials, CAs) changed: they are fetched again
+ * at once rather than at their next interval. */
+static void repoctl__ref_changed(const char *key, void *data) {
+  repoctl_t *rc = data;
+  if (!rc->stopping) queue_add(&rc->q, key);
 }
 
 static void repoctl__stopped_one(struct repoctl_s *rc);
-static void ref__stopped(void *data) {
-  ref_t *f = data;
-  struct repoctl_s *rc = f->rc;
-  int counted = f->counted; /* not one that repoctl__track let go before the stop */
-  ref__free(f);
-  if (counted) repoctl__stopped_one(rc);
-}
+static void repoctl__refs_stopped(void *data) { repoctl__stopped_one(data); }
 
-/* Repository key reads exactly the given objects now (cm[i] ? ConfigMap : Secret, in ns). */
+/* Repository key reads exactly the given objects now (cm[i] ? ConfigMap : Secret, in ns), watched
+ * by name (reconcile/refs.h). */
 static void repoctl__track(struct repoctl_s *rc, const char *key, const char *ns, const char *const names[3],
                            const int cm[3]) {
-  for (ref_t **pp = &rc->refs; *pp;) {
-    ref_t *f = *pp;
-    int wanted = 0;
-    for (int i = 0; i < 3; i++)
-      if (names[i] && f->cm == cm[i] && !strcmp(f->ns, ns) && !strcmp(f->name, names[i])) wanted = 1;
-    if (!wanted)
-      for (size_t i = 0; i < f->nrepos; i++)
-        if (!strcmp(f->repos[i], key)) {
-          free(f->repos[i]);
-          f->repos[i] = f->repos[--f->nrepos];
-          break;
-        }
-    if (!f->nrepos) {
-      *pp = f->next;
-      informer_stop(f->inf, ref__stopped, f);
-      continue;
-    }
-    pp = &f->next;
-  }
-  for (int i = 0; i < 3; i++) {
-    if (!names[i]) continue;
-    ref_t *f = rc->refs;
-    while (f && !(f->cm == cm[i] && !strcmp(f->ns, ns) && !strcmp(f->name, names[i]))) f = f->next;
-    if (!f) {
-      if (!(f = calloc(1, sizeof *f)) || !(f->ns = strdup(ns)) || !(f->name = strdup(names[i]))) {
-        if (f) ref__free(f);
-        continue;
-      }
-      f->rc = rc;
-      f->cm = cm[i];
-      buf_t path = BUF_INIT, sel = BUF_INIT;
-      kube_path(&path, "", "v1", cm[i] ? "configmaps" : "secrets", ns, NULL, NULL);
-      buf_printf(&sel, "metadata.name=%s", names[i]);
-      static const char *const keep[] = {"metadata.labels", NULL}; /* the data is read when used */
-      informer_opts_t io = {.path = path.data, .field_selector = sel.data, .keep = keep};
-      informer_handlers_t h = {.on_add = ref__on_add, .on_update = ref__on_update, .on_delete = ref__on_delete,
-                               .on_synced = ref__on_synced, .data = f};
-      int r = informer_start(rc->c, &io, &h, &f->inf);
-      buf_free(&path);
-      buf_free(&sel);
-      if (r) {
-        ref__free(f);
-        continue;
-      }
-      f->next = rc->refs;
-      rc->refs = f;
-    }
-    int have = 0;
-    for (size_t j = 0; j < f->nrepos; j++)
-      if (!strcmp(f->repos[j], key)) have = 1;
-    if (have) continue;
-    char **n = realloc(f->repos, (f->nrepos + 1) * sizeof *n);
-    if (!n) continue;
-    f->repos = n;
-    if ((f->repos[f->nrepos] = strdup(key))) f->nrepos++;
-  }
+  refs_obj_t objs[3];
+  size_t n = 0;
+  for (int i = 0; i < 3; i++)
+    if (names[i]) objs[n++] = (refs_obj_t){.secret = !cm[i], .ns = ns, .name = names[i]};
+  if (rc->refs && refs_set(rc->refs, key, objs, n))
+    LOG_W("cannot watch the Secrets and ConfigMaps a repository reads", "repository", key);
 }
 
 int repo_run_durations(rr_t *x, const cJSON *spec) {
@@ -654,6 +558,7 @@ int repokind_start(const repokind_t *k, void *kind_data, uv_loop_t *loop, kube_c
                            .on_delete = repoctl__on_delete, .data = rc};
   r = informer_start(c, &io, &h, &rc->inf);
   buf_free(&path);
+  if (!r && (r = refs_new(c, repoctl__ref_changed, rc, &rc->refs))) informer_stop(rc->inf, NULL, NULL);
   if (r) {
     queue_close(&rc->q, NULL);
     free(rc->ns);
@@ -696,12 +601,8 @@ void repokind_stop(repoctl_t *rc, void (*cb)(void *data), void *data) {
     nx = x->next;
     rr__cancel(x);
   }
-  rc->pending_stops = 1;
-  for (ref_t *f = rc->refs; f; f = f->next) rc->pending_stops++, f->counted = 1;
-  while (rc->refs) {
-    ref_t *f = rc->refs;
-    rc->refs = f->next;
-    informer_stop(f->inf, ref__stopped, f);
-  }
+  rc->pending_stops = 1 + (rc->refs != NULL);
+  if (rc->refs) refs_stop(rc->refs, repoctl__refs_stopped, rc);
+  rc->refs = NULL;
   informer_stop(rc->inf, repoctl__inf_stopped, rc);
 }

@@ -83,7 +83,7 @@ struct repoctl_s {
   queue_t q;
   char *ns;
   repo_run_t *running;
-  struct repo_ref_s *refs;
+  struct refs_s *refs;   /* the Secrets and ConfigMaps repositories read, watched by name */
   int pending_stops;
   int stopping;
   void (*stop_cb)(void *);
