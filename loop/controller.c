@@ -140,7 +140,7 @@ static void ctl__proc_rss(unsigned long long *rss, unsigned long long *hwm) {
  * chart cache, the heap as malloc sees it and the kernel's RSS, all read at the same moment. */
 static void ctl__log_memory(ctl_t *c) {
   size_t objects = 0, cache = 0, records = 0, records_objects = 0, memo = 0, index = 0, queue = 0, running = 0,
-         queue_keys = 0, engine = 0;
+         queue_keys = 0, engine = 0, drift_objects = 0, drift_bytes = 0;
   engine_t *engines[32];
   size_t nengines = kinds_engines(c->kinds, engines, sizeof engines / sizeof *engines);
   for (size_t i = 0; i < nengines; i++) {
@@ -155,6 +155,8 @@ static void ctl__log_memory(ctl_t *c) {
     queue_keys += s.queue_keys;
     running += s.running;
     engine += s.bytes;
+    drift_objects += s.drift_objects;
+    drift_bytes += s.drift_bytes;
   }
   unsigned long long rss, hwm, heap_used = 0, heap_free = 0, heap_mmap = 0;
   ctl__proc_rss(&rss, &hwm);
@@ -166,7 +168,7 @@ static void ctl__log_memory(ctl_t *c) {
 #endif
   unsigned long long n[] = {objects, cache + records, cache, records_objects, records, engine, memo, index, queue,
                             queue_keys, running, c->charts ? chart_cache_stats(c->charts).bytes : 0, heap_used,
-                            heap_free, heap_mmap, rss, hwm, 0, 0, 0};
+                            heap_free, heap_mmap, rss, hwm, 0, 0, 0, drift_objects, drift_bytes};
   if (c->events) {
     events_stats_t es = events_get_stats(c->events);
     n[17] = es.bytes;
@@ -184,7 +186,8 @@ static void ctl__log_memory(ctl_t *c) {
         "records_cache_bytes", v[4], "engine_bytes", v[5], "memo_bytes", v[6], "index_bytes", v[7], "queue_bytes",
         v[8], "queue_keys", v[9], "reconciles_in_flight", v[10], "chart_cache_bytes", v[11], "heap_in_use_bytes",
         v[12], "heap_free_bytes", v[13], "heap_mmap_bytes", v[14], "vm_rss_kib", v[15], "vm_hwm_kib", v[16],
-        "events_bytes", v[17], "events_tracked", v[18], "vm_rss_after_trim_kib", v[19]);
+        "events_bytes", v[17], "events_tracked", v[18], "vm_rss_after_trim_kib", v[19], "drift_objects", v[20],
+        "drift_cache_bytes", v[21]);
 }
 
 static void ctl__shutdown(ctl_t *c) {

@@ -17,6 +17,9 @@ typedef struct release_outcome_s {
   const char *tested;       /* TestSuccess condition, or NULL to leave it */
   const char *stalled;      /* Stalled condition, or NULL to remove it */
   const char *stalled_reason; /* its reason when not the Ready one (e.g. RetriesExceeded) */
+  /* Drifted condition: "True" (reason DriftDetected, message drift_message: the objects and fields),
+   * "" to remove it, NULL to leave it as it is. */
+  const char *drifted, *drift_message;
   long long applied_revision, attempted_revision;
   const char *applied_digest, *attempted_digest;
   int install_failures, upgrade_failures;

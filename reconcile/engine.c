@@ -20,6 +20,7 @@
 #include "helm/render/render.h"
 #include "queue/queue.h"
 #include "reconcile/conditions.h"
+#include "reconcile/drift.h"
 #include "reconcile/refs.h"
 #include "reconcile/clusters.h"
 #include "helm/values/values.h"
@@ -48,6 +49,11 @@ typedef struct memo_s {
   char failed[65];          /* the inputs of the last failure, and the counts for them */
   int install_failures, upgrade_failures;
   int bad_record;           /* stalled on an unreadable record: any change of the records observes again */
+  /* Drift detection: the mode the object asks for (req_drift_t), and whether the objects of revision
+   * drift_rev have been compared since the last sign of drift (drift_ok); drift_all: compare every
+   * object next time (the last comparison failed). */
+  long long drift_rev;
+  unsigned char drift_mode, drift_ok, drift_all;
   char *owner;   /* in the release index: the object key that manages this release */
   char *repo;    /* the chart repository the release's chart comes from, or NULL */
   char *release; /* the release index entry this object holds ("namespace/name"), or NULL */
@@ -192,6 +198,7 @@ struct engine_s {
   memo_table_t releases; /* "storage namespace/release name" -> owner: the object key */
   memo_table_t dependants; /* object key -> the keys whose dependsOn names it (links) */
   refs_t *refs;       /* the ConfigMaps and Secrets releases read values from, watched */
+  drift_t *drift;     /* the objects releases applied, watched for drift (made when a release first asks) */
   clusters_t *clusters; /* other clusters (the controller's), or NULL */
   /* A release in several clusters: object key -> its targets (links: cluster names, "" the local one,
    * those being uninstalled included) and, in owner, the summary last written as its status. */
@@ -239,6 +246,7 @@ struct rc_s {
   size_t vf_next;       /* the valuesFrom entry being read */
   int ns_created;       /* createNamespace done (or not needed) for this install */
   cJSON *vf_values;     /* what they gave so far */
+  cJSON *labels;        /* put on every object applied: the release (drift.h) */
   chart_cache_entry_t *src_entry; /* the fetched chart (a reference) */
   int cancelled;
   int outcome;
@@ -337,7 +345,8 @@ static void rc__free(rc_t *x) {
   render_output_free(&x->crds);
   cJSON_Delete(x->render_values);
   cJSON_Delete(x->vf_values);
-  if (x->act.p || x->act.have_next || x->act.err.data) act_free(&x->act);
+  cJSON_Delete(x->labels);
+  if (x->act.p || x->act.have_next || x->act.err.data || x->act.drift.data) act_free(&x->act);
   rc__records_free(x);
   cluster_unref(x->cl);
   free(x->obj_key);
@@ -637,6 +646,7 @@ static memo_t *rc__memo_note(rc_t *x, long long revision, const char *applied) {
   memo_t *m = memo_put(&x->e->memo, x->key);
   if (!m) return NULL;
   m->generation = x->req.generation;
+  m->drift_mode = (unsigned char)x->req.drift_mode; /* a sign of drift then bypasses the memo */
   if (applied) {
     m->revision = revision;
     snprintf(m->applied, sizeof m->applied, "%s", applied);
@@ -1467,7 +1477,7 @@ static void rc__begin_with_chart(rc_t *x) {
   rc__merge_memo(x);
   memo_t *m = memo_get(&e->memo, x->key);
   if (m && m->generation == x->req.generation && !strcmp(m->digest, x->req.digest) && m->state != MEMO_NONE &&
-      m->state != MEMO_GONE && !rc__agg_changed(x)) {
+      m->state != MEMO_GONE && !(m->state == MEMO_OK && m->drift_mode && !m->drift_ok) && !rc__agg_changed(x)) {
     /* Unchanged inputs: nothing to observe, render or apply. */
     e->stats.memo_hits++;
     rc__finish(x, m->state == MEMO_OK ? RC_DONE : RC_FORGET);
@@ -1633,6 +1643,9 @@ static const req_action_opts_t *rc__opts(rc_t *x, act_kind_t k) {
   return k == ACT_INSTALL ? &x->req.install : &x->req.upgrade;
 }
 
+static void rc__in_sync_report(rc_t *x);
+static drift_t *rc__drift_module(engine_t *e);
+
 static void rc__in_sync(rc_t *x) {
   record_t *latest = rc__latest(x);
   memo_t *m = rc__memo_note(x, latest->version, x->req.digest);
@@ -1649,13 +1662,36 @@ static void rc__in_sync(rc_t *x) {
     rc__start_action(x, ACT_TEST);
     return;
   }
-  /* Report success if the status does not say so yet at this generation. */
+  if (m) m->drift_mode = (unsigned char)x->req.drift_mode;
+  /* Drift: the deployed objects compared with the live ones, when a sign of drift came (or this
+   * revision was never compared); otherwise nothing is sent. Only in the controller's own cluster. */
+  if (m && x->req.drift_mode != REQ_DRIFT_DISABLED && !x->cl && !x->cluster &&
+      (!m->drift_ok || m->drift_rev != latest->version) && rc__drift_module(x->e)) {
+    rc__start_action(x, ACT_DRIFT);
+    return;
+  }
+  if (x->req.drift_mode == REQ_DRIFT_DISABLED && cond_find(x->req.conditions, "Drifted")) x->out.drifted = "";
+  rc__in_sync_report(x);
+}
+
+/* Whether the Drifted condition the outcome asks for is what the object's status has already. */
+static int rc__drift_unchanged(rc_t *x) {
+  const cJSON *dc = cond_find(x->req.conditions, "Drifted");
+  if (!x->out.drifted) return 1;
+  if (!*x->out.drifted) return !dc;
+  const cJSON *msg = dc ? cJSON_GetObjectItemCaseSensitive(dc, "message") : NULL;
+  return dc && cJSON_IsString(msg) && x->out.drift_message && !strcmp(msg->valuestring, x->out.drift_message);
+}
+
+/* In sync: success reported, unless the status says so already at this generation. */
+static void rc__in_sync_report(rc_t *x) {
+  record_t *latest = rc__latest(x);
   const cJSON *ready = cond_find(x->req.conditions, "Ready");
   const cJSON *rs = ready ? cJSON_GetObjectItemCaseSensitive(ready, "status") : NULL;
   const cJSON *og = ready ? cJSON_GetObjectItemCaseSensitive(ready, "observedGeneration") : NULL;
   if (!x->cluster && cJSON_IsString(rs) && !strcmp(rs->valuestring, "True") && cJSON_IsNumber(og) &&
       (long long)og->valuedouble == x->req.generation && !cond_find(x->req.conditions, "Reconciling") &&
-      !rc__agg_changed(x)) {
+      !rc__agg_changed(x) && rc__drift_unchanged(x)) {
     rc__finish(x, RC_DONE);
     return;
   }
@@ -2089,6 +2125,61 @@ static void rc__create_namespace(rc_t *x, const act_env_t *env) {
   free(body);
 }
 
+/* The drift action's questions: every kind of the deployed objects is watched, and each object is
+ * compared only when it is missing or suspected (every one after a failed comparison). */
+static void rc__drift_kind(const char *group, const char *version, const char *resource, void *data) {
+  rc_t *x = data;
+  if (x->e->drift && drift_watch(x->e->drift, group, version, resource))
+    LOG_W("cannot watch objects for drift", "release", x->key, "resource", resource);
+}
+
+static int rc__drift_check(const act_drift_obj_t *o, void *data) {
+  rc_t *x = data;
+  memo_t *m = memo_get(&x->e->memo, x->key);
+  return x->e->drift ? drift_check(x->e->drift, o, m && m->drift_all) : ACT_DRIFT_UNSYNCED;
+}
+
+static void rc__drift_result(const act_drift_obj_t *o, bool drifted, void *data) {
+  rc_t *x = data;
+  if (x->e->drift) drift_mark(x->e->drift, o, drifted);
+}
+
+/* The outcome of a drift comparison: reported (warn: condition Drifted and an Event) or corrected
+ * (enabled: an Event), then the release is reported in sync as usual. */
+static void rc__drift_done(rc_t *x) {
+  act_t *a = &x->act;
+  memo_t *m = memo_get(&x->e->memo, x->key);
+  if (a->rc) {
+    if (m) m->drift_all = 1;
+    buf_reset(&x->err);
+    buf_printf(&x->err, "comparing the release's objects with the live ones: %s", a->err.data ? a->err.data : "");
+    LOG_W("drift detection failed", "release", x->key, "error", x->err.data);
+    rc__event(x, "Warning", "DriftDetectionFailed", x->err.data);
+    rc__finish(x, RC_RETRY);
+    return;
+  }
+  if (m) {
+    m->drift_rev = a->version;
+    m->drift_ok = !a->drift_unsynced; /* the rest is compared once its kind has been listed */
+    m->drift_all = 0;
+  }
+  if (a->drifted && !a->drift_correct) {
+    x->out.drifted = "True";
+    x->out.drift_message = a->drift.data;
+    if (!rc__drift_unchanged(x)) rc__event(x, "Warning", "DriftDetected", a->drift.data);
+  } else {
+    x->out.drifted = "";
+    if (a->drifted) {
+      buf_t msg = BUF_INIT;
+      buf_printf(&msg, "drift corrected: %s", a->drift.data);
+      LOG_I("drift corrected", "release", x->key, "objects", a->drift.data);
+      rc__event(x, "Normal", "DriftCorrected", msg.data ? msg.data : a->drift.data);
+      buf_free(&msg);
+    }
+  }
+  rc__in_sync_report(x);
+}
+
 static void rc__start_action(rc_t *x, act_kind_t kind) {
   engine_t *e = x->e;
   release_req_t *r = &x->req;
@@ -2135,6 +2226,19 @@ static void rc__start_action(rc_t *x, act_kind_t kind) {
   a->config = r->values;
   a->set = &x->set;
   a->crd_docs = &x->crds;
+  if (!x->labels && (x->labels = cJSON_CreateObject())) {
+    cJSON_AddStringToObject(x->labels, DRIFT_LABEL_NAME, r->release_name);
+    cJSON_AddStringToObject(x->labels, DRIFT_LABEL_NAMESPACE, r->storage_ns);
+  }
+  a->labels = x->labels;
+  if (kind == ACT_DRIFT) {
+    a->drift_correct = r->drift_mode == REQ_DRIFT_ENABLED;
+    a->drift_ignore = r->drift_ignore;
+    a->drift_kind = rc__drift_kind;
+    a->drift_check = rc__drift_check;
+    a->drift_result = rc__drift_result;
+    a->drift_data = x;
+  }
   if (kind == ACT_ROLLBACK) {
     if (x->remediating) {
       a->rollback_to = x->remediate_to;
@@ -2199,7 +2303,8 @@ static void rc__progress_done(const kube_response_t *res, void *data) {
 /* Reconciling=True (Progressing) with the action and its timeout, as Flux writes it before each
  * action; the outcome's status write removes it. */
 static void rc__progress(rc_t *x) {
-  if (x->cluster) { /* the object's key reports for every cluster */
+  /* A drift comparison changes no release: it writes no progress (nothing at all when nothing drifted). */
+  if (x->cluster || x->act.kind == ACT_DRIFT) { /* the object's key reports for every cluster */
     rc__act_go(x);
     return;
   }
@@ -2311,6 +2416,10 @@ static void rc__action_done(act_t *a, void *data) {
   x->act_running = 0;
   if (a->rc == UV_ECANCELED || x->cancelled) {
     rc__finish(x, RC_RETRY);
+    return;
+  }
+  if (a->kind == ACT_DRIFT) {
+    rc__drift_done(x);
     return;
   }
   x->out.attempted_revision = a->version;
@@ -2637,6 +2746,35 @@ static void engine__ref_changed(const char *owner, void *data) {
   if (!e->stopping) queue_add(&e->q, owner);
 }
 
+/* An object of release ("storage namespace/name") was changed by someone else or deleted: the object
+ * that manages the release is reconciled now, and compares its objects. */
+static void engine__drift_changed(const char *release, void *data) {
+  engine_t *e = data;
+  memo_t *r = memo_get(&e->releases, release);
+  memo_t *m = r && r->owner ? memo_get(&e->memo, r->owner) : NULL;
+  if (!m || !m->drift_mode || e->stopping) return;
+  m->drift_ok = 0;
+  LOG_D("owned object changed", "release", m->key);
+  queue_add(&e->q, m->key);
+}
+
+/* A kind's objects are listed: releases whose comparison waited for it compare now. */
+static void engine__drift_synced(void *data) {
+  engine_t *e = data;
+  if (e->stopping) return;
+  for (size_t i = 0; i < e->memo.nb; i++)
+    for (memo_t *m = e->memo.b[i]; m; m = m->next)
+      if (m->drift_mode && !m->drift_ok) queue_add(&e->q, m->key);
+}
+
+/* The drift watches, made when the first release asks for drift detection. */
+static drift_t *rc__drift_module(engine_t *e) {
+  if (!e->drift && !e->stopping &&
+      drift_new(e->env.c, e->field_manager, engine__drift_changed, engine__drift_synced, e, &e->drift))
+    e->drift = NULL;
+  return e->drift;
+}
+
 /* A release record changed. Our own writes while an action runs are expected; anything else (a newer
  * revision, the applied one changed or deleted: helm upgrade, rollback or uninstall by hand) makes
  * the memo stale, and the release is observed again. */
@@ -2850,17 +2988,24 @@ static void engine__drained(queue_t *q, void *data) {
   uv_close((uv_handle_t *)&e->lookups, engine__lookups_closed);
 }
 
+static void engine__drift_stopped(void *data) {
+  engine_t *e = data;
+  e->drift = NULL;
+  queue_shutdown(&e->q, engine__drained, e);
+}
+
 static void engine__refs_stopped(void *data) {
   engine_t *e = data;
   e->refs = NULL;
-  queue_shutdown(&e->q, engine__drained, e);
+  if (e->drift) drift_stop(e->drift, engine__drift_stopped, e);
+  else queue_shutdown(&e->q, engine__drained, e);
 }
 
 static void engine__records_stopped(void *data) {
   engine_t *e = data;
   e->records = NULL;
   if (e->refs) refs_stop(e->refs, engine__refs_stopped, e);
-  else queue_shutdown(&e->q, engine__drained, e);
+  else engine__refs_stopped(e);
 }
 
 static void engine__informer_stopped(void *data) {
@@ -2911,5 +3056,9 @@ engine_stats_t engine_get_stats(const engine_t *e) {
   s.bytes = s.memo_bytes + s.index_bytes + s.queue_bytes;
   if (e->inf) s.cache = informer_memory(e->inf);
   if (e->records) s.records_cache = informer_memory(e->records);
+  if (e->drift) {
+    s.drift_objects = drift_objects(e->drift);
+    s.drift_bytes = drift_bytes(e->drift);
+  }
   return s;
 }

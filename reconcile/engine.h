@@ -52,6 +52,7 @@ typedef struct engine_stats_s {
   size_t bytes;                      /* memo_bytes + index_bytes + queue_bytes */
   informer_memory_t cache;           /* the informer of the kind's objects (projected: door_t.cache_keep) */
   informer_memory_t records_cache;   /* the informer of Helm's release Secrets (metadata and labels only) */
+  size_t drift_objects, drift_bytes; /* drift detection's caches of the objects releases applied */
 } engine_stats_t;
 
 /* Starts the engine for door on loop with client c and mapper d (owned by the caller, open until the

@@ -19,6 +19,7 @@ void req_free(release_req_t *r) {
   for (size_t i = 0; i < r->nclusters; i++) free(r->clusters[i]);
   free(r->clusters);
   cJSON_Delete(r->outside);
+  cJSON_Delete(r->drift_ignore);
   free(r->door_data);
   free(r->src.repo_key); free(r->src.name); free(r->src.version); free(r->src.url); free(r->src.obj_name); free(r->src.obj_key);
   free(r->src.secret_name); free(r->src.secret_field);

@@ -13,6 +13,10 @@
 /* A target cluster given by a kubeconfig Secret of the object's namespace: "secret:NAME:KEY". */
 #define REQ_SECRET_CLUSTER "secret:"
 
+/* Drift detection (objects of the release changed by someone else, or deleted): ignored, reported
+ * (condition Drifted, an Event), or corrected (re-applied). */
+typedef enum { REQ_DRIFT_DISABLED = 0, REQ_DRIFT_WARN, REQ_DRIFT_ENABLED } req_drift_t;
+
 typedef enum { REQ_REMEDIATE_NONE = 0, REQ_REMEDIATE_ROLLBACK, REQ_REMEDIATE_UNINSTALL } req_strategy_t;
 
 typedef struct req_action_opts_s {
@@ -77,6 +81,8 @@ typedef struct release_req_s {
   char *deletion_propagation; /* NULL: Background */
   bool test_enable, test_ignore_failures;
   char *service_account;
+  req_drift_t drift_mode;
+  cJSON *drift_ignore; /* [{paths: [JSON pointer, ...], target: {group, version, kind, name, namespace}}], or NULL */
   req_values_from_t *values_from; /* read by the engine (and watched), merged in order under `values` */
   size_t nvalues_from;
   char **depends_on;   /* "namespace/name" of objects of the same kind that must be Ready (at their generation) first */

@@ -895,6 +895,7 @@ static void kube__conn_send(kube_conn_t *conn) {
   if (req->payload.len) r |= buf_append(&wire, req->payload.data, req->payload.len);
   if (r) r = UV_ENOMEM;
   c->stats.requests++;
+  LOG_D("request sent", "request", req->what); /* what was sent, never with its body or headers */
   if (r) {
   } else if (conn->is_tls) {
     r = watch_tls_write(&conn->tls, wire.data, wire.len);

@@ -8,6 +8,7 @@
  *   release's ownership metadata -> records deleted (or marked uninstalled) .
  * unlock: the pending record marked failed. */
 #include "helm/action/action.h"
+#include "helm/action/fields.h"
 #include "helm/action/ready.h"
 #include "base/log.h"
 #include "base/yaml.h"
@@ -96,13 +97,13 @@ static void act__finish(act_t *a, int rc);
 static void act__fail(act_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 const char *act_kind_name(act_kind_t k) {
-  static const char *const names[] = {"install", "upgrade", "rollback", "uninstall", "unlock", "test"};
+  static const char *const names[] = {"install", "upgrade", "rollback", "uninstall", "unlock", "test", "drift"};
   return names[k];
 }
 
 static const char *act__fail_reason(act_kind_t k) {
   static const char *const r[] = {"InstallFailed", "UpgradeFailed", "RollbackFailed", "UninstallFailed",
-                                  "UpgradeFailed", "TestFailed"};
+                                  "UpgradeFailed", "TestFailed", "DriftFailed"};
   return r[k];
 }
 
@@ -146,7 +147,7 @@ static int act__add_doc(act_t *a, const manifest_doc_t *d, int with_obj, act__do
   cJSON *obj = NULL;
   manifest_error_t merr = {0};
   if (with_obj || !strcmp(d->kind, "List")) {
-    int rc = manifest_object_json(d, a->release_name, a->ns, NULL, &obj, &merr);
+    int rc = manifest_object_json(d, a->release_name, a->ns, with_obj ? a->labels : NULL, &obj, &merr);
     if (rc) {
       buf_reset(&a->err);
       buf_puts(&a->err, merr.message[0] ? merr.message : "out of memory");
@@ -323,7 +324,7 @@ static void act__finish(act_t *a, int rc) {
   if (rc && rc != UV_ECANCELED && a->have_next && p->stored_pending && a->next.secret_name &&
       !kube_client_is_closing(a->env->c)) {
     buf_t d = BUF_INIT;
-    static const char *const what[] = {"Release", "Upgrade", "Rollback", "Uninstall", "Upgrade", "Test"};
+    static const char *const what[] = {"Release", "Upgrade", "Rollback", "Uninstall", "Upgrade", "Test", "Drift"};
     buf_printf(&d, "%s \"%s\" failed: %s", what[a->kind], a->release_name, a->err.data ? a->err.data : "");
     record_set_status(&a->next, "failed", d.data);
     buf_free(&d);
@@ -1980,9 +1981,272 @@ static void act__test(act_t *a) {
   act__hooks(a, r->rel, "test", act__test_record);
 }
 
+/* ---- drift: the deployed revision's objects against the live ones ---- */
+
+#define ACT_DRIFT_REPORT_MAX 4000 /* the report's length (it becomes a condition message and an Event) */
+
+static void act__drift_next(act_t *a);
+
+/* Whether rule (an entry of drift_ignore) applies to d: every target field given must match. */
+static int act__ignore_targets(const cJSON *rule, const act__doc_t *d, const char *ns) {
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(rule, "target");
+  if (!t) return 1;
+  struct { const char *k, *v; } f[] = {{"group", d->group}, {"version", d->version}, {"kind", d->kind},
+                                        {"name", d->name}, {"namespace", ns}};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+    const char *want = act__str(t, f[i].k);
+    if (want && strcmp(want, f[i].v ? f[i].v : "")) return 0;
+  }
+  return 1;
+}
+
+/* Whether JSON pointer ptr of d is ignored by a rule. */
+static int act__ignored(act_t *a, const act__doc_t *d, const char *ns, const char *ptr) {
+  const cJSON *rules = a->drift_ignore;
+  for (const cJSON *r = cJSON_IsArray(rules) ? rules->child : NULL; r; r = r->next) {
+    if (!act__ignore_targets(r, d, ns)) continue;
+    const cJSON *paths = cJSON_GetObjectItemCaseSensitive(r, "paths");
+    for (const cJSON *q = cJSON_IsArray(paths) ? paths->child : NULL; q; q = q->next)
+      if (cJSON_IsString(q) && ptr && fields_pointer_under(ptr, q->valuestring)) return 1;
+  }
+  return 0;
+}
+
+static int act__has_ignore(act_t *a, const act__doc_t *d, const char *ns) {
+  const cJSON *rules = a->drift_ignore;
+  for (const cJSON *r = cJSON_IsArray(rules) ? rules->child : NULL; r; r = r->next)
+    if (act__ignore_targets(r, d, ns)) return 1;
+  return 0;
+}
+
+typedef struct act__drift_fields_s {
+  act_t *a;
+  const act__doc_t *d;
+  const char *ns;
+  const cJSON *after;  /* the object as the apply (or its dry run) leaves it */
+  buf_t text;     /* ", .spec.replicas, ..." */
+  cJSON *ignored; /* pointers of drifted fields the rules ignore (removed before a correcting apply) */
+  int n;
+} act__drift_fields_t;
+
+static void act__drift_field(const char *path, const char *ptr, void *data) {
+  act__drift_fields_t *f = data;
+  /* A field someone else took over with the value rudder applies is not drift (an apply only shares it). */
+  const cJSON *was = ptr ? fields_pointer_get(f->d->live, ptr) : NULL, *now = ptr ? fields_pointer_get(f->after, ptr) : NULL;
+  if (was && now && cJSON_Compare(was, now, 1)) return;
+  if (act__ignored(f->a, f->d, f->ns, ptr)) {
+    if (!f->ignored) f->ignored = cJSON_CreateArray();
+    if (f->ignored && ptr) cJSON_AddItemToArray(f->ignored, cJSON_CreateString(ptr));
+    return;
+  }
+  f->n++;
+  if (f->text.len < ACT_DRIFT_REPORT_MAX) buf_printf(&f->text, "%s%s", f->n > 1 ? ", " : "", path);
+}
+
+/* Tells the caller whether d drifted (and is left so: not corrected). */
+static void act__drift_result(act_t *a, const act__doc_t *d, const char *ns, bool drifted) {
+  act_drift_obj_t o = {.group = d->group, .version = d->version, .resource = d->resource, .kind = d->kind, .ns = ns,
+                       .name = d->name};
+  if (a->drift_result) a->drift_result(&o, drifted && !a->drift_correct, a->drift_data);
+}
+
+/* Appends "Kind ns/name: what" to the report. */
+static void act__drift_report(act_t *a, const act__doc_t *d, const char *ns, const char *what) {
+  a->drifted++;
+  if (a->drift.len >= ACT_DRIFT_REPORT_MAX) {
+    if (!strstr(a->drift.data, "; ...")) buf_puts(&a->drift, "; ...");
+    return;
+  }
+  buf_printf(&a->drift, "%s%s %s%s%s: %s", a->drift.len ? "; " : "", d->kind, ns, *ns ? "/" : "", d->name, what);
+}
+
+/* The fields of the live object (before) that an apply or its dry run (res) gives back to rudder:
+ * the drift. 1 when some remain after the ignore rules, 0 when none, -1 after finishing (error). */
+static int act__drift_compare(act_t *a, act__doc_t *d, const kube_response_t *res, act__drift_fields_t *f) {
+  cJSON *after = cJSON_ParseWithLength(res->body, res->body_len);
+  if (!after) {
+    act__fail(a, "%s: applying %s \"%s\": the response is not JSON", d->source, d->kind, d->name);
+    return -1;
+  }
+  const cJSON *bf = d->live ? fields_applied(d->live, a->env->field_manager) : NULL;
+  f->after = after;
+  int n = fields_added(bf, fields_applied(after, a->env->field_manager), after, act__drift_field, f);
+  f->after = NULL;
+  cJSON_Delete(after);
+  if (n < 0) {
+    act__finish(a, UV_ENOMEM);
+    return -1;
+  }
+  return f->n > 0;
+}
+
+static void act__drift_fields_free(act__drift_fields_t *f) {
+  buf_free(&f->text);
+  cJSON_Delete(f->ignored);
+}
+
+static void act__drift_apply(act_t *a, int dry_run, kube_response_cb cb);
+
+static void act__drift_applied(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->want.v[p->i];
+  if (act__check(a, res, "correcting drift")) return;
+  const char *ns = act__doc_ns(d, a->ns);
+  if (!d->live) {
+    act__drift_report(a, d, ns, "deleted, recreated");
+  } else {
+    act__drift_fields_t f = {.a = a, .d = d, .ns = ns, .text = BUF_INIT};
+    int rc = act__drift_compare(a, d, res, &f);
+    if (rc < 0) {
+      act__drift_fields_free(&f);
+      return;
+    }
+    if (rc > 0) {
+      buf_puts(&f.text, " corrected");
+      act__drift_report(a, d, ns, f.text.data);
+    }
+    act__drift_fields_free(&f);
+  }
+  act__drift_result(a, d, ns, false);
+  a->applied++;
+  p->i++;
+  act__drift_next(a);
+}
+
+/* A dry run (warn mode, or before a correction with ignore rules): reports the drift, then corrects
+ * what the rules do not ignore when asked. */
+static void act__drift_dry(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->want.v[p->i];
+  if (act__check(a, res, "checking drift (dry run)")) return;
+  const char *ns = act__doc_ns(d, a->ns);
+  act__drift_fields_t f = {.a = a, .d = d, .ns = ns, .text = BUF_INIT};
+  int rc = act__drift_compare(a, d, res, &f);
+  if (rc < 0) {
+    act__drift_fields_free(&f);
+    return;
+  }
+  if (rc > 0 && a->drift_correct) {
+    /* Fields another manager holds and the rules ignore are left out of the correcting apply: applying
+     * them would take them back, and leaving them out of rudder's set does not remove them (they are
+     * owned by that manager now). */
+    for (const cJSON *q = f.ignored ? f.ignored->child : NULL; q; q = q->next)
+      fields_pointer_remove(d->obj, q->valuestring);
+    act__drift_fields_free(&f);
+    act__drift_apply(a, 0, act__drift_applied);
+    return;
+  }
+  if (rc > 0) act__drift_report(a, d, ns, f.text.data);
+  act__drift_result(a, d, ns, rc > 0);
+  act__drift_fields_free(&f);
+  p->i++;
+  act__drift_next(a);
+}
+
+static void act__drift_apply(act_t *a, int dry_run, kube_response_cb cb) {
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->want.v[p->i];
+  const char *ns = act__doc_ns(d, a->ns);
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
+  if (*ns && meta && !cJSON_GetObjectItemCaseSensitive(meta, "namespace")) cJSON_AddStringToObject(meta, "namespace", ns);
+  act__doc_path(a, d, a->ns);
+  if (dry_run) kube_query_add(&p->path, "dryRun", "All");
+  char *body = cJSON_PrintUnformatted(d->obj);
+  if (!body) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  act__sent(a, kube_apply(a->env->c, p->path.data, body, a->env->field_manager, true, cb, a));
+  free(body);
+}
+
+static void act__drift_got(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->want.v[p->i];
+  if (res->status == 404) {
+    p->req = NULL;
+    if (p->cancelled || res->err == UV_ECANCELED) {
+      act__finish(a, UV_ECANCELED);
+      return;
+    }
+    cJSON_Delete(d->live);
+    d->live = NULL;
+  } else {
+    if (act__check(a, res, "reading an object for drift detection")) return;
+    cJSON_Delete(d->live);
+    d->live = cJSON_ParseWithLength(res->body, res->body_len);
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d->live, "metadata"), "annotations");
+    const char *opt = act__str(ann, ACT_DRIFT_ANNOTATION);
+    if (opt && !strcmp(opt, "disabled")) { /* opted out since it was last seen */
+      p->i++;
+      act__drift_next(a);
+      return;
+    }
+  }
+  const char *ns = act__doc_ns(d, a->ns);
+  if (!d->live && !a->drift_correct) {
+    act__drift_report(a, d, ns, "deleted");
+    act__drift_result(a, d, ns, true);
+    p->i++;
+    act__drift_next(a);
+    return;
+  }
+  if (a->drift_correct && (!d->live || !act__has_ignore(a, d, ns))) act__drift_apply(a, 0, act__drift_applied);
+  else act__drift_apply(a, 1, act__drift_dry);
+}
+
+static void act__drift_next(act_t *a) {
+  act__priv_t *p = a->p;
+  for (; p->i < p->want.n; p->i++) {
+    act__doc_t *d = &p->want.v[p->i];
+    if (!d->mapped) continue;
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d->obj, "metadata"), "annotations");
+    const char *opt = act__str(ann, ACT_DRIFT_ANNOTATION);
+    if (opt && !strcmp(opt, "disabled")) continue;
+    act_drift_obj_t o = {.group = d->group, .version = d->version, .resource = d->resource, .kind = d->kind,
+                         .ns = act__doc_ns(d, a->ns), .name = d->name};
+    int v = a->drift_check ? a->drift_check(&o, a->drift_data) : ACT_DRIFT_CHECK;
+    if (v == ACT_DRIFT_UNSYNCED) a->drift_unsynced = true;
+    if (v != ACT_DRIFT_CHECK) continue;
+    act__doc_path(a, d, a->ns);
+    act__sent(a, kube_get(a->env->c, p->path.data, act__drift_got, a));
+    return;
+  }
+  act__finish(a, 0);
+}
+
+static void act__drift_mapped(act_t *a) {
+  act__priv_t *p = a->p;
+  for (size_t i = 0; i < p->want.n && a->drift_kind; i++)
+    if (p->want.v[i].mapped) a->drift_kind(p->want.v[i].group, p->want.v[i].version, p->want.v[i].resource, a->drift_data);
+  p->i = 0;
+  act__drift_next(a);
+}
+
+static void act__drift(act_t *a) {
+  record_t *r = a->p->prev;
+  if (!r || !r->rel) {
+    act__fail(a, "no deployed revision of release \"%s\" to compare with the live objects", a->release_name);
+    return;
+  }
+  a->version = r->version;
+  /* The objects are where that revision put them. */
+  if (r->rel->namespace && *r->rel->namespace) a->ns = r->rel->namespace;
+  int rc = act__docs_from_manifest(a, r->rel->manifest, MANIFEST_INSTALL_ORDER, 1, &a->p->want);
+  if (rc) {
+    act__finish(a, rc);
+    return;
+  }
+  act__map(a, &a->p->want, act__drift_mapped);
+}
+
 /* ---- entry ---- */
 
 static void act__start_cb(uv_timer_t *t);
+static void act__drift(act_t *a);
 
 int act_start(act_t *a, act_done_cb cb, void *data) {
   act__priv_full_t *full = calloc(1, sizeof *full);
@@ -2041,6 +2305,7 @@ static void act__start_cb(uv_timer_t *t) {
   case ACT_UNINSTALL: act__uninstall(a); break;
   case ACT_UNLOCK: act__unlock(a); break;
   case ACT_TEST: act__test(a); break;
+  case ACT_DRIFT: act__drift(a); break;
   }
 }
 
@@ -2107,4 +2372,5 @@ void act_free(act_t *a) {
   if (a->have_next) record_free(&a->next);
   a->have_next = false;
   buf_free(&a->err);
+  buf_free(&a->drift);
 }

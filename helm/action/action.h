@@ -22,7 +22,9 @@ struct chart_s;
 struct manifest_set_s;
 struct render_output_s;
 
-typedef enum { ACT_INSTALL, ACT_UPGRADE, ACT_ROLLBACK, ACT_UNINSTALL, ACT_UNLOCK, ACT_TEST } act_kind_t;
+/* ACT_DRIFT: the deployed revision's objects compared with the live ones (drift detection); what
+ * drifted is reported, and re-applied when asked (no record is written: the release is unchanged). */
+typedef enum { ACT_INSTALL, ACT_UPGRADE, ACT_ROLLBACK, ACT_UNINSTALL, ACT_UNLOCK, ACT_TEST, ACT_DRIFT } act_kind_t;
 /* CRDs from crds/: created when absent, also replaced when present, or left alone. */
 typedef enum { ACT_CRDS_CREATE, ACT_CRDS_CREATE_REPLACE, ACT_CRDS_SKIP } act_crds_t;
 
@@ -36,6 +38,16 @@ typedef struct act_env_s {
 
 typedef struct act_s act_t;
 typedef void (*act_done_cb)(act_t *a, void *data);
+
+/* One object of the deployed revision, as drift detection asks about it. */
+typedef struct act_drift_obj_s {
+  const char *group, *version, *resource, *kind, *ns, *name; /* ns "" for cluster-scoped objects */
+} act_drift_obj_t;
+/* What the caller's drift_check answers: leave the object alone, compare it with the live one, or
+ * not known yet (the caller's watch of its kind has not listed it yet: compared later). */
+enum { ACT_DRIFT_SKIP = 0, ACT_DRIFT_CHECK, ACT_DRIFT_UNSYNCED };
+/* An object opts out of drift detection with this annotation set to "disabled" (in the chart or live). */
+#define ACT_DRIFT_ANNOTATION "rudder.dev/drift-detection"
 
 struct act_s {
   /* ---- set by the caller before act_start (borrowed; must outlive the action) ---- */
@@ -65,6 +77,16 @@ struct act_s {
   const struct render_output_s *crd_docs;       /* crds/ files */
   /* rollback: */
   long long rollback_to;
+  /* every object applied (install, upgrade, rollback, drift) also gets these labels (strings), or NULL */
+  const cJSON *labels;
+  /* drift: */
+  bool drift_correct;                         /* re-apply what drifted (else a dry run: reported only) */
+  const cJSON *drift_ignore;                  /* [{paths: [JSON pointer...], target: {group, version, kind,
+                                                 name, namespace}}]: fields never counted as drift */
+  void (*drift_kind)(const char *group, const char *version, const char *resource, void *data); /* each kind seen */
+  int (*drift_check)(const act_drift_obj_t *o, void *data); /* ACT_DRIFT_*: which objects to compare */
+  void (*drift_result)(const act_drift_obj_t *o, bool drifted, void *data); /* each compared: left drifted? */
+  void *drift_data;
   /* ---- results, valid in the done callback and until act_free ---- */
   int rc;                 /* 0, or a negative code (UV_ECANCELED when cancelled) */
   const char *reason;     /* when rc != 0: InstallFailed, UpgradeFailed, RollbackFailed, UninstallFailed, ... */
@@ -73,6 +95,11 @@ struct act_s {
   bool have_next;
   long long version;      /* its revision */
   size_t applied, deleted; /* objects applied and deleted */
+  /* drift: what drifted ("Kind namespace/name: .field, ...; ..."), how many objects, whether some
+   * could not be judged yet (ACT_DRIFT_UNSYNCED) */
+  buf_t drift;
+  size_t drifted;
+  bool drift_unsynced;
   /* ---- private ---- */
   struct act__priv_s *p;
 };

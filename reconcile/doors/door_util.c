@@ -287,6 +287,10 @@ cJSON *door_conditions(const release_outcome_t *o) {
   if (o->tested)
     conds = cond_set(conds, r->conditions, "TestSuccess", o->tested, !strcmp(o->tested, "True") ? "TestSucceeded" : "TestFailed",
                      o->message, r->generation, now);
+  if (o->drifted && *o->drifted)
+    conds = cond_set(conds, r->conditions, "Drifted", o->drifted, "DriftDetected", o->drift_message, r->generation, now);
+  else if (o->drifted)
+    conds = cond_remove(conds, "Drifted");
   if (o->stalled)
     conds = cond_set(conds, r->conditions, "Stalled", o->stalled, o->stalled_reason ? o->stalled_reason : o->reason,
                      o->message, r->generation, now);

@@ -229,6 +229,69 @@ static int hr__depends_on(const cJSON *spec, const door_ctx_t *ctx, release_req_
 
 /* spec.kubeConfig.secretRef {name, key}: the release goes to the cluster that kubeconfig names
  * (the engine's target "secret:NAME:KEY"), records stored there. */
+/* spec.driftDetection: {mode: enabled|warn|disabled, ignore: [{paths: [JSON pointer], target: {group,
+ * version, kind, name, namespace}}]}, checked entry by entry (the CRD's schema may be older). */
+static int hr__drift(const cJSON *spec, release_req_t *r, buf_t *err) {
+  const cJSON *dd = cJSON_GetObjectItemCaseSensitive(spec, "driftDetection");
+  if (!dd || cJSON_IsNull(dd)) return 0;
+  if (!cJSON_IsObject(dd)) {
+    buf_puts(err, "spec.driftDetection: must be an object");
+    return -22;
+  }
+  const cJSON *mode = cJSON_GetObjectItemCaseSensitive(dd, "mode");
+  if (mode && !cJSON_IsNull(mode)) {
+    const char *m = cJSON_IsString(mode) ? mode->valuestring : "";
+    if (!strcmp(m, "enabled")) r->drift_mode = REQ_DRIFT_ENABLED;
+    else if (!strcmp(m, "warn")) r->drift_mode = REQ_DRIFT_WARN;
+    else if (strcmp(m, "disabled")) {
+      buf_puts(err, "spec.driftDetection.mode: must be one of enabled, warn, disabled");
+      return -22;
+    }
+  }
+  const cJSON *ign = cJSON_GetObjectItemCaseSensitive(dd, "ignore");
+  if (!ign || cJSON_IsNull(ign)) return 0;
+  if (!cJSON_IsArray(ign)) {
+    buf_puts(err, "spec.driftDetection.ignore: must be a list");
+    return -22;
+  }
+  int i = 0;
+  for (const cJSON *e = ign->child; e; e = e->next, i++) {
+    const cJSON *paths = cJSON_GetObjectItemCaseSensitive(e, "paths");
+    if (!cJSON_IsObject(e) || !cJSON_IsArray(paths) || !paths->child) {
+      buf_printf(err, "spec.driftDetection.ignore[%d].paths: must be a non-empty list of JSON pointers", i);
+      return -22;
+    }
+    int j = 0;
+    for (const cJSON *q = paths->child; q; q = q->next, j++)
+      if (!cJSON_IsString(q) || q->valuestring[0] != '/') {
+        buf_printf(err, "spec.driftDetection.ignore[%d].paths[%d]: must be a JSON pointer (starting with '/')", i, j);
+        return -22;
+      }
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "target");
+    if (t && !cJSON_IsNull(t)) {
+      if (!cJSON_IsObject(t)) {
+        buf_printf(err, "spec.driftDetection.ignore[%d].target: must be an object", i);
+        return -22;
+      }
+      for (const cJSON *f = t->child; f; f = f->next) {
+        static const char *const ok[] = {"group", "version", "kind", "name", "namespace", NULL};
+        int known = 0;
+        for (int k = 0; ok[k]; k++) known |= !strcmp(f->string, ok[k]);
+        if (!known || !cJSON_IsString(f)) {
+          buf_printf(err, "spec.driftDetection.ignore[%d].target.%s: %s", i, f->string,
+                     known ? "must be a string" : "unknown field (group, version, kind, name, namespace)");
+          return -22;
+        }
+      }
+    }
+  }
+  if (!(r->drift_ignore = cJSON_Duplicate(ign, 1))) {
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  return 0;
+}
+
 static int hr__kube_config(const cJSON *spec, release_req_t *r, buf_t *err) {
   const cJSON *kc = cJSON_GetObjectItemCaseSensitive(spec, "kubeConfig");
   if (!kc || cJSON_IsNull(kc)) return 0;
@@ -340,7 +403,7 @@ static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, b
     }
   }
   if ((rc = hr__values_from(spec, r, err)) || (rc = hr__depends_on(spec, ctx, r, err)) ||
-      (rc = hr__kube_config(spec, r, err)))
+      (rc = hr__kube_config(spec, r, err)) || (rc = hr__drift(spec, r, err)))
     return rc;
   r->create_namespace = create_ns;
   if ((rc = hr__action(spec, "install", &r->install, err)) || (rc = hr__action(spec, "upgrade", &r->upgrade, err)))
