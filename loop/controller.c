@@ -25,7 +25,7 @@
 
 typedef struct ctl_s {
   uv_loop_t loop;
-  uv_signal_t sigterm, sigint;
+  uv_signal_t sigterm, sigint, sigusr1;
   kube_config_t cfg;
   kube_client_t *client;
   discovery_t *disc;
@@ -51,6 +51,7 @@ static void ctl__client_closed(void *data) {
   c->client = NULL;
   uv_close((uv_handle_t *)&c->sigterm, ctl__handle_closed);
   uv_close((uv_handle_t *)&c->sigint, ctl__handle_closed);
+  uv_close((uv_handle_t *)&c->sigusr1, ctl__handle_closed);
 }
 
 static void ctl__events_closed(void *data) {
@@ -205,6 +206,13 @@ static void ctl__on_signal(uv_signal_t *s, int signum) {
   }
   LOG_I("shutting down", "signal", signum == SIGINT ? "SIGINT" : "SIGTERM");
   ctl__shutdown(c);
+}
+
+/* SIGUSR1: the memory line now, without stopping (bench/scale reads it in the middle of a run). */
+static void ctl__on_usr1(uv_signal_t *s, int signum) {
+  (void)signum;
+  ctl_t *c = s->data;
+  if (!c->stopping) ctl__log_memory(c);
 }
 
 static void ctl__kind_failed(void *data) {
@@ -418,6 +426,9 @@ int controller_main(int argc, char **argv) {
   c->sigterm.data = c->sigint.data = c;
   uv_signal_start(&c->sigterm, ctl__on_signal, SIGTERM);
   uv_signal_start(&c->sigint, ctl__on_signal, SIGINT);
+  uv_signal_init(&c->loop, &c->sigusr1);
+  c->sigusr1.data = c;
+  uv_signal_start(&c->sigusr1, ctl__on_usr1, SIGUSR1);
 
   LOG_I("rudder controller starting", "version", RUDDER_VERSION, "commit", RUDDER_GIT_COMMIT,
         "server", c->cfg.server, "namespace", ns && *ns ? ns : "(all)");

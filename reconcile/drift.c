@@ -57,15 +57,15 @@ static void drift__transform(cJSON *obj, void *data) {
   uint32_t th = 2166136261u;
   for (const char *s = fields_applied_time(obj, fm); s && *s; s++) th = (th ^ (unsigned char)*s) * 16777619u;
   buf_printf(&r, "%016" PRIx64 "%08" PRIx32 "%c%s/%s", fields_digest(obj, fm), th, flag, rns ? rns : "", rn ? rn : "");
-  /* Everything else goes: the cache holds identity and this one text. */
+  /* Everything else goes (the uid too: a deleted and recreated object is seen by its delete event):
+   * the cache holds name, namespace, resourceVersion and this one text, under 1 KiB per object. */
   for (cJSON *it = obj->child, *nx; it; it = nx) {
     nx = it->next;
     if (it != meta) cJSON_Delete(cJSON_DetachItemViaPointer(obj, it));
   }
   for (cJSON *it = meta ? meta->child : NULL, *nx; it; it = nx) {
     nx = it->next;
-    if (strcmp(it->string, "name") && strcmp(it->string, "namespace") && strcmp(it->string, "uid") &&
-        strcmp(it->string, "resourceVersion"))
+    if (strcmp(it->string, "name") && strcmp(it->string, "namespace") && strcmp(it->string, "resourceVersion"))
       cJSON_Delete(cJSON_DetachItemViaPointer(meta, it));
   }
   if (r.data) cJSON_AddStringToObject(obj, "r", r.data);

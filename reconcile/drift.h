@@ -1,6 +1,6 @@
 /* Drift detection's watches: the objects releases applied, seen through one informer per kind in
  * use, selected by the label every applied object carries (DRIFT_LABEL_NAME), with a lean cache:
- * per object its identity (name, namespace, uid, resourceVersion) and one short text holding a
+ * per object its identity (name, namespace, resourceVersion) and one short text holding a
  * digest of the fields rudder's apply owns (server-side apply's managed fields), a flag and the
  * release it belongs to. No polling: nothing is sent while nothing changes.
  *

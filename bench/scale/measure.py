@@ -20,6 +20,7 @@ one kept-alive TLS connection each, as the admin user, which the audit policy
 does not log), so that creating 1,000 objects is not itself the bottleneck.
 """
 import argparse
+import signal
 import collections
 import http.client
 import json
@@ -243,6 +244,9 @@ def main():
     ap.add_argument("--poll", choices=("table", "json"), default="table",
                     help="list the releases as the server-side table (Ready column; default) or as whole objects (-o json)")
     ap.add_argument("--chart-objects", type=int, default=4, help="objects each release applies")
+    ap.add_argument("--drift-edits", type=int, default=0,
+                    help="after the resync window: scale this many releases' Deployments by hand, one at a time, "
+                         "and time each until the controller has put replicas back (drift detection on)")
     a = ap.parse_args()
 
     out = Out(a.peer)
@@ -424,6 +428,40 @@ def main():
         sfx = "" if len(ctrl) == 1 else "_" + n
         out(f"steady_controller_rss_kib{sfx}", s_resync["rss"][n], "KiB")
 
+    # --- drift: hand edits, each timed until corrected ---------------------------
+    s_before_delete = s_resync
+    if a.drift_edits:
+        log(f"{a.peer}: scaling {a.drift_edits} Deployments by hand, one at a time")
+        lat = []
+        for i in range(min(a.drift_edits, a.releases)):
+            o = objs[(i * 37) % a.releases]
+            ns, name = o["metadata"]["namespace"], o["metadata"]["name"]
+            sel = urllib.parse.quote(f"app.kubernetes.io/instance={name}")
+            _, body = kube.req("GET", f"/apis/apps/v1/namespaces/{ns}/deployments?labelSelector={sel}")
+            d = body["items"][0]
+            dep, want = d["metadata"]["name"], d["spec"].get("replicas", 1)
+            path = f"/apis/apps/v1/namespaces/{ns}/deployments/{dep}"
+            t_edit = time.monotonic()
+            kube.req("PATCH", path + "/scale", {"spec": {"replicas": want + 2}}, ctype="application/merge-patch+json")
+            while True:
+                _, cur = kube.req("GET", path)
+                if cur["spec"].get("replicas", 1) == want:
+                    break
+                if time.monotonic() - t_edit > 60:
+                    raise SystemExit(f"measure: {a.peer}: {ns}/{dep} not corrected 60 s after a hand edit")
+                time.sleep(0.02)
+            lat.append(time.monotonic() - t_edit)
+        s_drift = snap()
+        out("drift_edits", len(lat), "count")
+        out("drift_correction_p50_seconds", pct(lat, 50), "s")
+        out("drift_correction_p90_seconds", pct(lat, 90), "s")
+        out("drift_correction_max_seconds", max(lat), "s")
+        report("drift", s_resync, s_drift, len(lat), detail=True)
+        s_before_delete = s_drift
+        for n, p in ctrl:  # rudder logs its memory line (drift watches' caches included) on SIGUSR1
+            os.kill(p, signal.SIGUSR1)
+        time.sleep(0.5)
+
     # --- delete ------------------------------------------------------------------
     log(f"{a.peer}: deleting all {a.releases}")
     t_del = time.monotonic()
@@ -446,7 +484,7 @@ def main():
     t_gone = time.monotonic()
     s_gone = snap()
     out("delete_seconds", t_gone - t_del, "s")
-    report("delete", s_resync, s_gone, a.releases)
+    report("delete", s_before_delete, s_gone, a.releases)
     left_secrets = count("/api/v1/secrets", "owner=helm")
     left = sum(count(p, sel_helm) for p in ("/apis/apps/v1/deployments", "/api/v1/services",
                                               "/api/v1/serviceaccounts", "/apis/networking.k8s.io/v1/ingresses"))
@@ -459,6 +497,8 @@ def main():
         out(f"controller_peak_rss_kib{sfx}", proc_kib(p, "VmHWM"), "KiB")
         out(f"controller_cpu_seconds_total{sfx}", proc_cpu(p), "s")
     allreq = sum(sum(s["req"].values()) for s in (s_start, s_ready, s_resync, s_gone)) + stragglers
+    if a.drift_edits:
+        allreq += sum(s_drift["req"].values())
     out("requests_total", allreq, "requests")
 
 

@@ -79,6 +79,7 @@ def main():
     ap.add_argument("--interval", required=True)
     ap.add_argument("--repository", help="the HelmRepository in each release's namespace (flux: default scale; rudder: instead of inline)")
     ap.add_argument("--wait", action="store_true", help="flux: keep Helm's readiness waits (Flux's default)")
+    ap.add_argument("--drift", choices=("enabled", "warn", "disabled"), help="spec.driftDetection.mode of every release")
     a = ap.parse_args()
     if a.releases > 99999:
         sys.exit("releases.py: at most 99999 releases (names are app-NNNNN)")
@@ -136,6 +137,9 @@ def main():
             if not a.wait:
                 objs[-1]["spec"]["install"] = {"disableWait": True}
                 objs[-1]["spec"]["upgrade"] = {"disableWait": True}
+    if a.drift:
+        for o in objs:
+            o["spec"]["driftDetection"] = {"mode": a.drift}
     json.dump(objs, sys.stdout)
 
 

@@ -41,6 +41,14 @@
 #                     harness turns them off unless this is given)
 #   --keep-logs DIR   copy the controller's and the API server's logs and the
 #                     audit log there before cleaning up
+#   --drift MODE      the releases' spec.driftDetection.mode (enabled, warn,
+#                     disabled; default: not set, i.e. disabled); with
+#                     enabled, after the resync window 20 Deployments are
+#                     scaled by hand one at a time, each timed until rudder
+#                     has put it back (drift_correction_*), and the drift
+#                     watches' cache is printed from the memory line the
+#                     controller logs on SIGUSR1 right after
+#                     (drift_cache_bytes_per_object)
 #
 # Starts its own control plane (tests/cluster/up) with an audit log of the
 # controller's requests only (bench/scale/audit-policy.yaml), runs
@@ -68,6 +76,7 @@ keep_logs=""
 peer=""
 peer_only=0
 flux_wait=0
+drift=""
 
 die() { echo "run.sh: error: $*" >&2; exit 1; }
 say() { echo "run.sh: $*" >&2; }
@@ -85,6 +94,7 @@ while [[ $# -gt 0 ]]; do
 	--peer) peer=${2:?}; shift ;;
 	--peer-only) peer_only=1 ;;
 	--flux-wait) flux_wait=1 ;;
+	--drift) drift=${2:?}; shift ;;
 	--poll) poll=${2:?}; shift ;;
 	--*=*) a=$1; shift; set -- "${a%%=*}" "${a#*=}" "$@"; continue ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -102,6 +112,8 @@ oci) die "--source oci: not yet; use --source inline or repo" ;;
 *) die "--source wants inline or repo, got '$source'" ;;
 esac
 [[ $poll == table || $poll == json ]] || die "--poll wants table or json, got '$poll'"
+[[ -z $drift || $drift == enabled || $drift == warn || $drift == disabled ]] || die "--drift wants enabled, warn or disabled, got '$drift'"
+[[ -z $drift || $peer != flux ]] || die "--drift: rudder only (the Flux run keeps its defaults)"
 [[ -z $peer || $peer == flux ]] || die "--peer wants flux, got '$peer'"
 [[ $peer_only == 0 || -n $peer ]] || die "--peer-only needs --peer"
 ((namespaces <= releases)) || namespaces=$releases
@@ -348,7 +360,8 @@ measure() { # PEER GROUP/VERSION USER=PID...
 		--releases "$releases" --namespaces "$namespaces" --objects "$work/objects-$p.json" \
 		--group-version "$gv" "${args[@]}" \
 		--apiserver-pid "$(component_pid "$state" kube-apiserver)" --etcd-pid "$(component_pid "$state" etcd)" \
-		--audit-log "$state/logs/audit.log" --interval "$interval_s" --poll "$poll" &
+		--audit-log "$state/logs/audit.log" --interval "$interval_s" --poll "$poll" \
+		$([[ $p == rudder && $drift == enabled ]] && echo --drift-edits 20) &
 	local mpid=$! rc=0
 	stop_pids+=("$mpid")
 	wait "$mpid" || rc=$?
@@ -479,10 +492,10 @@ EOF
 		echo "rudder_nginx_requests_before_creates $(tail -n +"$((nginx0 + 1))" "$SRV_NGINX_LOG" |
 			grep -c 'ua="rudder"$' || true) requests"
 		python3 "$here/releases.py" --kind rudder --chart "$here/chart" --repository scale \
-			--releases "$releases" --interval "$interval" >"$work/objects-rudder.json"
+			--releases "$releases" --interval "$interval" ${drift:+--drift "$drift"} >"$work/objects-rudder.json"
 	else
 		python3 "$here/releases.py" --kind rudder --chart "$here/chart" --values-json "$work/values.json" \
-			--releases "$releases" --interval "$interval" >"$work/objects-rudder.json"
+			--releases "$releases" --interval "$interval" ${drift:+--drift "$drift"} >"$work/objects-rudder.json"
 	fi
 	measure rudder rudder.dev/v1alpha1 "rudder-controller=$pid" ||
 		{ tail -n 20 "$work/rudder.log" >&2; die "rudder: measurement failed"; }
@@ -491,6 +504,17 @@ EOF
 	wait "$pid" || rc=$?
 	forget_pid "$pid"
 	echo "rudder_controller_exit_status $rc code"
+	# Drift detection's caches, from the memory line logged once at shutdown (before anything is freed).
+	[[ -z $drift ]] || grep -F 'msg=memory' "$work/rudder.log" | head -n 1 | python3 -c '
+import re, sys
+line = sys.stdin.read()
+f = dict(re.findall(r"(\w+)=(\d+)", line))
+n, b = int(f.get("drift_objects", 0)), int(f.get("drift_cache_bytes", 0))
+print(f"rudder_drift_objects {n} count")
+print(f"rudder_drift_cache_bytes {b} B")
+if n:
+    print(f"rudder_drift_cache_bytes_per_object {b / n:.0f} B")
+' || true
 	# The controller's own count, logged once at shutdown.
 	grep -F 'msg="chart sources"' "$work/rudder.log" | tail -n 1 |
 		grep -oE '(index_fetches|index_not_modified|downloads|disk_hits|memory_hits|charts_loaded|charts_cached|chart_cache_bytes)=[0-9]+' |
@@ -501,7 +525,7 @@ EOF
 
 # --- the run -------------------------------------------------------------------------
 
-echo "# bench/scale/run.sh --releases $releases --concurrency $concurrency --source $source --interval $interval --namespaces $namespaces --poll $poll${qps:+ --qps $qps}${peer:+ --peer $peer}$( ((peer_only)) && echo " --peer-only")$( ((flux_wait)) && echo " --flux-wait")"
+echo "# bench/scale/run.sh --releases $releases --concurrency $concurrency --source $source --interval $interval --namespaces $namespaces --poll $poll${qps:+ --qps $qps}${drift:+ --drift $drift}${peer:+ --peer $peer}$( ((peer_only)) && echo " --peer-only")$( ((flux_wait)) && echo " --flux-wait")"
 echo "# rudder: $("$rudder_bin" version | tr '\n' ' ')"
 echo "# tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo '+dirty')"
 echo "# host: $(nproc) CPUs, $(uname -r); start: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"

@@ -139,6 +139,27 @@ HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"targetNa
   hr_inline remote kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
 wait_for 60 "remote upgraded there" bash -c "[ \"\$(KUBECONFIG=$K2 helm ls -n $APPS -o json --filter '^remote\$' | python3 -c 'import json,sys; print(json.load(sys.stdin)[0][\"revision\"])')\" = 2 ]"
 wait_for 30 "HelmRelease remote Ready again" hr_ready remote
+# 7b. The second cluster stops answering (its API server frozen): only its release waits; a release
+# of this cluster upgrades meanwhile; once it answers again, the change made meanwhile reaches it.
+HR_SPEC='{"values": {"v": "one"}}' hr_inline near kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
+wait_for 60 "HelmRelease near Ready" hr_ready near
+api2=$(cat "$SECOND"/pids/*-kube-apiserver.pid)
+kill -STOP "$api2"
+trap 'kill -CONT '"$api2"' 2>/dev/null || true; "$RUDDER_SOURCE_DIR/tests/cluster/down" "$SECOND" >/dev/null 2>&1 || true; cleanup' EXIT
+HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"three\"}}" \
+  hr_inline remote kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
+HR_SPEC='{"values": {"v": "two"}}' hr_inline near kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
+wait_for 30 "HelmRelease near upgraded while the second cluster is down" hr_ready near
+[ "$(kubectl -n "$NS" get configmap kc-near -o jsonpath='{.data.v}')" = two ] || fail "near: not upgraded"
+sleep 3
+hr_ready remote && fail "remote is Ready at its new generation while its cluster does not answer"
+ok "the second cluster frozen: a release of this cluster upgrades at once; the remote one waits (not Ready)"
+kill -CONT "$api2"
+wait_for 120 "remote upgraded once its cluster answers" bash -c "[ \"\$(KUBECONFIG=$K2 kubectl -n $APPS get configmap kc-remote -o jsonpath='{.data.v}')\" = three ]"
+wait_for 60 "HelmRelease remote Ready again" hr_ready remote
+[ "$(in_cluster "$K2" "$APPS" remote)" = "deployed 3" ] || fail "remote: $(in_cluster "$K2" "$APPS" remote) after its cluster came back"
+ok "the second cluster answers again: the change made meanwhile reaches it (revision 3 there, Ready)"
+kubectl -n "$NS" delete helmrelease near --wait=true --timeout=60s >/dev/null
 HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"no-such-kc\"}}, \"values\": {\"v\": \"x\"}}" \
   hr_inline lost kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
 wait_for 60 "HelmRelease lost failed" hr_failed lost
