@@ -222,6 +222,7 @@ struct rc_s {
   char *cluster;        /* the target cluster of a key "namespace/name@cluster", else NULL */
   cluster_t *cl;        /* its client, held while the reconcile runs */
   int coordinator;      /* a release only in other clusters: this key sums up and holds the finalizer */
+  char coord_target[512]; /* the coordinator's spec.kubeConfig target whose records it reads */
   int fanned;           /* the object's key of a release in several clusters: its status is the sum */
   int parse_rc;         /* the door's parse result, kept while a target's kubeconfig is read */
   release_req_t req;
@@ -472,6 +473,12 @@ static void rc__write_status(rc_t *x) {
   rc__history(x, &hist, &nhist);
   x->out.history = hist;
   x->out.nhistory = nhist;
+  if (x->coordinator && nhist && x->req.nclusters == 1 && !x->req.all_clusters && !strcmp(x->ready, "True"))
+    for (size_t i = 0; i < nhist; i++) /* one cluster: its deployed revision is the release's */
+      if (hist[i].status && !strcmp(hist[i].status, "deployed")) {
+        x->out.applied_revision = hist[i].version;
+        break;
+      }
   cJSON *outside = NULL;
   if (!x->fanned && !x->out.progressing) { /* the deployed revision's objects outside the records' namespace */
     const record_t *cur = NULL;
@@ -1161,6 +1168,15 @@ static void rc__uninstalled(rc_t *x) {
 }
 
 /* A release only in other clusters: the object's key holds the finalizer and writes the sum. */
+static cluster_t *rc__secret_client(rc_t *x, const kube_response_t *res, const char *target);
+
+static void rc__coord_secret_got(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  if ((x->cl = rc__secret_client(x, res, x->coord_target))) rc__list_records(x); /* back to rc__coordinate */
+  else rc__write_status(x);
+}
+
 static void rc__coordinate(rc_t *x) {
   x->outcome = RC_DONE;
   /* The status's history, version and notes are those of the first cluster the release is synced
@@ -1170,9 +1186,18 @@ static void rc__coordinate(rc_t *x) {
   rc__aggregate(x, &a);
   char first[512] = "";
   LINKS_EACH(a.synced.data, c, {
-    if (!*first && *c && !rc__secret_cluster(c, NULL, NULL)) snprintf(first, sizeof first, "%s", c);
+    if (!*first && *c) snprintf(first, sizeof first, "%s", c);
   });
   agg_free(&a);
+  char name[256], key[256];
+  if (*first && !x->cl && e->clusters && rc__secret_cluster(first, name, key)) {
+    /* spec.kubeConfig: the cluster's client from its Secret, as the target's reconcile made it */
+    snprintf(x->coord_target, sizeof x->coord_target, "%s", first);
+    buf_reset(&x->path);
+    kube_path(&x->path, "", "v1", "secrets", x->req.ns, name, NULL);
+    rc__send(x, kube_get(e->env.c, x->path.data, rc__coord_secret_got, x));
+    return;
+  }
   buf_t err = BUF_INIT;
   if (*first && !x->cl && e->clusters && (x->cl = clusters_get(e->clusters, first, &err))) {
     buf_free(&err);
@@ -1312,12 +1337,13 @@ static void rc__begin_rest(rc_t *x, int rc);
 
 
 /* The object's kubeconfig Secret, read at every reconcile (and watched): the cluster's client. */
-static void rc__kubeconfig_got(const kube_response_t *res, void *data) {
-  rc_t *x = data;
-  if (rc__cancelled(x, res)) return;
+/* The client of target ("secret:NAME:KEY") from the Secret res holds (clusters_get_text caches it by
+ * the Secret's resourceVersion), or NULL with x->err saying why. */
+static cluster_t *rc__secret_client(rc_t *x, const kube_response_t *res, const char *target) {
   engine_t *e = x->e;
+  cluster_t *cl = NULL;
   char name[256], key[256];
-  rc__secret_cluster(x->cluster, name, key);
+  rc__secret_cluster(target, name, key);
   buf_reset(&x->err);
   cJSON *obj = kube_response_ok(res) ? cJSON_ParseWithLength(res->body, res->body_len) : NULL;
   const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
@@ -1336,13 +1362,20 @@ static void rc__kubeconfig_got(const kube_response_t *res, void *data) {
   else if (got < 0)
     buf_printf(&x->err, "spec.kubeConfig.secretRef: Secret %s/%s key %s: not base64 (%s)", x->req.ns, name, key, berr);
   else if (id.data && what.data)
-    x->cl = clusters_get_text(e->clusters, id.data, cJSON_IsString(rv) ? rv->valuestring : "", text.data, text.len,
-                              what.data, &x->err);
+    cl = clusters_get_text(e->clusters, id.data, cJSON_IsString(rv) ? rv->valuestring : "", text.data, text.len,
+                           what.data, &x->err);
   if (text.data) memset(text.data, 0, text.len);
   buf_free(&text);
   buf_free(&id);
   buf_free(&what);
   cJSON_Delete(obj);
+  return cl;
+}
+
+static void rc__kubeconfig_got(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  x->cl = rc__secret_client(x, res, x->cluster);
   if (!x->cl) {
     if (x->req.deleting) { /* nothing to reach: what was installed there stays */
       LOG_W("cannot uninstall from a cluster that cannot be reached", "release", x->key, "error",

@@ -139,6 +139,11 @@ HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"targetNa
   hr_inline remote kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
 wait_for 60 "remote upgraded there" bash -c "[ \"\$(KUBECONFIG=$K2 helm ls -n $APPS -o json --filter '^remote\$' | python3 -c 'import json,sys; print(json.load(sys.stdin)[0][\"revision\"])')\" = 2 ]"
 wait_for 30 "HelmRelease remote Ready again" hr_ready remote
+remote_status() { [ "$(hr_field remote '{.status.lastAppliedRevision} {.status.history[0].version} {.status.history[0].status}')" = "$1" ]; }
+wait_for 30 "remote's status names revision 2" remote_status "2 2 deployed"
+[ "$(KUBECONFIG=$K2 helm history remote -n "$APPS" -o json | python3 -c 'import json,sys; h=json.load(sys.stdin); print(h[-1]["revision"], h[-1]["status"])')" = "2 deployed" ] ||
+  fail "remote: helm history in the second cluster disagrees with the status"
+ok "a release only in the cluster of spec.kubeConfig: status.lastAppliedRevision and history from that cluster's records (as helm history there)"
 # 7b. The second cluster stops answering (its API server frozen): only its release waits; a release
 # of this cluster upgrades meanwhile; once it answers again, the change made meanwhile reaches it.
 HR_SPEC='{"values": {"v": "one"}}' hr_inline near kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
