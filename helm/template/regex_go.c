@@ -849,7 +849,45 @@ static bool rx__atom(const rx_node_t *nd) {
          (nd->op == RX_CLASS && nd->set.n > 0);
 }
 
-static int rx__emit(buf_t *o, const rx_node_t *nd) {
+/* Whether nd can match the empty string. */
+static bool rx__nullable(const rx_node_t *nd) {
+  switch (nd->op) {
+  case RX_LIT:
+  case RX_CLASS:
+  case RX_ANY:
+  case RX_ANYNL:
+    return false;
+  case RX_CAP:
+    return rx__nullable(nd->sub[0]);
+  case RX_REP:
+    return nd->min == 0 || rx__nullable(nd->sub[0]);
+  case RX_CAT:
+    for (size_t i = 0; i < nd->nsub; i++)
+      if (!rx__nullable(nd->sub[i])) return false;
+    return true;
+  case RX_ALT:
+    for (size_t i = 0; i < nd->nsub; i++)
+      if (rx__nullable(nd->sub[i])) return true;
+    return false;
+  }
+  return true;
+}
+
+static bool rx__has_cap(const rx_node_t *nd) {
+  if (nd->op == RX_CAP) return true;
+  for (size_t i = 0; i < nd->nsub; i++)
+    if (rx__has_cap(nd->sub[i])) return true;
+  return false;
+}
+
+typedef struct rx_emit_s {
+  buf_t *o;
+  unsigned pgroups; /* PCRE2 groups written so far */
+  unsigned *groups; /* Go group -> PCRE2 group */
+} rx_emit_t;
+
+static int rx__emit(rx_emit_t *e, const rx_node_t *nd) {
+  buf_t *o = e->o;
   int rc = 0;
   switch (nd->op) {
   case RX_EMPTY:
@@ -883,12 +921,29 @@ static int rx__emit(buf_t *o, const rx_node_t *nd) {
     return buf_puts(o, "\\B") ? RX_OOM : 0;
   case RX_CAP:
     if (buf_putc(o, '(')) return RX_OOM;
-    if ((rc = rx__emit(o, nd->sub[0]))) return rc;
+    e->groups[nd->cap] = ++e->pgroups;
+    if ((rc = rx__emit(e, nd->sub[0]))) return rc;
     return buf_putc(o, ')') ? RX_OOM : 0;
   case RX_REP: {
-    bool wrap = !rx__atom(nd->sub[0]);
+    /* Go's loops (x+, and x* as (x+)?) never take an empty iteration after
+     * the first; PCRE2 takes one and keeps its captures. Where that shows (a
+     * body with groups that can match empty), empty groups mark where the
+     * loop and each iteration begin, and a callout at the end of an iteration
+     * fails an empty one that is not the first. */
+    bool guard = nd->max == -1 && nd->min <= 1 && rx__has_cap(nd->sub[0]) && rx__nullable(nd->sub[0]);
+    bool wrap = guard || !rx__atom(nd->sub[0]);
+    unsigned mark = 0, loop = 0;
+    if (guard) {
+      loop = ++e->pgroups; /* where the loop begins: its first iteration may be empty */
+      if (buf_puts(o, "()")) return RX_OOM;
+    }
     if (wrap && buf_puts(o, "(?:")) return RX_OOM;
-    if ((rc = rx__emit(o, nd->sub[0]))) return rc;
+    if (guard) {
+      mark = ++e->pgroups;
+      if (buf_puts(o, "()")) return RX_OOM;
+    }
+    if ((rc = rx__emit(e, nd->sub[0]))) return rc;
+    if (guard && buf_printf(o, "(?C\"%u,%u\")", mark, loop)) return RX_OOM;
     if (wrap && buf_putc(o, ')')) return RX_OOM;
     if (nd->min == 0 && nd->max == -1) rc = buf_putc(o, '*');
     else if (nd->min == 1 && nd->max == -1) rc = buf_putc(o, '+');
@@ -901,13 +956,13 @@ static int rx__emit(buf_t *o, const rx_node_t *nd) {
   }
   case RX_CAT:
     for (size_t i = 0; i < nd->nsub; i++)
-      if ((rc = rx__emit(o, nd->sub[i]))) return rc;
+      if ((rc = rx__emit(e, nd->sub[i]))) return rc;
     return 0;
   case RX_ALT:
     if (buf_puts(o, "(?:")) return RX_OOM;
     for (size_t i = 0; i < nd->nsub; i++) {
       if (i && buf_putc(o, '|')) return RX_OOM;
-      if ((rc = rx__emit(o, nd->sub[i]))) return rc;
+      if ((rc = rx__emit(e, nd->sub[i]))) return rc;
     }
     return buf_putc(o, ')') ? RX_OOM : 0;
   }
@@ -918,14 +973,31 @@ int tpl_regex_translate(const char *s, size_t n, buf_t *out, tpl_regex_info_t *i
   rx_parser_t p = {.whole = s, .whole_n = n, .flags = RX_ONELINE, .err = err, .info = info};
   info->ncap = 0;
   info->names = (buf_t)BUF_INIT;
+  info->groups = NULL;
   int rc = rx__parse(&p, s, n);
   if (rc == 0 && p.oom) rc = RX_OOM;
   if (rc == 0) {
     info->ncap = p.ncap;
-    rc = rx__emit(out, p.stack[0]);
+    info->groups = calloc(p.ncap + 1, sizeof *info->groups);
+    rx_emit_t e = {out, 0, info->groups};
+    rc = info->groups ? rx__emit(&e, p.stack[0]) : RX_OOM;
   }
   if (p.oom) rc = RX_OOM;
   rx__free_nodes(&p);
-  if (rc) buf_free(&info->names);
+  if (rc) tpl_regex_info_free(info);
   return rc;
+}
+
+void tpl_regex_info_free(tpl_regex_info_t *info) {
+  buf_free(&info->names);
+  free(info->groups);
+  info->groups = NULL;
+}
+
+int tpl_regex_callout(const char *text, size_t cur, const size_t *ov, unsigned top) {
+  char *end;
+  unsigned long mark = strtoul(text, &end, 10), loop = *end == ',' ? strtoul(end + 1, NULL, 10) : 0;
+  if (mark >= top || ov[2 * mark] != cur) return 0; /* the iteration moved on */
+  if (loop < top && ov[2 * loop] == cur) return 0; /* the first iteration */
+  return 1;
 }

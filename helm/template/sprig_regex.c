@@ -16,7 +16,7 @@ typedef struct {
   pcre2_match_data *md;
   pcre2_match_context *mc;
   uint32_t ncap;
-  buf_t names;      /* each group's name, NUL-separated (tpl_regex_info_t) */
+  tpl_regex_info_t info; /* Go's groups: their names, and where PCRE2 holds them */
   tpl_call_t *call; /* whose budget each match looks at */
 } rx_t;
 
@@ -37,7 +37,7 @@ static void rx_free(rx_t *r) {
   if (r->md) pcre2_match_data_free(r->md);
   if (r->mc) pcre2_match_context_free(r->mc);
   if (r->re) pcre2_code_free(r->re);
-  buf_free(&r->names);
+  tpl_regex_info_free(&r->info);
 }
 
 static int rx_subj_init(rx_subj_t *u, const char *s, size_t n) {
@@ -88,16 +88,21 @@ static void rx_subj_free(rx_subj_t *u) {
 /* The original offset of offset off of what PCRE2 saw (always a rune boundary). */
 static size_t rx_at(const rx_subj_t *u, size_t off) { return u->map ? u->map[off] : off; }
 
+static int rx_callout(pcre2_callout_block *cb, void *ud) {
+  (void)ud;
+  return cb->callout_string ? tpl_regex_callout((const char *)cb->callout_string, cb->current_position,
+                                                cb->offset_vector, cb->capture_top)
+                            : 0;
+}
+
 static int rx_compile(const char *p, size_t n, rx_t *r, buf_t *err) {
   memset(r, 0, sizeof *r);
   buf_t tb = BUF_INIT;
-  tpl_regex_info_t info;
-  int rc = tpl_regex_translate(p, n, &tb, &info, err);
+  int rc = tpl_regex_translate(p, n, &tb, &r->info, err);
   if (rc) {
     buf_free(&tb);
     return rc == -1 ? -1 : TPL_ENOMEM;
   }
-  r->names = info.names;
   int ec;
   PCRE2_SIZE eo;
   pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
@@ -120,13 +125,14 @@ static int rx_compile(const char *p, size_t n, rx_t *r, buf_t *err) {
     rx_free(r);
     return -1;
   }
-  pcre2_pattern_info(r->re, PCRE2_INFO_CAPTURECOUNT, &r->ncap);
+  r->ncap = r->info.ncap;
   r->md = pcre2_match_data_create_from_pattern(r->re, NULL);
   r->mc = pcre2_match_context_create(NULL);
   if (!r->md || !r->mc) {
     rx_free(r);
     return TPL_ENOMEM;
   }
+  pcre2_set_callout(r->mc, rx_callout, NULL);
   pcre2_set_match_limit(r->mc, 10000000);
   pcre2_set_depth_limit(r->mc, 10000);
   return 0;
@@ -333,7 +339,9 @@ SPRIG_FN(f_mustregexfindall) { return do_findall(c, args, true, out); }
 
 /* Appends group g of the match (nothing when it did not take part). */
 static int put_group(buf_t *o, const rx_t *r, const rx_subj_t *u, const PCRE2_SIZE *ov, uint32_t g) {
-  if (g > r->ncap || ov[2 * g] == PCRE2_UNSET) return 0;
+  if (g > r->ncap) return 0;
+  if (g) g = r->info.groups[g];
+  if (ov[2 * g] == PCRE2_UNSET) return 0;
   size_t a = rx_at(u, ov[2 * g]), b = rx_at(u, ov[2 * g + 1]);
   return buf_append(o, u->orig + a, b - a);
 }
@@ -387,10 +395,10 @@ static int expand(buf_t *o, const rx_t *r, const char *tpl, size_t tn, const rx_
       rc = put_group(o, r, u, ov, (uint32_t)num);
     } else {
       /* the first group of that name that took part in the match */
-      const char *nm = r->names.data;
+      const char *nm = r->info.names.data;
       for (uint32_t g = 1; nm && g <= r->ncap; g++) {
         size_t len = strlen(nm);
-        if (len == nl && memcmp(nm, name, nl) == 0 && ov[2 * g] != PCRE2_UNSET) {
+        if (len == nl && memcmp(nm, name, nl) == 0 && ov[2 * r->info.groups[g]] != PCRE2_UNSET) {
           rc = put_group(o, r, u, ov, g);
           break;
         }
