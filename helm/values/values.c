@@ -225,7 +225,9 @@ static int values__coalesce_tables(cJSON *dst, cJSON *src, bool merge) {
   size_t pos = 0;
   for (cJSON *kv = src->child; kv && !rc; kv = kv->next, pos++) {
     cJSON *dv = values__find(&ix, dst, kv->string);
-    int orig_nonnil = pos < k && nonnil[pos] && !cJSON_IsNull(kv);
+    /* a null in dst deletes the key only when src had a value there (the user
+     * removing a default); over a null or missing default it stays null */
+    int orig_nonnil = pos < k && nonnil[pos];
     if (dv && !merge && cJSON_IsNull(dv) && orig_nonnil) {
       cJSON_Delete(cJSON_DetachItemViaPointer(dst, dv));
     } else if (!dv) {
