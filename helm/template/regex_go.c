@@ -682,7 +682,7 @@ static int rx__parse(rx_parser_t *p, const char *s, size_t n) {
   size_t i = 0;
   while (i < n && rc == 0) {
     const char *t = s + i, *rep = NULL;
-    size_t tn = n - i, w = 0, rep_n = 0;
+    size_t tn = n - i, w = 1, rep_n = 0; /* w: bytes used, one unless a case says */
     int32_t c;
     switch (*t) {
     case '(':
@@ -697,28 +697,22 @@ static int rx__parse(rx_parser_t *p, const char *s, size_t n) {
         nd->flags = p->flags;
         if (buf_putc(&p->info->names, 0)) return RX_OOM;
         rc = rx__push(p, nd);
-        w = 1;
       }
       break;
     case '|':
       if (!(rc = rx__concat(p))) rc = rx__op(p, RX_VBAR);
-      w = 1;
       break;
     case ')':
       rc = rx__right_paren(p);
-      w = 1;
       break;
     case '^':
       rc = rx__op(p, p->flags & RX_ONELINE ? RX_BOT : RX_BOL);
-      w = 1;
       break;
     case '$':
       rc = rx__op(p, p->flags & RX_ONELINE ? RX_EOT : RX_EOL);
-      w = 1;
       break;
     case '.':
       rc = rx__op(p, p->flags & RX_DOTNL ? RX_ANY : RX_ANYNL);
-      w = 1;
       break;
     case '[':
       rc = rx__class(p, t, tn, &w);
@@ -734,7 +728,6 @@ static int rx__parse(rx_parser_t *p, const char *s, size_t n) {
       size_t len;
       if (!rx__counts(t, tn, &min, &max, &len)) {
         rc = rx__literal(p, '{');
-        w = 1;
         break;
       }
       if (min < 0 || min > RX_MAX_REPEAT || max > RX_MAX_REPEAT || (max >= 0 && min > max)) {

@@ -1,5 +1,5 @@
 /* Go's regexp character sets as C tables (regex_tables.c, generated with Go
- * itself by tests/oracle/template/genregex): what each named class matches,
+ * itself by tests/oracle/template/gentables -regex): what each named class matches,
  * as written and under (?i), and the simple case-folding orbits. */
 #pragma once
 #include <stddef.h>

@@ -202,42 +202,7 @@ static cJSON *values__find(const values__index_t *ix, cJSON *obj, const char *ke
   return NULL;
 }
 
-/* Go's %v of a decoded value: maps as map[k:v ...] with sorted keys, lists as [a b], nil as <nil>. */
-static void values__fmt_v(buf_t *b, const cJSON *c, int depth) {
-  if (depth > 100) {
-    buf_puts(b, "...");
-  } else if (cJSON_IsBool(c)) {
-    buf_puts(b, cJSON_IsTrue(c) ? "true" : "false");
-  } else if (cJSON_IsString(c) || cJSON_IsRaw(c)) {
-    buf_puts(b, c->valuestring);
-  } else if (cJSON_IsNumber(c)) {
-    tpl_fmt_float(b, c->valuedouble, 'g', -1);
-  } else if (cJSON_IsArray(c)) {
-    buf_putc(b, '[');
-    for (const cJSON *e = c->child; e; e = e->next) {
-      if (e != c->child) buf_putc(b, ' ');
-      values__fmt_v(b, e, depth + 1);
-    }
-    buf_putc(b, ']');
-  } else if (cJSON_IsObject(c)) {
-    buf_puts(b, "map[");
-    const char *last = NULL;
-    /* members in key order without sorting the object: pick the next larger key each time */
-    for (;;) {
-      const cJSON *next = NULL;
-      for (const cJSON *e = c->child; e; e = e->next)
-        if ((!last || strcmp(e->string, last) > 0) && (!next || strcmp(e->string, next->string) < 0)) next = e;
-      if (!next) break;
-      if (last) buf_putc(b, ' ');
-      buf_printf(b, "%s:", next->string);
-      values__fmt_v(b, next, depth + 1);
-      last = next->string;
-    }
-    buf_putc(b, ']');
-  } else {
-    buf_puts(b, "<nil>");
-  }
-}
+static void values__fmt(buf_t *b, const cJSON *c, int depth, bool t);
 
 /* Where a coalesce reports its warnings, and the dotted name of the table it is in. */
 typedef struct values__ctx_s {
@@ -248,7 +213,7 @@ typedef struct values__ctx_s {
 static void values__warn(values__ctx_t *x, const char *fmt, const char *key, const cJSON *val) {
   if (!x || !x->w || !x->w->fn) return;
   buf_t m = BUF_INIT, v = BUF_INIT;
-  if (val) values__fmt_v(&v, val, 0);
+  if (val) values__fmt(&v, val, 0, false);
   buf_printf(&m, fmt, key, v.data ? v.data : "");
   if (m.data) x->w->fn(x->w->ud, "INFO", m.data);
   buf_free(&m);
@@ -419,59 +384,52 @@ static int values__coalesce_globals(cJSON *dest, const cJSON *src, values__ctx_t
   return 0;
 }
 
-/* Go's %t of a decoded value: bools as themselves, other scalars as %!t(type=value), slices and
- * maps element by element (map keys sorted, formatted with %t too). */
-static void values__fmt_t(buf_t *b, const cJSON *c, int depth) {
+/* Go's %v (t false) or %t (t true) of a decoded value: for %t bools as themselves, other scalars
+ * as %!t(type=value); maps as map[k:v ...] with sorted keys (formatted with the verb too), lists as
+ * [a b], nil as <nil> (%!t(<nil>) at the top for %t). */
+static void values__fmt(buf_t *b, const cJSON *c, int depth, bool t) {
   if (depth > 100) {
     buf_puts(b, "...");
-    return;
-  }
-  if (cJSON_IsBool(c)) {
+  } else if (cJSON_IsBool(c)) {
     buf_puts(b, cJSON_IsTrue(c) ? "true" : "false");
   } else if (cJSON_IsString(c)) {
-    buf_printf(b, "%%!t(string=%s)", c->valuestring);
+    buf_printf(b, t ? "%%!t(string=%s)" : "%s", c->valuestring);
   } else if (cJSON_IsRaw(c)) {
-    buf_printf(b, "%%!t(int64=%s)", c->valuestring);
+    buf_printf(b, t ? "%%!t(int64=%s)" : "%s", c->valuestring);
   } else if (cJSON_IsNumber(c)) {
-    buf_puts(b, "%!t(float64=");
+    if (t) buf_puts(b, "%!t(float64=");
     tpl_fmt_float(b, c->valuedouble, 'g', -1);
-    buf_putc(b, ')');
+    if (t) buf_putc(b, ')');
   } else if (cJSON_IsArray(c)) {
     buf_putc(b, '[');
     for (const cJSON *e = c->child; e; e = e->next) {
       if (e != c->child) buf_putc(b, ' ');
-      values__fmt_t(b, e, depth + 1);
+      values__fmt(b, e, depth + 1, t);
     }
     buf_putc(b, ']');
   } else if (cJSON_IsObject(c)) {
-    size_t n = 0;
-    for (const cJSON *e = c->child; e; e = e->next) n++;
-    const cJSON **v = calloc(n + 1, sizeof *v);
-    if (!v) return;
-    n = 0;
-    for (const cJSON *e = c->child; e; e = e->next) v[n++] = e;
-    for (size_t i = 1; i < n; i++)
-      for (size_t j = i; j > 0 && strcmp(v[j - 1]->string, v[j]->string) > 0; j--) {
-        const cJSON *t = v[j];
-        v[j] = v[j - 1];
-        v[j - 1] = t;
-      }
     buf_puts(b, "map[");
-    for (size_t i = 0; i < n; i++) {
-      if (i) buf_putc(b, ' ');
-      buf_printf(b, "%%!t(string=%s):", v[i]->string);
-      values__fmt_t(b, v[i], depth + 1);
+    const char *last = NULL;
+    /* members in key order without sorting the object: the next larger key each time */
+    for (;;) {
+      const cJSON *next = NULL;
+      for (const cJSON *e = c->child; e; e = e->next)
+        if ((!last || strcmp(e->string, last) > 0) && (!next || strcmp(e->string, next->string) < 0)) next = e;
+      if (!next) break;
+      if (last) buf_putc(b, ' ');
+      buf_printf(b, t ? "%%!t(string=%s):" : "%s:", next->string);
+      values__fmt(b, next, depth + 1, t);
+      last = next->string;
     }
     buf_putc(b, ']');
-    free(v);
   } else {
-    buf_puts(b, depth ? "<nil>" : "%!t(<nil>)"); /* a nil element prints as <nil> */
+    buf_puts(b, depth || !t ? "<nil>" : "%!t(<nil>)"); /* a nil element prints as <nil> */
   }
 }
 
 static void values__type_mismatch(char *err, size_t errlen, const char *name, const cJSON *c) {
   buf_t b = BUF_INIT;
-  values__fmt_t(&b, c, 0);
+  values__fmt(&b, c, 0, true);
   base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %s", name, b.data ? b.data : "");
   buf_free(&b);
 }
