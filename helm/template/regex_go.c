@@ -879,6 +879,13 @@ typedef struct rx_emit_s {
   unsigned *groups; /* Go group -> PCRE2 group */
 } rx_emit_t;
 
+/* What the nodes without parts are written as. ^ and $ under (?m) are explicit about \n (^ also
+ * after a final \n, as in Go); outside (?m) they are the text's ends. */
+static const char *const rx__fixed[RX_PSEUDO] = {
+    [RX_ANYNL] = "[^\\n]", [RX_ANY] = "(?s:.)", [RX_BOL] = "(?<![^\\n])", [RX_EOL] = "(?![^\\n])",
+    [RX_BOT] = "\\A",     [RX_EOT] = "\\z",     [RX_WB] = "\\b",          [RX_NWB] = "\\B",
+};
+
 static int rx__emit(rx_emit_t *e, const rx_node_t *nd) {
   buf_t *o = e->o;
   int rc = 0;
@@ -897,21 +904,14 @@ static int rx__emit(rx_emit_t *e, const rx_node_t *nd) {
   case RX_CLASS:
     return rx__put_set(o, nd->set.r, nd->set.n);
   case RX_ANYNL:
-    return buf_puts(o, "[^\\n]") ? RX_OOM : 0;
   case RX_ANY:
-    return buf_puts(o, "(?s:.)") ? RX_OOM : 0;
-  case RX_BOL: /* at the start or after any \n, the end of text included */
-    return buf_puts(o, "(?<![^\\n])") ? RX_OOM : 0;
+  case RX_BOL:
   case RX_EOL:
-    return buf_puts(o, "(?![^\\n])") ? RX_OOM : 0;
   case RX_BOT:
-    return buf_puts(o, "\\A") ? RX_OOM : 0;
   case RX_EOT:
-    return buf_puts(o, "\\z") ? RX_OOM : 0;
   case RX_WB:
-    return buf_puts(o, "\\b") ? RX_OOM : 0;
   case RX_NWB:
-    return buf_puts(o, "\\B") ? RX_OOM : 0;
+    return buf_puts(o, rx__fixed[nd->op]) ? RX_OOM : 0;
   case RX_CAP:
     if (buf_putc(o, '(')) return RX_OOM;
     e->groups[nd->cap] = ++e->pgroups;
