@@ -214,13 +214,9 @@ static void outv_trim_space(outv_t *o) {
   }
 }
 
-/* Helm logs a failed dependency processing through slog's text handler (level=ERROR, the error as a
- * value quoted by strconv.Quote when slog's needsQuoting says so) before returning the error. */
-static void log_dep_error(const char *msg) {
-  static const char prefix[] = "chart dependencies processing failed: ";
-  if (strncmp(msg, prefix, sizeof prefix - 1)) return;
-  const char *e = msg + sizeof prefix - 1;
-  size_t n = strlen(e);
+/* Appends a value as slog's text handler writes it: quoted by strconv.Quote when its needsQuoting
+ * says so (empty, a space, '=', '"', a control or non-printable character, invalid UTF-8). */
+static void slog_value(buf_t *q, const char *e, size_t n) {
   bool quote = n == 0;
   for (size_t i = 0; i < n && !quote;) {
     unsigned char b = (unsigned char)e[i];
@@ -246,10 +242,28 @@ static void log_dep_error(const char *msg) {
     if (!quote) quote = tpl_unicode_is_space(r) || !tpl_unicode_is_print(r);
     i += (size_t)len;
   }
+  if (quote) tpl_fmt_quote(q, e, n);
+  else buf_append(q, e, n);
+}
+
+/* Helm logs a failed dependency processing through slog's text handler (level=ERROR) before
+ * returning the error. */
+static void log_dep_error(const char *msg) {
+  static const char prefix[] = "chart dependencies processing failed: ";
+  if (strncmp(msg, prefix, sizeof prefix - 1)) return;
+  const char *e = msg + sizeof prefix - 1;
   buf_t q = BUF_INIT;
-  if (quote) tpl_fmt_quote(&q, e, n);
-  else buf_append(&q, e, n);
+  slog_value(&q, e, strlen(e));
   fprintf(stderr, "level=ERROR msg=\"chart dependencies processing failed\" error=%s\n", q.data ? q.data : "");
+  buf_free(&q);
+}
+
+/* Helm's warnings (render_opts_t.warn) as its slog text handler prints them on stderr. */
+static void log_warning(void *ctx, const char *level, const char *msg) {
+  (void)ctx;
+  buf_t q = BUF_INIT;
+  slog_value(&q, msg, strlen(msg));
+  fprintf(stderr, "level=%s msg=%s\n", level, q.data ? q.data : "");
   buf_free(&q);
 }
 
@@ -511,7 +525,8 @@ int template_cmd_main(int argc, char **argv) {
   bool worth = helper && *helper ? strcmp(helper, "0") != 0
                                  : big_values || ntpl >= 24 || tpl_bytes >= ((size_t)256 << 10);
   render_opts_t ro = {.release_name = name, .namespace = ns, .is_upgrade = is_upgrade, .kube_version = kube_version,
-                      .api_versions = apis.v, .napi_versions = apis.n, .helper_thread = worth, .limits = limits};
+                      .api_versions = apis.v, .napi_versions = apis.n, .helper_thread = worth, .limits = limits,
+                      .warn = log_warning};
   render_output_t o;
   buf_t err = BUF_INIT;
   int r = render_template_take(c, vals, &ro, &o, &err); /* consumes vals */

@@ -61,6 +61,11 @@ typedef struct render_opts_s {
                 char *err, size_t errlen);
   void *lookup_ctx;
   render_limits_t limits; /* the render's budgets (all 0: the defaults) */
+  /* Helm's warnings, in the order helm prints them (NULL: none): level "WARN" or "INFO" and the
+   * message ("this chart is deprecated", the values' coalesce warnings). `rudder template` prints
+   * them as helm does; the controller can turn them into Events. Called on the rendering thread. */
+  void (*warn)(void *ctx, const char *level, const char *msg);
+  void *warn_ctx;
 } render_opts_t;
 
 typedef struct render_file_s {

@@ -428,6 +428,7 @@ int render_prepare(chart_t *c, const cJSON *user_values, cJSON **owned, const re
     buf_printf(err, "%s charts are not installable", c->meta.type);
     return RENDER_EINVAL;
   }
+  if (c->meta.deprecated && opts->warn) opts->warn(opts->warn_ctx, "WARN", "this chart is deprecated");
   if (c->meta.ndeps) {
     buf_t miss = BUF_INIT;
     for (size_t r = 0; r < c->meta.ndeps; r++) {
@@ -456,13 +457,21 @@ int render_prepare(chart_t *c, const cJSON *user_values, cJSON **owned, const re
     return rc == CHART_ENOMEM ? RENDER_ENOMEM : RENDER_EINVAL;
   }
   char msg[1024];
-  cJSON *vals = NULL;
+  cJSON *vals = NULL, *u;
   if (*owned) {
-    cJSON *u = *owned;
+    u = *owned;
     *owned = NULL;
-    rc = values_coalesce_take(c, u, &vals, msg, sizeof msg);
   } else {
-    rc = values_coalesce(c, user_values, &vals, msg, sizeof msg);
+    u = cJSON_IsObject(user_values) ? cJSON_Duplicate(user_values, 1) : cJSON_CreateObject();
+    if (!u) {
+      buf_reset(err);
+      buf_puts(err, "out of memory");
+      return RENDER_ENOMEM;
+    }
+  }
+  {
+    values_warn_t w = {opts->warn, opts->warn_ctx};
+    rc = values_coalesce_take_warn(c, u, &vals, opts->warn ? &w : NULL, msg, sizeof msg);
   }
   if (rc) {
     buf_reset(err);

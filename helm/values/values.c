@@ -202,7 +202,46 @@ static cJSON *values__find(const values__index_t *ix, cJSON *obj, const char *ke
   return NULL;
 }
 
+static void values__fmt(buf_t *b, const cJSON *c, int depth, bool t);
+
+/* Where a coalesce reports its warnings, and the dotted name of the table it is in. */
+typedef struct values__ctx_s {
+  const values_warn_t *w;
+  buf_t key;
+} values__ctx_t;
+
+static void values__warn(values__ctx_t *x, const char *fmt, const char *key, const cJSON *val) {
+  if (!x || !x->w || !x->w->fn) return;
+  buf_t m = BUF_INIT, v = BUF_INIT;
+  if (val) values__fmt(&v, val, 0, false);
+  buf_printf(&m, fmt, key, v.data ? v.data : "");
+  if (m.data) x->w->fn(x->w->ud, "INFO", m.data);
+  buf_free(&m);
+  buf_free(&v);
+}
+
+/* Appends ".name" (or "name" at the top) to x->key; returns the length to cut back to. */
+static size_t values__key_push(values__ctx_t *x, const char *name) {
+  if (!x) return 0;
+  size_t at = x->key.len;
+  if (at) buf_putc(&x->key, '.');
+  buf_puts(&x->key, name);
+  return at;
+}
+
+static void values__key_pop(values__ctx_t *x, size_t at) {
+  if (!x) return;
+  x->key.len = at;
+  if (x->key.data) x->key.data[at] = 0;
+}
+
+static int values__coalesce_tables_x(cJSON *dst, cJSON *src, bool merge, values__ctx_t *x);
+
 static int values__coalesce_tables(cJSON *dst, cJSON *src, bool merge) {
+  return values__coalesce_tables_x(dst, src, merge, NULL);
+}
+
+static int values__coalesce_tables_x(cJSON *dst, cJSON *src, bool merge, values__ctx_t *x) {
   if (!src || !dst) return 0;
   size_t n = (size_t)cJSON_GetArraySize(src);
   /* which of src's members were non-null before dst's nulls are copied in: by position (a null
@@ -225,7 +264,9 @@ static int values__coalesce_tables(cJSON *dst, cJSON *src, bool merge) {
   size_t pos = 0;
   for (cJSON *kv = src->child; kv && !rc; kv = kv->next, pos++) {
     cJSON *dv = values__find(&ix, dst, kv->string);
-    int orig_nonnil = pos < k && nonnil[pos] && !cJSON_IsNull(kv);
+    /* a null in dst deletes the key only when src had a value there (the user
+     * removing a default); over a null or missing default it stays null */
+    int orig_nonnil = pos < k && nonnil[pos];
     if (dv && !merge && cJSON_IsNull(dv) && orig_nonnil) {
       cJSON_Delete(cJSON_DetachItemViaPointer(dst, dv));
     } else if (!dv) {
@@ -233,8 +274,14 @@ static int values__coalesce_tables(cJSON *dst, cJSON *src, bool merge) {
       if (!c) rc = VALUES_ENOMEM;
       else cJSON_AddItemToObject(dst, kv->string, c);
     } else if (cJSON_IsObject(kv)) {
-      if (cJSON_IsObject(dv)) rc = values__coalesce_tables(dv, kv, merge);
-      /* else: "cannot overwrite table with non table" (a warning in Helm) */
+      size_t at = values__key_push(x, kv->string);
+      if (cJSON_IsObject(dv)) rc = values__coalesce_tables_x(dv, kv, merge, x);
+      else values__warn(x, "warning: cannot overwrite table with non table for %s (%s)", x ? x->key.data : "", kv);
+      values__key_pop(x, at);
+    } else if (cJSON_IsObject(dv) && !cJSON_IsNull(kv)) {
+      size_t at = values__key_push(x, kv->string);
+      values__warn(x, "warning: destination for %s is a table. Ignoring non-table value (%s)", x ? x->key.data : "", kv);
+      values__key_pop(x, at);
     }
   }
   free(ix.slot);
@@ -250,7 +297,7 @@ static int values__child_is_dep(const chart_t *c, const char *key) {
   return 0;
 }
 
-static int values__coalesce_values(const chart_t *c, cJSON *v, bool merge) {
+static int values__coalesce_values(const chart_t *c, cJSON *v, bool merge, values__ctx_t *x) {
   cJSON *vc = cJSON_Duplicate(c->values, 1);
   if (!vc) return VALUES_ENOMEM;
   int rc = 0;
@@ -261,11 +308,15 @@ static int values__coalesce_values(const chart_t *c, cJSON *v, bool merge) {
       if (cJSON_IsNull(value) && !merge) {
         cJSON_Delete(cJSON_DetachItemViaPointer(v, value));
       } else if (cJSON_IsObject(value)) {
+        size_t at = values__key_push(x, val->string);
         if (cJSON_IsObject(val)) {
           bool m2 = merge || values__child_is_dep(c, val->string);
           if (!m2) values__clean_nil(val);
-          rc = values__coalesce_tables(value, val, m2);
+          rc = values__coalesce_tables_x(value, val, m2, x);
+        } else if (!cJSON_IsNull(val)) {
+          values__warn(x, "warning: skipped value for %s: Not a table.", x ? x->key.data : "", NULL);
         }
+        values__key_pop(x, at);
       }
       cJSON_Delete(val);
     } else {
@@ -283,11 +334,17 @@ static int values__coalesce_values(const chart_t *c, cJSON *v, bool merge) {
   return rc;
 }
 
-static int values__coalesce_globals(cJSON *dest, const cJSON *src) {
+static int values__coalesce_globals(cJSON *dest, const cJSON *src, values__ctx_t *x) {
   cJSON *dg = cJSON_GetObjectItemCaseSensitive(dest, "global");
   const cJSON *sg = cJSON_GetObjectItemCaseSensitive(src, "global");
-  if (dg && !cJSON_IsObject(dg)) return 0;
-  if (sg && !cJSON_IsObject(sg)) return 0;
+  if (dg && !cJSON_IsObject(dg)) {
+    values__warn(x, "warning: skipping globals because destination %s is not a table.", "global", NULL);
+    return 0;
+  }
+  if (sg && !cJSON_IsObject(sg)) {
+    values__warn(x, "warning: skipping globals because source %s is not a table.", "global", NULL);
+    return 0;
+  }
   if (!dg) {
     if (!(dg = cJSON_CreateObject())) return VALUES_ENOMEM;
     cJSON_AddItemToObject(dest, "global", dg);
@@ -301,16 +358,23 @@ static int values__coalesce_globals(cJSON *dest, const cJSON *src) {
       if (!dv) {
         cJSON_AddItemToObject(dg, kv->string, vv);
       } else if (!cJSON_IsObject(dv)) {
-        cJSON_Delete(vv); /* "cannot merge map onto non-map": skipped */
+        cJSON_Delete(vv);
+        buf_t q = BUF_INIT;
+        tpl_fmt_quote(&q, kv->string, strlen(kv->string));
+        values__warn(x, "Conflict: cannot merge map onto non-map for %s. Skipping.", q.data ? q.data : "", NULL);
+        buf_free(&q);
       } else {
-        if (values__coalesce_tables(vv, dv, true)) {
+        size_t at = values__key_push(x, kv->string);
+        int rc = values__coalesce_tables_x(vv, dv, true, x);
+        values__key_pop(x, at);
+        if (rc) {
           cJSON_Delete(vv);
           return VALUES_ENOMEM;
         }
         values__set(dg, kv->string, vv);
       }
     } else if (dv && cJSON_IsObject(dv)) {
-      /* "key is table. Skipping" */
+      values__warn(x, "key %s is table. Skipping", kv->string, NULL);
     } else {
       cJSON *c = cJSON_Duplicate(kv, 1);
       if (!c) return VALUES_ENOMEM;
@@ -320,81 +384,76 @@ static int values__coalesce_globals(cJSON *dest, const cJSON *src) {
   return 0;
 }
 
-/* Go's %t of a decoded value: bools as themselves, other scalars as %!t(type=value), slices and
- * maps element by element (map keys sorted, formatted with %t too). */
-static void values__fmt_t(buf_t *b, const cJSON *c, int depth) {
+/* Go's %v (t false) or %t (t true) of a decoded value: for %t bools as themselves, other scalars
+ * as %!t(type=value); maps as map[k:v ...] with sorted keys (formatted with the verb too), lists as
+ * [a b], nil as <nil> (%!t(<nil>) at the top for %t). */
+static void values__fmt(buf_t *b, const cJSON *c, int depth, bool t) {
   if (depth > 100) {
     buf_puts(b, "...");
-    return;
-  }
-  if (cJSON_IsBool(c)) {
+  } else if (cJSON_IsBool(c)) {
     buf_puts(b, cJSON_IsTrue(c) ? "true" : "false");
   } else if (cJSON_IsString(c)) {
-    buf_printf(b, "%%!t(string=%s)", c->valuestring);
+    buf_printf(b, t ? "%%!t(string=%s)" : "%s", c->valuestring);
   } else if (cJSON_IsRaw(c)) {
-    buf_printf(b, "%%!t(int64=%s)", c->valuestring);
+    buf_printf(b, t ? "%%!t(int64=%s)" : "%s", c->valuestring);
   } else if (cJSON_IsNumber(c)) {
-    buf_puts(b, "%!t(float64=");
+    if (t) buf_puts(b, "%!t(float64=");
     tpl_fmt_float(b, c->valuedouble, 'g', -1);
-    buf_putc(b, ')');
+    if (t) buf_putc(b, ')');
   } else if (cJSON_IsArray(c)) {
     buf_putc(b, '[');
     for (const cJSON *e = c->child; e; e = e->next) {
       if (e != c->child) buf_putc(b, ' ');
-      values__fmt_t(b, e, depth + 1);
+      values__fmt(b, e, depth + 1, t);
     }
     buf_putc(b, ']');
   } else if (cJSON_IsObject(c)) {
-    size_t n = 0;
-    for (const cJSON *e = c->child; e; e = e->next) n++;
-    const cJSON **v = calloc(n + 1, sizeof *v);
-    if (!v) return;
-    n = 0;
-    for (const cJSON *e = c->child; e; e = e->next) v[n++] = e;
-    for (size_t i = 1; i < n; i++)
-      for (size_t j = i; j > 0 && strcmp(v[j - 1]->string, v[j]->string) > 0; j--) {
-        const cJSON *t = v[j];
-        v[j] = v[j - 1];
-        v[j - 1] = t;
-      }
     buf_puts(b, "map[");
-    for (size_t i = 0; i < n; i++) {
-      if (i) buf_putc(b, ' ');
-      buf_printf(b, "%%!t(string=%s):", v[i]->string);
-      values__fmt_t(b, v[i], depth + 1);
+    const char *last = NULL;
+    /* members in key order without sorting the object: the next larger key each time */
+    for (;;) {
+      const cJSON *next = NULL;
+      for (const cJSON *e = c->child; e; e = e->next)
+        if ((!last || strcmp(e->string, last) > 0) && (!next || strcmp(e->string, next->string) < 0)) next = e;
+      if (!next) break;
+      if (last) buf_putc(b, ' ');
+      buf_printf(b, t ? "%%!t(string=%s):" : "%s:", next->string);
+      values__fmt(b, next, depth + 1, t);
+      last = next->string;
     }
     buf_putc(b, ']');
-    free(v);
   } else {
-    buf_puts(b, depth ? "<nil>" : "%!t(<nil>)"); /* a nil element prints as <nil> */
+    buf_puts(b, depth || !t ? "<nil>" : "%!t(<nil>)"); /* a nil element prints as <nil> */
   }
 }
 
 static void values__type_mismatch(char *err, size_t errlen, const char *name, const cJSON *c) {
   buf_t b = BUF_INIT;
-  values__fmt_t(&b, c, 0);
+  values__fmt(&b, c, 0, true);
   base_errf(err, errlen, VALUES_EINVAL, "type mismatch on %s: %s", name, b.data ? b.data : "");
   buf_free(&b);
 }
 
-static int values__coalesce(const chart_t *c, cJSON *dest, bool merge, char *err, size_t errlen) {
-  int rc = values__coalesce_values(c, dest, merge);
-  if (rc) return rc;
-  for (size_t i = 0; i < c->ndeps; i++) {
+/* Helm's coalesce(chart, dest, prefix): x->key holds the prefix (the names of the charts above). */
+static int values__coalesce(const chart_t *c, cJSON *dest, bool merge, values__ctx_t *x, char *err, size_t errlen) {
+  size_t at = values__key_push(x, c->meta.name ? c->meta.name : "");
+  int rc = values__coalesce_values(c, dest, merge, x);
+  for (size_t i = 0; i < c->ndeps && !rc; i++) {
     const chart_t *sub = c->deps[i];
     const char *name = sub->meta.name ? sub->meta.name : "";
     cJSON *cur = cJSON_GetObjectItemCaseSensitive(dest, name);
     if (!cur) {
-      if (!(cur = cJSON_CreateObject())) return VALUES_ENOMEM;
-      cJSON_AddItemToObject(dest, name, cur);
+      if (!(cur = cJSON_CreateObject())) rc = VALUES_ENOMEM;
+      else cJSON_AddItemToObject(dest, name, cur);
     } else if (!cJSON_IsObject(cur)) {
       values__type_mismatch(err, errlen, name, cur);
-      return VALUES_EINVAL;
+      rc = VALUES_EINVAL;
     }
-    if ((rc = values__coalesce_globals(cur, dest))) return rc;
-    if ((rc = values__coalesce(sub, cur, merge, err, errlen))) return rc;
+    if (!rc) rc = values__coalesce_globals(cur, dest, x);
+    if (!rc) rc = values__coalesce(sub, cur, merge, x, err, errlen);
   }
-  return 0;
+  values__key_pop(x, at);
+  return rc;
 }
 
 static int values__keycmp(const void *a, const void *b) {
@@ -454,10 +513,13 @@ static int values__sort_keys(cJSON *v) {
   return 0;
 }
 
-static int values__run_take(const chart_t *c, cJSON *v, bool merge, cJSON **out, char *err, size_t errlen) {
+static int values__run_take(const chart_t *c, cJSON *v, bool merge, const values_warn_t *w, cJSON **out, char *err,
+                            size_t errlen) {
   *out = NULL;
   if (!v) return base_errf(err, errlen, VALUES_ENOMEM, "out of memory");
-  int rc = values__coalesce(c, v, merge, err, errlen);
+  values__ctx_t x = {w, BUF_INIT};
+  int rc = values__coalesce(c, v, merge, w ? &x : NULL, err, errlen);
+  buf_free(&x.key);
   if (!rc) rc = values__sort_keys(v);
   if (rc) {
     if (rc == VALUES_ENOMEM) base_errf(err, errlen, rc, "out of memory");
@@ -470,8 +532,8 @@ static int values__run_take(const chart_t *c, cJSON *v, bool merge, cJSON **out,
 }
 
 static int values__run(const chart_t *c, const cJSON *user, bool merge, cJSON **out, char *err, size_t errlen) {
-  return values__run_take(c, cJSON_IsObject(user) ? cJSON_Duplicate(user, 1) : cJSON_CreateObject(), merge, out, err,
-                          errlen);
+  return values__run_take(c, cJSON_IsObject(user) ? cJSON_Duplicate(user, 1) : cJSON_CreateObject(), merge, NULL, out,
+                          err, errlen);
 }
 
 int values_coalesce_check(const chart_t *c, const cJSON *user, char *err, size_t errlen) {
@@ -497,12 +559,17 @@ int values_coalesce(const chart_t *c, const cJSON *user, cJSON **out, char *err,
   return values__run(c, user, false, out, err, errlen);
 }
 
-int values_coalesce_take(const chart_t *c, cJSON *user, cJSON **out, char *err, size_t errlen) {
+int values_coalesce_take_warn(const chart_t *c, cJSON *user, cJSON **out, const values_warn_t *w, char *err,
+                              size_t errlen) {
   if (!cJSON_IsObject(user)) {
     cJSON_Delete(user);
     user = cJSON_CreateObject();
   }
-  return values__run_take(c, user, false, out, err, errlen);
+  return values__run_take(c, user, false, w, out, err, errlen);
+}
+
+int values_coalesce_take(const chart_t *c, cJSON *user, cJSON **out, char *err, size_t errlen) {
+  return values_coalesce_take_warn(c, user, out, NULL, err, errlen);
 }
 
 int values_merge(const chart_t *c, const cJSON *user, cJSON **out, char *err, size_t errlen) {

@@ -20,6 +20,13 @@ int values_parse_yaml(const char *text, size_t len, cJSON **out, char *err, size
 /* loader.MergeMaps(a, b) in place: b's keys override a's, tables merged recursively. 0 or VALUES_ENOMEM. */
 int values_merge_maps(cJSON *a, const cJSON *b);
 
+/* Receives Helm's warnings as its log prints them: level ("WARN", "INFO") and message text.
+ * Called on the thread that coalesces (a render worker in the controller). */
+typedef struct values_warn_s {
+  void (*fn)(void *ud, const char *level, const char *msg);
+  void *ud;
+} values_warn_t;
+
 /* CoalesceValues(chart, user): user values over chart defaults, recursively into subcharts with
  * globals; null deletes a key. *out is new (caller deletes). 0 or an error with err set. */
 int values_coalesce(const chart_t *c, const cJSON *user, cJSON **out, char *err, size_t errlen);
@@ -31,6 +38,11 @@ int values_coalesce_check(const chart_t *c, const cJSON *user, char *err, size_t
 /* values_coalesce that consumes user (deleted, or turned into *out, in every case) instead of
  * copying it: big values are then held once. */
 int values_coalesce_take(const chart_t *c, cJSON *user, cJSON **out, char *err, size_t errlen);
+/* values_coalesce_take that also reports Helm's coalesce warnings ("destination for X is a table.
+ * Ignoring non-table value (...)", "cannot overwrite table with non table for X (...)", "skipped
+ * value for X: Not a table.", the globals' ones) to w (NULL: none), in the order keys are met. */
+int values_coalesce_take_warn(const chart_t *c, cJSON *user, cJSON **out, const values_warn_t *w, char *err,
+                              size_t errlen);
 /* values_merge_maps that consumes b: its items move into a instead of being copied. 0 or VALUES_ENOMEM. */
 int values_merge_maps_take(cJSON *a, cJSON *b);
 /* MergeValues(chart, user): as values_coalesce but nulls are kept. */
