@@ -180,7 +180,10 @@ int telemetry_start(uv_loop_t *loop, const telemetry_opts_t *o, telemetry_t **ou
     return UV_ENOMEM;
   }
   t->o = *o;
-  int shared = want_m && want_h && !strcmp(o->metrics_addr, o->health_addr);
+  /* One server for both when they name the same address (port 0 asks for a free port each). */
+  size_t ml = want_m ? strlen(o->metrics_addr) : 0;
+  int shared = want_m && want_h && !strcmp(o->metrics_addr, o->health_addr) &&
+               !(ml >= 2 && !strcmp(o->metrics_addr + ml - 2, ":0"));
   /* Server 0 serves /metrics when wanted; the probes go with it when the addresses are the same. */
   int hi = want_m && !shared ? 1 : 0, n0 = 0;
   if (want_m) t->routes[0][n0++] = (httpd_route_t){"/metrics", tm__metrics, t};

@@ -57,6 +57,12 @@ const char *track_controller_name(const door_t *door) {
   for (char *p = out; *p && (!shared || p < out + strlen(door->kind)); p++)
     if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
   if (i < TRACK__MAX_DOORS) track__names[i].door = door;
+  /* As controller-runtime does when a controller starts: every result at 0, so that rates of a
+   * result not seen yet are 0 rather than absent. */
+  for (size_t r = 0; r < sizeof track__results / sizeof *track__results; r++) metrics_get(&track__total, out, track__results[r]);
+  metrics_get(&track__errors, out);
+  metrics_get(&track__terminal, out);
+  metrics_get(&track__active, out);
   return out;
 }
 

@@ -133,7 +133,8 @@ ok "after the install: reconciles counted (success $s1), Ready gauge True=1, rev
 
 # An upgrade: totals grow, the revision follows helm.
 kubectl -n "$NS" patch helmrelease web --type merge -p '{"spec":{"values":{"n":"2"}}}' >/dev/null
-wait_for 60 "revision 2" bash -c "[ \"\$(kubectl -n $NS get configmap web-out -o jsonpath='{.data.n}')\" = 2 ]"
+rev2() { [ "$(helm_status helm web)" = "deployed 2" ]; }
+wait_for 60 "revision 2" rev2
 wait_for 30 "web Ready at generation 2" hr_ready web
 [ "$(helm_status helm web)" = "deployed 2" ] || fail "helm ls: $(helm_status helm web)"
 wait_for 10 "revision gauge 2" eq "$(metric rudder_release_revision controller=helmrelease namespace="$NS" name=web)" 2
