@@ -4,6 +4,9 @@
 #include "loop/cli.h"
 #include "loop/kinds.h"
 #include "loop/leader.h"
+#include "loop/telemetry.h"
+#include "base/metrics.h"
+#include "watch/informer.h"
 #include "reconcile/engine.h"
 #include "reconcile/request.h"
 #include "reconcile/clusters.h"
@@ -40,18 +43,28 @@ typedef struct ctl_s {
   clusters_t *clusters;   /* other clusters, from kubeconfig Secrets in the chart-repository namespace */
   const char *chartrepo_ns;
   bool publish_charts;    /* Chart objects for every chart of a ChartRepo */
+  telemetry_t *telemetry; /* the metrics and health endpoints */
+  bool leader_elect;
+  metrics_series_t *leading; /* leader_election_master_status{name} */
   int stopping;
   int exit_code;
 } ctl_t;
 
 static void ctl__handle_closed(uv_handle_t *h) { (void)h; }
 
-static void ctl__client_closed(void *data) {
+static void ctl__telemetry_closed(void *data) {
   ctl_t *c = data;
-  c->client = NULL;
+  c->telemetry = NULL;
   uv_close((uv_handle_t *)&c->sigterm, ctl__handle_closed);
   uv_close((uv_handle_t *)&c->sigint, ctl__handle_closed);
   uv_close((uv_handle_t *)&c->sigusr1, ctl__handle_closed);
+}
+
+/* The probes answer until the very end: /readyz says "shutting down" while the rest drains. */
+static void ctl__client_closed(void *data) {
+  ctl_t *c = data;
+  c->client = NULL;
+  telemetry_close(c->telemetry, ctl__telemetry_closed, c);
 }
 
 static void ctl__events_closed(void *data) {
@@ -243,6 +256,7 @@ static void ctl__start_reconcilers(ctl_t *c) {
 static void ctl__on_started_leading(leader_t *l, void *data) {
   ctl_t *c = data;
   LOG_I("became leader", "identity", leader_identity(l));
+  metrics_set(c->leading, 1);
   if (!c->stopping && !c->kinds_started) ctl__start_reconcilers(c);
 }
 
@@ -250,10 +264,30 @@ static void ctl__on_started_leading(leader_t *l, void *data) {
  * exit non-zero (as client-go controllers do) so that the process restarts as a candidate. */
 static void ctl__on_stopped_leading(leader_t *l, void *data) {
   ctl_t *c = data;
+  metrics_set(c->leading, 0);
   if (c->stopping) return;
   LOG_E("lost leadership; exiting", "identity", leader_identity(l), "holder", leader_holder(l));
   c->exit_code = 1;
   ctl__shutdown(c);
+}
+
+/* client-go's leader gauge, as controller-runtime registers it: 1 while this process holds the lease. */
+static metrics_family_t ctl__f_leader = {
+    .name = "leader_election_master_status",
+    .help = "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. "
+            "'name' is the string used to identify the lease. Please make sure to group by name.",
+    .type = METRICS_GAUGE, .labels = {"name"}};
+
+/* /readyz: a standby (waiting for the lease) is ready; so is a controller whose caches (every
+ * informer: the CRDs, each kind's objects and records, the objects releases read) have synced. */
+static bool ctl__ready(void *data, buf_t *why) {
+  ctl_t *c = data;
+  if (c->stopping) return buf_puts(why, "shutting down"), false;
+  if (c->leader_elect && !c->kinds_started) return true;
+  if (!c->kinds_started) return buf_puts(why, "the reconcilers have not started"), false;
+  size_t n = informer_unsynced();
+  if (n) return buf_printf(why, "%zu cache%s not synced yet", n, n == 1 ? " is" : "s are"), false;
+  return true;
 }
 
 static const char ctl__usage[] =
@@ -275,6 +309,10 @@ static const char ctl__usage[] =
   "  --leader-election-lease-duration D, --leader-election-renew-deadline D,\n"
   "  --leader-election-retry-period D  lease timings (defaults 15s, 10s, 2s)\n"
   "  --log-level LEVEL   debug, info, warn or error (default info)\n"
+  "  --log-format FORMAT logfmt (default) or json: one JSON object per line\n"
+  "  --metrics-addr ADDR serve Prometheus metrics at ADDR/metrics (default :8080; 0: off); ADDR is\n"
+  "                      :PORT, IP:PORT, [IPv6]:PORT or localhost:PORT (port 0: any free one, logged)\n"
+  "  --health-addr ADDR  serve /healthz and /readyz at ADDR (default :8081; 0: off)\n"
   "  --max-render-memory SIZE, --max-render-output SIZE, --max-render-time TIME\n"
   "                      each render's budgets (defaults 256Mi, 64Mi, 30s): a chart that exceeds one\n"
   "                      fails alone (RenderFailed, not retried until its inputs change)\n"
@@ -305,6 +343,7 @@ int controller_main(int argc, char **argv) {
   const char *kinds_list = NULL;
   size_t max_storage = 0, max_chart_cache = 0;
   long le_lease = 15000, le_renew = 10000, le_retry = 2000;
+  const char *metrics_addr = ":8080", *health_addr = ":8081";
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     const char *v = NULL;
@@ -382,6 +421,16 @@ int controller_main(int argc, char **argv) {
       if (cli_parse_size(v, &n) || !n) { fprintf(stderr, "rudder controller: %s: \"%s\" is not a size such as 1Gi\n", flag, v); return 2; }
       if (strstr(flag, "storage")) max_storage = n;
       else max_chart_cache = n;
+    } else if (!strcmp(flag, "--metrics-addr") || !strcmp(flag, "--health-addr")) {
+      struct sockaddr_storage ss;
+      char e[256];
+      if (httpd_parse_addr(v, &ss, e, sizeof e) < 0) { fprintf(stderr, "rudder controller: %s: %s\n", flag, e); return 2; }
+      if (strstr(flag, "metrics")) metrics_addr = v;
+      else health_addr = v;
+    } else if (!strcmp(flag, "--log-format")) {
+      int f = log_format_parse(v);
+      if (f < 0) { fprintf(stderr, "rudder controller: --log-format: \"%s\" is not logfmt or json\n", v); return 2; }
+      log_set_format((log_format_t)f);
     } else if (!strcmp(flag, "--log-level")) {
       int l = log_level_parse(v);
       if (l < 0) { fprintf(stderr, "rudder controller: --log-level: \"%s\" is not debug, info, warn or error\n", v); return 2; }
@@ -444,7 +493,23 @@ int controller_main(int argc, char **argv) {
                              .door_ctx = {.chartrepo_namespace = chartrepo_ns, .allow_cross_namespace_refs = allow_xns}};
   c->chartrepo_ns = chartrepo_ns;
   c->publish_charts = publish_charts;
-  if (leader_elect) {
+  c->leader_elect = leader_elect;
+  buf_t terr = BUF_INIT;
+  bool no_telemetry = false;
+  telemetry_opts_t to = {.metrics_addr = metrics_addr, .health_addr = health_addr, .ready = ctl__ready, .data = c,
+                         .charts = c->charts, .source = c->source};
+  if (telemetry_start(&c->loop, &to, &c->telemetry, &terr)) {
+    LOG_E("cannot serve metrics or health probes", "error", terr.data ? terr.data : "out of memory");
+    fprintf(stderr, "rudder controller: %s\n", terr.data ? terr.data : "out of memory");
+    c->exit_code = 1;
+    no_telemetry = true; /* nothing starts: the shutdown below releases what there is */
+  }
+  buf_free(&terr);
+  if (no_telemetry) {
+    ctl__shutdown(c);
+  } else if (leader_elect) {
+    c->leading = metrics_get(&ctl__f_leader, le_id);
+    metrics_set(c->leading, 0);
     leader_opts_t lo = {.namespace = le_ns && *le_ns ? le_ns : c->cfg.namespace, .name = le_id,
                         .lease_ms = (uint64_t)le_lease, .renew_ms = (uint64_t)le_renew, .retry_ms = (uint64_t)le_retry};
     rc = leader_start(&c->loop, c->client, &lo, ctl__on_started_leading, ctl__on_stopped_leading, c, &c->leader);

@@ -11,6 +11,63 @@ enum {
   QUEUE__F_ARMED = 8u,    /* clock timer requested for armed_deadline_ms */
 };
 
+/* ---- metrics: client-go's workqueue names, as controller-runtime registers them ---- */
+
+static metrics_family_t queue__f_depth = {.name = "workqueue_depth", .help = "Current depth of workqueue",
+                                          .type = METRICS_GAUGE, .labels = {"name", "controller"}};
+static metrics_family_t queue__f_adds = {.name = "workqueue_adds_total", .help = "Total number of adds handled by workqueue",
+                                         .type = METRICS_COUNTER, .labels = {"name", "controller"}};
+static metrics_family_t queue__f_retries = {.name = "workqueue_retries_total",
+                                            .help = "Total number of retries handled by workqueue",
+                                            .type = METRICS_COUNTER, .labels = {"name", "controller"}};
+static metrics_family_t queue__f_latency = {
+    .name = "workqueue_queue_duration_seconds", .help = "How long in seconds an item stays in workqueue before being requested",
+    .type = METRICS_HISTOGRAM, .labels = {"name", "controller"}, .buckets = metrics_buckets_workqueue,
+    .nbuckets = METRICS_BUCKETS_WORKQUEUE_N};
+static metrics_family_t queue__f_work = {
+    .name = "workqueue_work_duration_seconds", .help = "How long in seconds processing an item from workqueue takes.",
+    .type = METRICS_HISTOGRAM, .labels = {"name", "controller"}, .buckets = metrics_buckets_workqueue,
+    .nbuckets = METRICS_BUCKETS_WORKQUEUE_N};
+static metrics_family_t queue__f_unfinished = {
+    .name = "workqueue_unfinished_work_seconds",
+    .help = "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. "
+            "Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at "
+            "which this increases.",
+    .type = METRICS_GAUGE, .labels = {"name", "controller"}};
+static metrics_family_t queue__f_longest = {
+    .name = "workqueue_longest_running_processor_seconds",
+    .help = "How many seconds has the longest running processor for workqueue been running.", .type = METRICS_GAUGE,
+    .labels = {"name", "controller"}};
+
+static void queue__collect(void *data) {
+  queue_t *q = data;
+  queue_metrics_t m;
+  queue_metrics_get(q, &m);
+  metrics_set(q->prom.depth, (double)m.depth);
+  metrics_set(q->prom.unfinished, (double)m.unfinished_work_ms / 1000);
+  metrics_set(q->prom.longest, (double)m.longest_running_ms / 1000);
+}
+
+static void queue__prom_init(queue_t *q) {
+  q->prom.depth = metrics_get(&queue__f_depth, q->name, q->name);
+  q->prom.adds = metrics_get(&queue__f_adds, q->name, q->name);
+  q->prom.retries = metrics_get(&queue__f_retries, q->name, q->name);
+  q->prom.latency = metrics_get(&queue__f_latency, q->name, q->name);
+  q->prom.work = metrics_get(&queue__f_work, q->name, q->name);
+  q->prom.unfinished = metrics_get(&queue__f_unfinished, q->name, q->name);
+  q->prom.longest = metrics_get(&queue__f_longest, q->name, q->name);
+  q->prom.collector = (metrics_collector_t){.collect = queue__collect, .data = q};
+  metrics_collector_add(&q->prom.collector);
+}
+
+/* A closed queue holds nothing: its gauges say so (the series stay, as its counters do). */
+static void queue__prom_close(queue_t *q) {
+  metrics_collector_remove(&q->prom.collector);
+  metrics_set(q->prom.depth, 0);
+  metrics_set(q->prom.unfinished, 0);
+  metrics_set(q->prom.longest, 0);
+}
+
 static size_t queue__item_bytes(size_t keylen) { return offsetof(queue__item_t, key) + keylen + 1; }
 
 size_t queue_key_overhead(void) { return offsetof(queue__item_t, key); }
@@ -107,6 +164,7 @@ static void queue__enqueue(queue_t *q, queue__item_t *it, uint64_t now) {
   it->flags |= QUEUE__DIRTY;
   it->added_ms = now;
   q->m.adds++;
+  metrics_inc(q->prom.adds);
   if (it->flags & QUEUE__PROCESSING) return;
   queue__link_push(&q->ready, &it->link);
   q->list_ops++;
@@ -191,6 +249,7 @@ static unsigned queue__dispatch(queue_t *q) {
     q->m.depth--;
     it->flags = (uint8_t)((it->flags & ~QUEUE__DIRTY) | QUEUE__PROCESSING);
     q->m.queue_latency_sum_ms += now > it->added_ms ? now - it->added_ms : 0;
+    metrics_observe(q->prom.latency, (double)(now > it->added_ms ? now - it->added_ms : 0) / 1000);
     q->m.queue_latency_count++;
     it->started_ms = now;
     q->running_started_sum_ms += now;
@@ -269,6 +328,7 @@ int queue_init(uv_loop_t *loop, queue_t *q, const queue_options_t *opts, queue_p
   (void)uv_timer_init(loop, &q->timer); /* libuv's uv_timer_init only ever returns 0 */
   q->dispatch.data = q;
   q->timer.data = q;
+  queue__prom_init(q);
   return 0;
 }
 
@@ -293,6 +353,7 @@ int queue_add_rate_limited(queue_t *q, const char *key) {
   uint64_t bucket = queue_bucket_reserve(&q->bucket, queue__now(q));
   if (it->failures < UINT32_MAX) it->failures++;
   q->m.retries++;
+  metrics_inc(q->prom.retries);
   return queue__wait(q, it, backoff > bucket ? backoff : bucket);
 }
 
@@ -319,6 +380,7 @@ int queue_done(queue_t *q, const char *key) {
   q->m.in_flight--;
   q->running_started_sum_ms -= it->started_ms;
   q->m.work_duration_sum_ms += now > it->started_ms ? now - it->started_ms : 0;
+  metrics_observe(q->prom.work, (double)(now > it->started_ms ? now - it->started_ms : 0) / 1000);
   q->m.work_duration_count++;
   if (it->flags & QUEUE__DIRTY) {
     /* Re-added while processing: its turn comes now (after shutdown it just stays queued). */
@@ -361,6 +423,7 @@ static void queue__on_handle_close(uv_handle_t *h) {
 void queue_close(queue_t *q, queue_close_cb close_cb) {
   if (q->flags & QUEUE__F_CLOSING) return;
   q->close_cb = close_cb;
+  queue__prom_close(q);
   if (q->flags & QUEUE__F_ARMED) {
     q->flags &= ~QUEUE__F_ARMED;
     q->clock.timer_stop(q->clock.ctx, q);

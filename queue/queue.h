@@ -15,7 +15,8 @@
  * Memory: one allocation per tracked key, queue_key_overhead() + strlen(key) + 1 bytes, plus
  * 1 to 4 hash-bucket pointers (load kept in [1/4, 1]) and one heap pointer while it waits.
  * A key is tracked while it is queued, processing, waiting, or has failures not yet forgotten.
- * All operations are O(1) expected except the heap's O(log n) for delayed keys.
+ * All operations are O(1) expected except the heap's O(log n) for delayed keys. The workqueue
+ * metrics (base/metrics.h) cost an atomic add per add, retry, dispatch and done.
  *
  * Lifetime (libuv style): the caller owns the queue_t memory, must not move it after
  * queue_init, and may free it only in the close callback. Functions return 0 or a negative
@@ -26,6 +27,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "base/metrics.h"
 #include "queue/queue_clock.h"
 #include "queue/queue_heap.h"
 #include "queue/queue_item.h"
@@ -104,6 +106,12 @@ struct queue_s {
   queue_metrics_t m; /* counters; gauges are filled in by queue_metrics_get */
   uint64_t list_ops;
   char name[32];
+  /* client-go's workqueue metrics, labelled name and controller (both the queue's name): counters
+   * and histograms kept as things happen, gauges set by the collector when scraped. */
+  struct {
+    metrics_series_t *depth, *adds, *retries, *latency, *work, *unfinished, *longest;
+    metrics_collector_t collector;
+  } prom;
 };
 
 /* Fills in the defaults (max_in_flight 4, backoff 5 ms..1000 s, 10 qps, burst 100, loop clock). */

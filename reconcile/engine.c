@@ -11,6 +11,7 @@
  * Every step can be cancelled (the object changed or went away, shutdown, lost lease): the request
  * in flight is cancelled, no further request is sent, and the queue decides when to try again. */
 #include "reconcile/engine.h"
+#include "reconcile/track.h"
 #include "base/container.h"
 #include "base/log.h"
 #include "base/sha256.h"
@@ -490,6 +491,7 @@ static void rc__write_status(rc_t *x) {
     }
     x->out.outside = outside;
   }
+  if (!x->out.progressing) track_release(x->e->door, x->key, x->out.ready, x->out.applied_revision);
   char *body = x->e->door->status_patch(&x->out);
   x->out.outside = NULL;
   cJSON_Delete(outside);
@@ -1725,6 +1727,7 @@ static void rc__in_sync_report(rc_t *x) {
   if (!x->cluster && cJSON_IsString(rs) && !strcmp(rs->valuestring, "True") && cJSON_IsNumber(og) &&
       (long long)og->valuedouble == x->req.generation && !cond_find(x->req.conditions, "Reconciling") &&
       !rc__agg_changed(x) && rc__drift_unchanged(x)) {
+    track_release(x->e->door, x->key, "True", latest->version);
     rc__finish(x, RC_DONE);
     return;
   }
@@ -2647,6 +2650,7 @@ static void rc__finish(rc_t *x, int outcome) {
   else e->running = x->next;
   if (x->next) x->next->prev = x->prev;
   const char *key = x->key;
+  track_reconcile_finish(e->door, key, x->cancelled ? TRACK_REQUEUE : outcome == RC_RETRY ? TRACK_ERROR : outcome == RC_STALL ? TRACK_TERMINAL : outcome == RC_AFTER ? TRACK_REQUEUE_AFTER : TRACK_SUCCESS);
   /* A cancelled reconcile was queued again by the change that cancelled it. */
   if (x->cancelled) outcome = RC_FORGET;
   switch (outcome) {
@@ -2720,17 +2724,20 @@ static void engine__process(queue_t *q, const char *key, void *data) {
   if (e->running) e->running->prev = x;
   e->running = x;
   e->stats.reconciles++;
+  track_reconcile_start(e->door, key);
   LOG_D("reconcile", "release", rc__key(x));
   rc__begin(x);
 }
 
 static void engine__on_add(informer_t *inf, const char *key, const cJSON *obj, void *data) {
   engine_t *e = data;
+  track_release(e->door, key, NULL, 0);
   if (!e->stopping) queue_add(&e->q, key);
 }
 
 static void engine__on_delete(informer_t *inf, const char *key, const cJSON *obj, void *data) {
   engine_t *e = data;
+  track_release_forget(e->door, key);
   engine__forget(e, key);
   rc_t *x = engine__running(e, key);
   if (x) rc__cancel(x);
@@ -2964,7 +2971,7 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
       strdup(o && o->door_ctx.chartrepo_namespace ? o->door_ctx.chartrepo_namespace : "captain-system");
   queue_options_t qo;
   queue_options_init(&qo);
-  qo.name = door->resource;
+  qo.name = track_controller_name(door);
   if (o && o->concurrency) qo.max_in_flight = o->concurrency;
   int rc = e->field_manager ? queue_init(loop, &e->q, &qo, engine__process, e) : UV_ENOMEM;
   if (rc) {

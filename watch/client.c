@@ -4,6 +4,7 @@
 #include "watch/ndjson.h"
 #include "watch/tls.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include <arpa/inet.h>
 #include <mbedtls/error.h>
 #include <assert.h>
@@ -151,6 +152,21 @@ struct kube_client_s {
   kube_client_stats_t stats;
   char rbuf[65536];   /* reads are consumed synchronously, so one buffer serves every connection */
 };
+
+/* client-go's request counter (every response, retried ones included; "<error>" when none came) and
+ * the watch streams open, for the metrics endpoint. */
+static metrics_family_t kube__f_requests = {
+    .name = "rest_client_requests_total", .help = "Number of HTTP requests, partitioned by status code, method, and host.",
+    .type = METRICS_COUNTER, .labels = {"code", "method", "host"}};
+static metrics_family_t kube__f_watches = {.name = "rudder_watch_streams",
+                                           .help = "Watch streams open to the API server, by host",
+                                           .type = METRICS_GAUGE, .labels = {"host"}};
+
+static void kube__count_request(const kube_req_t *req, const char *code) {
+  char method[16];
+  snprintf(method, sizeof method, "%.*s", (int)strcspn(req->what, " "), req->what);
+  metrics_inc(metrics_get(&kube__f_requests, code, method, req->c->hostport));
+}
 
 static void kube__dispatch(kube_client_t *c);
 static void kube__conn_close(kube_conn_t *conn);
@@ -462,6 +478,8 @@ static void kube__finish(kube_req_t *req, int err, const char *msg) {
   int status = 0;
   buf_t m = BUF_INIT, reason = BUF_INIT;
   const char *st = req->headers.data ? watch_http_header(&req->headers, ":status") : NULL;
+  if (err && err != UV_ECANCELED && !st) kube__count_request(req, "<error>");
+  if (req->watch && req->watch->streaming) metrics_add(metrics_get(&kube__f_watches, c->hostport), -1);
   if (!err && st) status = (int)strtol(st, NULL, 10);
   if (err) buf_puts(&m, msg ? msg : uv_strerror(err));
   else if (status >= 400) kube__http_error(req, status, watch_http_header(&req->headers, ":reason"), &m, &reason);
@@ -622,8 +640,12 @@ static int kube__on_headers(watch_http_t *h) {
             "server", c->cfg.server);
     }
   }
+  char code[16];
+  snprintf(code, sizeof code, "%d", h->status);
+  kube__count_request(req, code);
   if (req->watch && h->status == 200) {
     req->watch->streaming = 1;
+    metrics_inc(metrics_get(&kube__f_watches, c->hostport));
     uv_timer_stop(&req->timer); /* connected: from now on the stream may be quiet for long */
     return 0;
   }

@@ -61,6 +61,11 @@ struct informer_s {
   void *stop_data;
 };
 
+/* Informers started and not yet synced nor stopped, in the process (loop thread only): readiness. */
+static size_t informer__unsynced;
+
+size_t informer_unsynced(void) { return informer__unsynced; }
+
 static void informer__list(informer_t *inf);
 static void informer__watch(informer_t *inf);
 
@@ -517,6 +522,7 @@ static void informer__list_cb(const kube_response_t *res, void *data) {
   if (inf->stopping) return;
   if (!inf->synced) {
     inf->synced = true;
+    informer__unsynced--;
     if (inf->h.on_synced) inf->h.on_synced(inf, inf->h.data);
     if (inf->stopping) return;
   }
@@ -737,6 +743,7 @@ int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_ha
   /* The first list starts from the loop, so no handler runs inside informer_start. */
   inf->timer_relist = 1;
   uv_timer_start(&inf->timer, informer__timer_cb, 0, 0);
+  informer__unsynced++;
   *out = inf;
   return 0;
 nomem:
@@ -795,6 +802,7 @@ static void informer__closed(uv_handle_t *h) {
 void informer_stop(informer_t *inf, void (*cb)(void *), void *data) {
   if (inf->stopping) return;
   inf->stopping = true;
+  if (!inf->synced) informer__unsynced--;
   inf->stop_cb = cb;
   inf->stop_data = data;
   if (inf->list_req) kube_request_cancel(inf->list_req);

@@ -51,6 +51,8 @@ typedef struct informer_opts_s {
 int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_handlers_t *h, informer_t **out);
 /* True once the first full list has been applied to the cache. */
 bool informer_has_synced(const informer_t *inf);
+/* How many informers of the process are started and have not synced yet (nor been stopped). */
+size_t informer_unsynced(void);
 /* The cached object for key (borrowed; valid until the next event is processed), or NULL. */
 const cJSON *informer_get(const informer_t *inf, const char *key);
 /* Number of cached objects. */

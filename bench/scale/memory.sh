@@ -130,6 +130,7 @@ run_controller() {
 	local name=$1 objects=${2:-} rc=0 mpid
 	say "$name: $rudder_bin controller --concurrency $concurrency"
 	"$rudder_bin" controller --kubeconfig "$state/kubeconfig" --concurrency "$concurrency" \
+		--metrics-addr 127.0.0.1:0 --health-addr 127.0.0.1:0 \
 		--storage-path "$work/charts-$name" >"$work/$name.log" 2>&1 &
 	ctl_pid=$!
 	# In the background and waited for, so that a signal to this script runs its trap at once.

@@ -464,7 +464,7 @@ run_rudder() {
 	mint_user "$state" rudder-controller
 	# A chart store of this run's own: no archive left by an earlier run is served from disk.
 	local args=(controller --kubeconfig "$work/rudder-controller.kubeconfig" --concurrency "$concurrency"
-		--storage-path "$work/rudder-charts")
+		--storage-path "$work/rudder-charts" --metrics-addr 127.0.0.1:0 --health-addr 127.0.0.1:0)
 	[[ -z $qps ]] || args+=(--qps "$qps")
 	local nginx0=0 i ns
 	[[ -z $servers ]] || nginx0=$(nginx_lines)

@@ -3,7 +3,9 @@
  * manifest string, which the actions need). No I/O: runs on a worker thread. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "base/metrics.h"
 #include "helm/render/manifest.h"
 #include "helm/render/render.h"
 
@@ -36,8 +38,8 @@ static int rr__names_ok(const chart_t *c, buf_t *err) {
   return 0;
 }
 
-int render_release(chart_t *c, cJSON *user_values, const render_opts_t *opts, manifest_set_t *set, render_output_t *crds,
-                   buf_t *err) {
+static int rr__render(chart_t *c, cJSON *user_values, const render_opts_t *opts, manifest_set_t *set,
+                      render_output_t *crds, buf_t *err) {
   memset(set, 0, sizeof *set);
   memset(crds, 0, sizeof *crds);
   if (rr__names_ok(c, err)) {
@@ -88,5 +90,20 @@ done:
   }
   free(files);
   render_files_free(rfiles, nrfiles);
+  return rc;
+}
+
+/* How long the controller's renders take, failed ones included (observed from the worker thread). */
+static metrics_family_t rr__f_duration = {
+    .name = "rudder_render_duration_seconds", .help = "Time to render a release's chart into its manifests",
+    .type = METRICS_HISTOGRAM, .buckets = metrics_buckets_latency, .nbuckets = METRICS_BUCKETS_LATENCY_N};
+
+int render_release(chart_t *c, cJSON *user_values, const render_opts_t *opts, manifest_set_t *set, render_output_t *crds,
+                   buf_t *err) {
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int rc = rr__render(c, user_values, opts, set, crds, err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  metrics_observe(metrics_get(&rr__f_duration), (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
   return rc;
 }

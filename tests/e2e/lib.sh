@@ -18,6 +18,9 @@ EXTRA_PIDS=() # other processes a test started; killed on exit
 EXTRA_NAMESPACES=() # other namespaces a test created; deleted on exit
 CTRL_LOG="$WORK/controller.log"
 CTRL_ARGS=() # extra controller flags a test adds
+# Controllers of tests run side by side (and with other checkouts' tests): none binds the default
+# metrics and health ports unless a test asks (a later --metrics-addr in CTRL_ARGS wins).
+NO_TELEMETRY=(--metrics-addr 0 --health-addr 0)
 checks=0
 
 log() { echo "--- $*" >&2; }
@@ -38,7 +41,7 @@ wait_for() {
 }
 
 start_controller() {
-  "$RUDDER_BIN" controller --kubeconfig "$KUBECONFIG" --namespace "$NS" --log-level debug \
+  "$RUDDER_BIN" controller "${NO_TELEMETRY[@]}" --kubeconfig "$KUBECONFIG" --namespace "$NS" --log-level debug \
     --storage-path "$WORK/charts" ${CTRL_ARGS[@]+"${CTRL_ARGS[@]}"} >>"$CTRL_LOG" 2>&1 &
   CTRL_PID=$!
   log "controller started (pid $CTRL_PID)"

@@ -9,7 +9,7 @@
 mkdir -p "$WORK/bomb" "$WORK/canary"
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  x: "{{ $l := until 3000 }}{{ range $l }}{{ range $l }}{{ range $l }}{{ end }}{{ end }}{{ end }}"\n' >"$WORK/bomb/bomb.yaml"
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: canary\ndata:\n  k: v\n' >"$WORK/canary/canary.yaml"
-"$RUDDER_BIN" controller --kubeconfig "$KUBECONFIG" --namespace "$NS" --log-level debug --max-render-time 5s >>"$CTRL_LOG" 2>&1 &
+"$RUDDER_BIN" controller "${NO_TELEMETRY[@]}" --kubeconfig "$KUBECONFIG" --namespace "$NS" --log-level debug --max-render-time 5s >>"$CTRL_LOG" 2>&1 &
 CTRL_PID=$!
 
 hr_inline bomb bomb 1.0.0 "$WORK/bomb"/*.yaml | kubectl apply -f - >/dev/null

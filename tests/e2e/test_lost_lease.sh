@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 start_elector() { # LOGFILE; sets ELECTOR_PID
-  "$RUDDER_BIN" controller --kubeconfig "$KUBECONFIG" --namespace "$NS" --leader-elect --log-level debug \
+  "$RUDDER_BIN" controller "${NO_TELEMETRY[@]}" --kubeconfig "$KUBECONFIG" --namespace "$NS" --leader-elect --log-level debug \
     --leader-election-namespace "$NS" --leader-election-lease-duration 4s --leader-election-renew-deadline 3s \
     --leader-election-retry-period 500ms >"$1" 2>&1 &
   ELECTOR_PID=$!

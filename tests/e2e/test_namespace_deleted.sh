@@ -41,7 +41,7 @@ metadata:
   name: {{ .Release.Name }}
 data: {a: b}
 Y
-"$RUDDER_BIN" controller --kubeconfig "$KUBECONFIG" --namespace "$GONE" --log-level debug \
+"$RUDDER_BIN" controller "${NO_TELEMETRY[@]}" --kubeconfig "$KUBECONFIG" --namespace "$GONE" --log-level debug \
   --storage-path "$WORK/charts" >>"$CTRL_LOG" 2>&1 &
 CTRL_PID=$!
 for r in one two three; do

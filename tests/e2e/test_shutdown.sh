@@ -29,7 +29,7 @@ t = open(p).read()
 t = re.sub(r"server: https://[^\n]+", "server: https://127.0.0.1:%s" % port, t)
 open(p, "w").write(t)
 PY
-"$RUDDER_BIN" controller --kubeconfig "$WORK/kc" --namespace "$NS" --leader-elect --leader-election-namespace "$NS" \
+"$RUDDER_BIN" controller "${NO_TELEMETRY[@]}" --kubeconfig "$WORK/kc" --namespace "$NS" --leader-elect --leader-election-namespace "$NS" \
   >"$WORK/ctl.log" 2>&1 &
 pid=$!
 EXTRA_PIDS+=("$pid")
