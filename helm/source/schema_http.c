@@ -12,6 +12,7 @@ typedef struct {
   const char *url;
   buf_t *doc, *err;
   uint64_t timeout_ms;
+  uv_loop_t *loop;
   int rc;
   bool done;
 } schema_http__req_t;
@@ -43,6 +44,7 @@ static void schema_http__cause(const schema_http__req_t *q, const fetch_response
 static void schema_http__done(const fetch_response_t *res, void *data) {
   schema_http__req_t *q = data;
   q->done = true;
+  uv_stop(q->loop); /* the pooled connection would keep the loop running until its idle timeout */
   q->rc = SCHEMA_EINVAL;
   if (res->err) {
     buf_printf(q->err, "HTTP request failed for %s: Get \"%s\": ", q->url, q->url);
@@ -64,7 +66,7 @@ int schema_http_load(void *ctx, const char *url, buf_t *doc, buf_t *err) {
   if (uv_loop_init(&loop)) return SCHEMA_ENOMEM;
   fetch_limits_t lim = {.max_clients = 4, .max_body = max_body, .default_timeout_ms = timeout};
   fetch_t *f = NULL;
-  schema_http__req_t q = {.url = url, .doc = doc, .err = err, .timeout_ms = timeout, .rc = SCHEMA_ENOMEM};
+  schema_http__req_t q = {.url = url, .doc = doc, .err = err, .timeout_ms = timeout, .loop = &loop, .rc = SCHEMA_ENOMEM};
   if (!fetch_new(&loop, &lim, &f)) {
     fetch_opts_t o = {.url = url, .timeout_ms = timeout, .max_body = max_body, .gzip = true};
     if (fetch_request(f, &o, schema_http__done, &q)) uv_run(&loop, UV_RUN_DEFAULT);

@@ -10,7 +10,7 @@
 #include "base/buf.h"
 
 /* Writes s[0..n) to dir/name. */
-static void t_put(const char *dir, const char *name, const char *s, size_t n) {
+static inline void t_put(const char *dir, const char *name, const char *s, size_t n) {
   char p[512];
   snprintf(p, sizeof p, "%s/%s", dir, name);
   FILE *f = fopen(p, "w");
@@ -20,7 +20,7 @@ static void t_put(const char *dir, const char *name, const char *s, size_t n) {
 }
 
 /* Reads a stream to its end into a NUL-terminated malloc'd string. */
-static char *t_read_all(FILE *f) {
+static inline char *t_read_all(FILE *f) {
   buf_t b = BUF_INIT;
   char tmp[8192];
   size_t k;
@@ -30,7 +30,7 @@ static char *t_read_all(FILE *f) {
 }
 
 /* dir/name's text (malloc'd), NULL when it cannot be read. */
-static char *t_slurp(const char *dir, const char *name) {
+static inline char *t_slurp(const char *dir, const char *name) {
   char p[512];
   snprintf(p, sizeof p, "%s/%s", dir, name);
   FILE *f = fopen(p, "r");
@@ -41,7 +41,7 @@ static char *t_slurp(const char *dir, const char *name) {
 }
 
 /* Runs a shell command in dir; its stdout and stderr (malloc'd), NULL when it failed. */
-static char *t_sh(const char *dir, const char *cmd) {
+static inline char *t_sh(const char *dir, const char *cmd) {
   buf_t full = BUF_INIT;
   buf_printf(&full, "cd %s && %s 2>&1", dir, cmd);
   buf_putc(&full, 0);
@@ -58,7 +58,7 @@ static char *t_sh(const char *dir, const char *cmd) {
 }
 
 /* s as a Go string literal (for keys and certificates inside template text). */
-static char *t_golit(const char *s) {
+static inline char *t_golit(const char *s) {
   buf_t b = BUF_INIT;
   buf_putc(&b, '"');
   for (; s && *s; s++) {
@@ -74,28 +74,35 @@ static char *t_golit(const char *s) {
 /* Runs the Go template oracle on templates[0..n) (one case each, Helm's mode, no values):
  * out[i] gets the output or NULL, err[i] the error or NULL (both malloc'd). 0, or -1 when the
  * oracle cannot be built or did not answer every case. */
-static int t_oracle_run(const char *dir, size_t n, char *const *templates, char **out, char **err) {
+/* Builds the Go template oracle (tests/oracle/template/build.sh); its path in bin. 0, or -1
+ * with the reason on stderr. */
+static inline int t_oracle_build(char *bin, size_t cap) {
   const char *src = getenv("RUDDER_SOURCE_DIR");
   char cmd[2048];
   snprintf(cmd, sizeof cmd, "%s/tests/oracle/template/build.sh", src ? src : ".");
   FILE *p = popen(cmd, "r");
-  char bin[1024] = {0};
-  if (!p || !fgets(bin, sizeof bin, p)) bin[0] = 0;
+  if (!p || !fgets(bin, (int)cap, p)) bin[0] = 0;
   int st = p ? pclose(p) : -1;
   bin[strcspn(bin, "\n")] = 0;
   if (st != 0 || !bin[0]) {
     fprintf(stderr, "FAIL: could not build the Go template oracle (needs Go): %s\n", cmd);
     return -1;
   }
+  return 0;
+}
+
+static inline int t_oracle_run(const char *dir, size_t n, char *const *templates, char **out, char **err) {
+  char cmd[2048], bin[1024];
+  if (t_oracle_build(bin, sizeof bin)) return -1;
   buf_t tc = BUF_INIT;
   for (size_t i = 0; i < n; i++) buf_printf(&tc, "=== c%zu\n--- template t\n%s\n", i, templates[i]);
   t_put(dir, "oracle.tcase", tc.data, tc.len);
   buf_free(&tc);
   snprintf(cmd, sizeof cmd, "'%s' %s/oracle.tcase", bin, dir);
-  p = popen(cmd, "r");
+  FILE *p = popen(cmd, "r");
   if (!p) return -1;
   char *all = t_read_all(p);
-  st = pclose(p);
+  int st = pclose(p);
   for (size_t i = 0; i < n; i++) out[i] = err[i] = NULL;
   size_t seen = 0;
   for (char *line = all, *nl; line && *line; line = nl ? nl + 1 : NULL) {
