@@ -18,6 +18,8 @@
 #include "base/buf.h"
 #include "base/cjpool.h"
 #include "base/yaml.h"
+#include "helm/source/schema_http.h"
+#include "helm/values/schema.h"
 #include "helm/chart/chart.h"
 #include "helm/render/render.h"
 #include "helm/values/values.h"
@@ -524,9 +526,11 @@ int template_cmd_main(int argc, char **argv) {
   count_templates(c, &ntpl, &tpl_bytes);
   bool worth = helper && *helper ? strcmp(helper, "0") != 0
                                  : big_values || ntpl >= 24 || tpl_bytes >= ((size_t)256 << 10);
+  /* a values.schema.json's http(s) references load as helm loads them (file:// are the chart's) */
+  static const schema_loader_t schema_net = {schema_http_load, NULL};
   render_opts_t ro = {.release_name = name, .namespace = ns, .is_upgrade = is_upgrade, .kube_version = kube_version,
                       .api_versions = apis.v, .napi_versions = apis.n, .helper_thread = worth, .limits = limits,
-                      .warn = log_warning};
+                      .warn = log_warning, .schema_loader = &schema_net};
   render_output_t o;
   buf_t err = BUF_INIT;
   int r = render_template_take(c, vals, &ro, &o, &err); /* consumes vals */

@@ -19,6 +19,8 @@
 #include "helm/action/action.h"
 #include "helm/render/manifest.h"
 #include "helm/render/render.h"
+#include "helm/source/schema_http.h"
+#include "helm/values/schema.h"
 #include "queue/queue.h"
 #include "reconcile/conditions.h"
 #include "reconcile/drift.h"
@@ -2358,12 +2360,16 @@ static void rc__progress(rc_t *x) {
   free(body);
 }
 
+/* A values.schema.json's http(s) references: fetched on this worker thread (it blocks, not the loop). */
+static const schema_loader_t engine__schema_net = {schema_http_load, NULL};
+
 static void rc__render_work(uv_work_t *w) {
   rc_t *x = container_of(w, rc_t, work);
   render_opts_t ro = {.release_name = x->req.release_name, .namespace = x->req.target_ns,
                       .revision = (int)(x->nrecs ? rc__latest(x)->version + 1 : 1),
                       .is_upgrade = rc__released(x), .kube_version = rc__kube_version(x),
-                      .lookup = engine__lookup, .lookup_ctx = &x->lk, .limits = x->e->limits};
+                      .lookup = engine__lookup, .lookup_ctx = &x->lk, .limits = x->e->limits,
+                      .schema_loader = &engine__schema_net};
   cJSON *vals = x->render_values;
   x->render_values = NULL;
   x->render_rc = render_release(x->req.chart, vals, &ro, &x->set, &x->crds, &x->err);

@@ -224,6 +224,8 @@ static const char *fetch__phrase(int st) {
   }
 }
 
+const char *fetch_status_text(int status) { return fetch__phrase(status); }
+
 /* Go's time.Duration formatting for whole milliseconds: "30s", "1.5s", "250ms", "2m0s". */
 static void fetch__duration(uint64_t ms, char *b, size_t n) {
   if (ms < 1000) snprintf(b, n, "%llums", (unsigned long long)ms);

@@ -127,3 +127,5 @@ void fetch_cancel(fetch_req_t *r);
 /* A response header by name (case-insensitive), NULL when absent. */
 const char *fetch_response_header(const fetch_response_t *res, const char *name);
 fetch_stats_t fetch_get_stats(const fetch_t *f);
+/* Go's http.StatusText for the common client and server errors, "" for others. */
+const char *fetch_status_text(int status);

@@ -60,6 +60,10 @@ typedef struct render_opts_s {
   int (*lookup)(void *ctx, const char *api_version, const char *kind, const char *ns, const char *name, char **json,
                 char *err, size_t errlen);
   void *lookup_ctx;
+  /* Loads the http(s) documents a values.schema.json refers to (helm/values/schema.h), called
+   * from the rendering thread; NULL: such references fail as with no loader registered. file://
+   * references are always the chart's own files. */
+  const struct schema_loader_s *schema_loader;
   render_limits_t limits; /* the render's budgets (all 0: the defaults) */
   /* Helm's warnings, in the order helm prints them (NULL: none): level "WARN" or "INFO" and the
    * message ("this chart is deprecated", the values' coalesce warnings). `rudder template` prints

@@ -480,7 +480,7 @@ int render_prepare(chart_t *c, const cJSON *user_values, cJSON **owned, const re
   }
   {
     buf_t sm = BUF_INIT;
-    if ((rc = values_validate_schema_buf(c, vals, &sm))) {
+    if ((rc = values_validate_schema_with(c, vals, opts->schema_loader, &sm))) {
       buf_reset(err);
       if (rc == VALUES_ENOMEM) buf_puts(err, "out of memory");
       else buf_printf(err, "values don't meet the specifications of the schema(s) in the following chart(s):\n%s",

@@ -7,7 +7,8 @@
  * has no Ed25519), buildCustomCert, and encryptAES/decryptAES in Sprig's wire format
  * (base64(IV || AES-256-CBC with PKCS#7 padding), the key being the password zero-padded
  * to 32 bytes). Certificates are random: tested by properties and against Go through the
- * template oracle (test_template_sprig_crypto.c). */
+ * template oracle (test_template_sprig_crypto.c), and element for element against Go's
+ * certificates with only the random parts masked (test_template_cert_asn1.c). */
 #include <arpa/inet.h>
 #include <string.h>
 #include <sys/random.h>
@@ -696,13 +697,53 @@ static int der_ext(buf_t *exts, const char *oid, size_t oidn, bool critical, con
   return r;
 }
 
-/* What signing needs from a parent certificate: its subject (copied as the issuer) and its
- * SubjectPublicKeyInfo (which the signing key must match), as raw DER inside the certificate. */
+/* What signing needs from a parent certificate: its subject (copied as the issuer), its
+ * SubjectPublicKeyInfo (which the signing key must match) and its Subject Key Identifier (the
+ * child's Authority Key Identifier), as raw DER inside the certificate. */
 typedef struct {
-  const unsigned char *subject, *spki;
-  size_t nsubject, nspki;
+  const unsigned char *subject, *spki, *skid;
+  size_t nsubject, nspki, nskid;
   bool odd; /* an Ed25519 key or signature, or an empty issuer or subject: mbedTLS 2.28 reads none */
 } certinfo_t;
+
+/* Finds the Subject Key Identifier among what follows the key in a TBSCertificate (the unique
+ * IDs [1] and [2], then [3] Extensions): the extension 2.5.29.14's OCTET STRING, holding an
+ * OCTET STRING. 0, or -1 when the extensions are not that structure. */
+static int cert_skid(unsigned char *p, const unsigned char *end, certinfo_t *ci) {
+  const int SEQ = MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE;
+  size_t len;
+  while (p < end && (*p == (MBEDTLS_ASN1_CONTEXT_SPECIFIC | 1) || *p == (MBEDTLS_ASN1_CONTEXT_SPECIFIC | 2))) {
+    unsigned char tag = *p;
+    if (mbedtls_asn1_get_tag(&p, end, &len, tag)) return -1;
+    p += len;
+  }
+  if (p == end) return 0;
+  if (mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONTEXT_SPECIFIC | MBEDTLS_ASN1_CONSTRUCTED | 3)) return -1;
+  end = p + len;
+  if (mbedtls_asn1_get_tag(&p, end, &len, SEQ)) return -1;
+  end = p + len;
+  while (p < end) {
+    unsigned char *eend;
+    mbedtls_asn1_buf oid = {0};
+    int crit = 0;
+    if (mbedtls_asn1_get_tag(&p, end, &len, SEQ)) return -1;
+    eend = p + len;
+    if (mbedtls_asn1_get_tag(&p, eend, &oid.len, MBEDTLS_ASN1_OID)) return -1;
+    oid.p = p;
+    p += oid.len;
+    if (p < eend && *p == MBEDTLS_ASN1_BOOLEAN && mbedtls_asn1_get_bool(&p, eend, &crit)) return -1;
+    if (mbedtls_asn1_get_tag(&p, eend, &len, MBEDTLS_ASN1_OCTET_STRING)) return -1;
+    if (!MBEDTLS_OID_CMP(MBEDTLS_OID_SUBJECT_KEY_IDENTIFIER, &oid)) {
+      unsigned char *q = p;
+      size_t kl;
+      if (mbedtls_asn1_get_tag(&q, p + len, &kl, MBEDTLS_ASN1_OCTET_STRING)) return -1;
+      ci->skid = q;
+      ci->nskid = kl;
+    }
+    p = eend;
+  }
+  return 0;
+}
 
 /* Walks a Certificate (RFC 5280 4.1) down to the fields above; 0, or -1 when the DER is not
  * that structure or holds a malformed Ed25519 key. */
@@ -744,6 +785,8 @@ static int cert_split(const unsigned char *der, size_t dn, certinfo_t *ci) {
   }
   ci->spki = s0;
   ci->nspki = (size_t)(kend - s0);
+  p = kend;
+  if (cert_skid(p, tend, ci)) return -1;
   p = tend;
   if (mbedtls_asn1_get_alg(&p, end, &oid, &params)) return -1;
   if (!MBEDTLS_OID_CMP(OID_ED25519, &oid)) ci->odd = true;
@@ -762,6 +805,39 @@ static int cert_check(const unsigned char *der, size_t dn, certinfo_t *ci) {
   return rc && !ci->odd ? -1 : 0;
 }
 
+/* The tag encoding/asn1 gives a string of no declared type: PrintableString (0x13) when every
+ * byte is in its alphabet ('*' and '&' left out, as Go's marshaller does), UTF8String (0x0c)
+ * otherwise, -1 when it is not valid UTF-8. */
+static int der_string_tag(const char *s, size_t n) {
+  bool printable = true;
+  for (size_t i = 0; i < n && printable; i++) {
+    unsigned char b = (unsigned char)s[i];
+    printable = (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || (b && strchr(" '()+,-./:=?", b));
+  }
+  if (printable) return 0x13;
+  for (size_t i = 0; i < n;) {
+    int32_t r;
+    size_t k = tpl__utf8_decode(s + i, n - i, &r);
+    if (r == 0xFFFD && k == 1) return -1;
+    i += k;
+  }
+  return 0x0c;
+}
+
+/* NotBefore and NotAfter as Sprig computes them: now, and now plus a time.Duration of days*24h,
+ * an int64 of nanoseconds that wraps around past about 292 years (time.Time.Add's carry of
+ * the nanoseconds included); Unix seconds, the fractions cut off as the DER times do. */
+static void validity_go(int64_t days, int64_t *nb, int64_t *na) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  int64_t d = (int64_t)((uint64_t)days * UINT64_C(86400000000000));
+  int64_t sec = (int64_t)ts.tv_sec + d / 1000000000, nsec = (int64_t)ts.tv_nsec + d % 1000000000;
+  if (nsec >= 1000000000) sec++;
+  else if (nsec < 0) sec--;
+  *nb = (int64_t)ts.tv_sec;
+  *na = sec;
+}
+
 /* getCertAndKey over Sprig's base template (x509.CreateCertificate's layout and extension
  * order); parent NULL: self-signed with key, otherwise signed by signer under parent's name. */
 static int make_cert(tpl_call_t *c, const char *cn, size_t cnn, const sans_t *sans, int64_t days, bool is_ca,
@@ -777,9 +853,12 @@ static int make_cert(tpl_call_t *c, const char *cn, size_t cnn, const sans_t *sa
     return tpl_call_errorf(c, "error creating certificate: x509: unsupported public key type: *dsa.PublicKey");
   if (key->kind == CK_X25519)
     return tpl_call_errorf(c, "error creating certificate: X25519 public keys in certificates are not supported");
-  /* subject: the CN as UTF8String; an empty CN gives an empty name, as in Go */
+  /* subject: the CN as PrintableString when its alphabet allows, UTF8String otherwise (as
+   * encoding/asn1 picks for a Go string); an empty CN gives an empty name, as in Go */
+  int st = der_string_tag(cn, cnn);
+  if (st < 0) return tpl_call_errorf(c, "error creating certificate: asn1: string not valid UTF-8");
   if (cnn) {
-    e |= der_tlv(&t, 0x06, "\x55\x04\x03", 3) | der_tlv(&t, 0x0c, cn, cnn);
+    e |= der_tlv(&t, 0x06, "\x55\x04\x03", 3) | der_tlv(&t, (unsigned char)st, cn, cnn);
     e |= der_wrap(&u, 0x30, &t);
     buf_reset(&t);
     e |= der_wrap(&t, 0x31, &u);
@@ -804,40 +883,49 @@ static int make_cert(tpl_call_t *c, const char *cn, size_t cnn, const sans_t *sa
   size_t s0 = 1;
   while (s0 < 16 && !sb[s0]) s0++;
   if (sb[s0] & 0x80) s0--;
-  time_t now = time(NULL);
-  int64_t later = (int64_t)now + days * 86400;
-  if (later < 0) later = 0;
-  if (later > 253402300799LL) later = 253402300799LL;
+  int64_t now, later;
+  validity_go(days, &now, &later);
   e |= buf_append(&body, "\xa0\x03\x02\x01\x02", 5);
   e |= der_tlv(&body, 0x02, sb + s0, 17 - s0);
   e |= buf_append(&body, alg.data, alg.len);
   if (parent) e |= buf_append(&body, parent->subject, parent->nsubject);
   else e |= buf_append(&body, subj.data, subj.len);
-  e |= der_time(&t, now) | der_time(&t, (time_t)later);
+  e |= der_time(&t, (time_t)now) | der_time(&t, (time_t)later);
   e |= der_wrap(&body, 0x30, &t);
   buf_reset(&t);
   e |= buf_append(&body, subj.data, subj.len) | buf_append(&body, spki.data, spki.len);
-  /* extensions: KeyUsage (critical), ExtKeyUsage server+client, BasicConstraints (critical on
-   * CAs), SubjectKeyId on CAs (SHA-1 of the key bits), SANs (critical when the subject is empty) */
+  /* extensions, in x509.CreateCertificate's order: KeyUsage (critical), ExtKeyUsage
+   * server+client, BasicConstraints (critical), SubjectKeyId on CAs (the first 160 bits of
+   * SHA-256 of the key bits, RFC 7093, Go's default since 1.25), AuthorityKeyId (the parent's
+   * SubjectKeyId, when it has one and the names differ), SANs (critical when the subject is empty) */
   e |= der_ext(&exts, MBEDTLS_OID_KEY_USAGE, MBEDTLS_OID_SIZE(MBEDTLS_OID_KEY_USAGE), true,
                is_ca ? "\x03\x02\x02\xa4" : "\x03\x02\x05\xa0", 4);
   static const unsigned char eku[] = {0x30, 0x14, 0x06, 0x08, 0x2B, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03,
                                       0x01, 0x06, 0x08, 0x2B, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x02};
   e |= der_ext(&exts, MBEDTLS_OID_EXTENDED_KEY_USAGE, MBEDTLS_OID_SIZE(MBEDTLS_OID_EXTENDED_KEY_USAGE), false, eku,
                sizeof eku);
-  e |= der_ext(&exts, MBEDTLS_OID_BASIC_CONSTRAINTS, MBEDTLS_OID_SIZE(MBEDTLS_OID_BASIC_CONSTRAINTS), is_ca,
+  e |= der_ext(&exts, MBEDTLS_OID_BASIC_CONSTRAINTS, MBEDTLS_OID_SIZE(MBEDTLS_OID_BASIC_CONSTRAINTS), true,
                is_ca ? "\x30\x03\x01\x01\xff" : "\x30\x00", is_ca ? 5 : 2);
   if (is_ca && !e) {
-    unsigned char *p = (unsigned char *)spki.data, *end = p + spki.len, h[20 + 2] = {0x04, 20};
+    unsigned char *p = (unsigned char *)spki.data, *end = p + spki.len, h[32 + 2] = {0x04, 20};
     size_t len;
     mbedtls_asn1_bitstring bits;
     rc = mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE);
     if (!rc) rc = mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE);
     if (!rc) p += len, rc = mbedtls_asn1_get_bitstring(&p, end, &bits);
-    if (!rc) rc = mbedtls_md(mbedtls_md_info_from_type(MBEDTLS_MD_SHA1), bits.p, bits.len, h + 2);
+    if (!rc) rc = mbedtls_md(mbedtls_md_info_from_type(MBEDTLS_MD_SHA256), bits.p, bits.len, h + 2);
     if (rc) goto out;
     e |= der_ext(&exts, MBEDTLS_OID_SUBJECT_KEY_IDENTIFIER, MBEDTLS_OID_SIZE(MBEDTLS_OID_SUBJECT_KEY_IDENTIFIER), false,
-                 h, sizeof h);
+                 h, 22);
+  }
+  if (parent && parent->nskid && (parent->nsubject != subj.len || memcmp(parent->subject, subj.data, subj.len))) {
+    /* AuthorityKeyIdentifier ::= SEQUENCE { keyIdentifier [0] IMPLICIT OCTET STRING } */
+    e |= der_tlv(&u, 0x80, parent->skid, parent->nskid);
+    e |= der_wrap(&t, 0x30, &u);
+    e |= der_ext(&exts, MBEDTLS_OID_AUTHORITY_KEY_IDENTIFIER, MBEDTLS_OID_SIZE(MBEDTLS_OID_AUTHORITY_KEY_IDENTIFIER), false,
+                 t.data, t.len);
+    buf_reset(&t);
+    buf_reset(&u);
   }
   if (sans->any) {
     e |= der_wrap(&t, 0x30, &sans->san);

@@ -43,7 +43,30 @@ typedef struct frame_s {
   int vid;
   const char *refkw; /* "$ref" when this scope was entered through a reference */
   const struct frame_s *parent;
+  const char *base; /* the base URL references here resolve against (NULL: no documents loaded) */
 } frame_t;
+
+/* Documents and their resources, for $ref to other documents: every resource (a document, a
+ * subschema with an $id) by its absolute URL; the loaded documents are owned here. */
+typedef struct sres_s {
+  char *url;
+  const cJSON *node;
+  struct sres_s *next;
+} sres_t;
+
+typedef struct sdoc_s {
+  cJSON *root;
+  struct sdoc_s *next;
+} sdoc_t;
+
+typedef struct srefs_s {
+  const schema_loader_t *ld;
+  sres_t *res;
+  sdoc_t *docs;
+  size_t ndocs;
+  const char *base0; /* values.schema.json's own base */
+  int draft;         /* values.schema.json's, for the keywords that name an $id */
+} srefs_t;
 
 typedef struct sctx_s {
   const cJSON *root;
@@ -58,6 +81,8 @@ typedef struct sctx_s {
   int next_vid;
   bool assert_fmt; /* formats asserted in every draft (the metaschemas are checked that way) */
   int max_depth;
+  srefs_t *refs;        /* NULL: references stay inside root */
+  const char *ref_base; /* the base of the reference target validate() enters next */
 } sctx_t;
 
 /* ---- error values ---------------------------------------------------------------- */
@@ -445,22 +470,29 @@ static int rx_match(sctx_t *x, const cJSON *node, bool prop, const char *s) {
 
 /* ---- $ref ---------------------------------------------------------------------------- */
 
-static const cJSON *resolve_ref(sctx_t *x, const char *ref) {
-  /* Helm's urn loader: an unresolved urn: reference is the permissive schema true */
-  if (!strncmp(ref, "urn:", 4)) return &x->urn_true;
-  if (ref[0] != '#') {
-    if (!x->fatal.len)
-      buf_printf(&x->fatal, "jsonschema: cannot resolve $ref %s: only references inside values.schema.json are supported",
-                 ref);
-    return NULL;
-  }
-  const cJSON *cur = x->root;
-  const char *p = ref + 1;
-  if (*p && *p != '/') { /* an anchor: look for $anchor / $id "#name" */
-    if (!x->fatal.len) buf_printf(&x->fatal, "jsonschema: cannot resolve $ref %s: anchors are not supported", ref);
-    return NULL;
-  }
-  while (*p == '/') {
+static sres_t *res_by_url(const srefs_t *r, const char *url) {
+  for (sres_t *e = r ? r->res : NULL; e; e = e->next)
+    if (!strcmp(e->url, url)) return e;
+  return NULL;
+}
+
+static sres_t *res_by_node(const srefs_t *r, const cJSON *node) {
+  for (sres_t *e = r ? r->res : NULL; e; e = e->next)
+    if (e->node == node) return e;
+  return NULL;
+}
+
+/* The $id of a schema object (draft-04 names it "id"), when it names a resource (not an anchor). */
+static const char *node_id(const cJSON *s, int draft) {
+  const cJSON *id = cJSON_IsObject(s) ? cJSON_GetObjectItemCaseSensitive(s, draft == 4 ? "id" : "$id") : NULL;
+  return cJSON_IsString(id) && id->valuestring[0] != '#' ? id->valuestring : NULL;
+}
+
+static bool refs_load(sctx_t *x, const char *url);
+
+/* A JSON pointer (the fragment after '#') from cur; *base follows the $ids passed on the way. */
+static const cJSON *ptr_walk(sctx_t *x, const cJSON *cur, const char *p, const char **base) {
+  while (cur && *p == '/') {
     p++;
     buf_t tok = BUF_INIT;
     while (*p && *p != '/') {
@@ -480,9 +512,56 @@ static const cJSON *resolve_ref(sctx_t *x, const char *ref) {
     } else if (cJSON_IsObject(cur)) cur = cJSON_GetObjectItemCaseSensitive(cur, t);
     else cur = NULL;
     buf_free(&tok);
-    if (!cur) break;
+    const sres_t *r = cur && x->refs && node_id(cur, x->refs->draft) ? res_by_node(x->refs, cur) : NULL;
+    if (r) *base = r->url;
   }
-  if (!cur && !x->fatal.len) buf_printf(&x->fatal, "json-pointer in \"file:///values.schema.json%s\" not found", ref);
+  return cur;
+}
+
+/* The schema ref names from base (NULL: the root document's); *tbase gets the target's base.
+ * Documents not yet loaded are loaded (x->refs set); NULL with x->fatal set when none is found. */
+static const cJSON *resolve_ref(sctx_t *x, const char *base, const char *ref, const char **tbase) {
+  *tbase = NULL;
+  /* Helm's urn loader: an unresolved urn: reference is the permissive schema true */
+  if (!strncmp(ref, "urn:", 4)) return &x->urn_true;
+  srefs_t *R = x->refs;
+  if (!R && ref[0] != '#') {
+    if (!x->fatal.len)
+      buf_printf(&x->fatal, "jsonschema: cannot resolve $ref %s: only references inside values.schema.json are supported",
+                 ref);
+    return NULL;
+  }
+  char *abs = R ? schema_uri_resolve(base ? base : R->base0, ref) : strdup("file:///values.schema.json");
+  if (!abs) {
+    x->oom = true;
+    return NULL;
+  }
+  const char *frag = R ? strchr(abs, '#') : ref;
+  frag = frag ? frag + 1 : "";
+  if (R) abs[strcspn(abs, "#")] = 0;
+  const cJSON *cur = x->root;
+  if (R) {
+    const sres_t *r = res_by_url(R, abs);
+    if (!r && !strncmp(abs, "urn:", 4)) {
+      free(abs);
+      return &x->urn_true;
+    }
+    if (!r && refs_load(x, abs)) r = res_by_url(R, abs);
+    if (!r) {
+      free(abs);
+      return NULL;
+    }
+    cur = r->node;
+    *tbase = r->url;
+  }
+  if (*frag && *frag != '/') { /* an anchor: look for $anchor / $id "#name" */
+    if (!x->fatal.len) buf_printf(&x->fatal, "jsonschema: cannot resolve $ref %s: anchors are not supported", ref);
+    free(abs);
+    return NULL;
+  }
+  cur = ptr_walk(x, cur, frag, tbase);
+  if (!cur && !x->fatal.len) buf_printf(&x->fatal, "json-pointer in \"%s#%s\" not found", abs, frag);
+  free(abs);
   return cur;
 }
 
@@ -1465,12 +1544,19 @@ static void uneval_validate(sctx_t *x, const cJSON *s, const cJSON *v, const cha
 
 static verr_t *validate(sctx_t *x, const cJSON *s, const cJSON *v, const char *loc, int vid, const frame_t *up,
                         const char *refkw, uneval_t *parent) {
+  /* the base URL here: a reference target's, else the one in effect, moved by this schema's $id */
+  const char *base = x->ref_base ? x->ref_base : up ? up->base : x->refs ? x->refs->base0 : NULL;
+  if (!x->ref_base && x->refs && node_id(s, x->refs->draft)) {
+    const sres_t *r = res_by_node(x->refs, s);
+    if (r) base = r->url;
+  }
+  x->ref_base = NULL;
   if (x->oom || x->fatal.len) return NULL;
   if (cJSON_IsTrue(s)) return NULL;
   if (cJSON_IsFalse(s)) return verr_new(x, E_MSG, loc, "false schema");
   if (!cJSON_IsObject(s)) return NULL;
   /* the same schema applied again to the same value without moving: a $ref cycle */
-  frame_t fr = {s, vid, refkw, up};
+  frame_t fr = {s, vid, refkw, up, base};
   for (const frame_t *f = up; f && f->vid == vid; f = f->parent)
     if (f->sch == s) {
       buf_t k1 = BUF_INIT, k2 = BUF_INIT, m = BUF_INIT, u = BUF_INIT;
@@ -1500,8 +1586,11 @@ static verr_t *validate(sctx_t *x, const cJSON *s, const cJSON *v, const char *l
 
   const cJSON *ref = cJSON_GetObjectItemCaseSensitive(s, "$ref");
   if (cJSON_IsString(ref) && x->draft < 2019) { /* all other keywords ignored */
-    const cJSON *t = resolve_ref(x, ref->valuestring);
+    const char *tb;
+    const cJSON *t = resolve_ref(x, base, ref->valuestring, &tb);
+    x->ref_base = tb;
     ret = t ? validate_ref(x, t, v, loc, vid, &fr, "$ref", NULL) : NULL;
+    x->ref_base = NULL;
     goto out;
   }
 
@@ -1577,8 +1666,11 @@ static verr_t *validate(sctx_t *x, const cJSON *s, const cJSON *v, const char *l
     buf_free(&why);
   }
   if (cJSON_IsString(ref)) {
-    const cJSON *tg = resolve_ref(x, ref->valuestring);
+    const char *tb;
+    const cJSON *tg = resolve_ref(x, base, ref->valuestring, &tb);
+    x->ref_base = tb;
     if (tg) elist_add(x, &errs, validate_ref(x, tg, v, loc, vid, &fr, "$ref", &ue));
+    x->ref_base = NULL;
   }
   if (t == T_OBJECT) obj_validate(x, s, v, loc, vid, &fr, &errs, &ue);
   else if (t == T_ARRAY) arr_validate(x, s, v, loc, &fr, &errs, &ue);
@@ -1835,9 +1927,9 @@ static bool keep_literals(cJSON *n, bool lit, const jscan_t *j, size_t *idx) {
 
 /* One validation run of schema tree root (draft) over instance v: 0 valid, SCHEMA_EINVAL with
  * *err set (the library's error tree) or a fatal text in fatal, SCHEMA_ENOMEM. */
-static int run(const cJSON *root, int draft, bool assert_fmt, const cJSON *v, verr_t **err, buf_t *fatal) {
+static int run(const cJSON *root, int draft, bool assert_fmt, srefs_t *refs, const cJSON *v, verr_t **err, buf_t *fatal) {
   /* a metaschema spends about four levels on each level of the schema it checks */
-  sctx_t x = {.root = root, .draft = draft, .assert_fmt = assert_fmt,
+  sctx_t x = {.root = root, .draft = draft, .assert_fmt = assert_fmt, .refs = refs,
               .max_depth = assert_fmt ? 4 * SCHEMA_MAX_DEPTH : SCHEMA_MAX_DEPTH};
   x.urn_true.type = cJSON_True;
   x.md = pcre2_match_data_create(8, NULL);
@@ -1902,7 +1994,8 @@ static bool compile_walk(const cJSON *root, const cJSON *s, int draft, seen_t **
   if (cJSON_IsString(ref)) {
     if (ref->valuestring[0] != '#') return true;
     sctx_t tmp = {.root = root};
-    const cJSON *t = resolve_ref(&tmp, ref->valuestring);
+    const char *tb;
+    const cJSON *t = resolve_ref(&tmp, NULL, ref->valuestring, &tb);
     buf_free(&tmp.fatal);
     return !t || compile_walk(root, t, draft, seen, depth + 1, out);
   }
@@ -1956,31 +2049,232 @@ static void drop_repeated_keys(cJSON *n) {
   }
 }
 
-int schema_validate(const char *schema_json, size_t len, const cJSON *values, buf_t *out) {
-  jscan_t js = {.s = schema_json, .n = len, .o = out};
+/* Parses a schema document as jsonschema.UnmarshalJSON does (encoding/json's syntax errors,
+ * number literals of enum and const kept, the last of repeated keys kept); NULL with the reason
+ * in out (what names the document in the nesting message), or with *oom set. */
+static cJSON *doc_parse(const char *text, size_t len, const char *what, buf_t *out, bool *oom) {
+  jscan_t js = {.s = text, .n = len, .o = out};
+  *oom = false;
   if (json_syntax_error(&js)) {
     free(js.nums);
-    return SCHEMA_EINVAL;
+    *oom = js.oom;
+    return NULL;
   }
-  cJSON *root = cJSON_ParseWithLength(schema_json, len);
+  cJSON *root = cJSON_ParseWithLength(text, len);
   if (!root) { /* valid for Go but not for cJSON (nesting past its limit) */
     free(js.nums);
-    buf_puts(out, "values.schema.json: JSON nested too deeply");
-    return SCHEMA_EINVAL;
+    buf_printf(out, "%s: JSON nested too deeply", what);
+    return NULL;
   }
   size_t idx = 0;
   bool lit_ok = js.oom || count_nums(root) != js.nnums / 2 || keep_literals(root, false, &js, &idx);
   free(js.nums);
   if (!lit_ok) {
     cJSON_Delete(root);
-    return SCHEMA_ENOMEM;
+    *oom = true;
+    return NULL;
   }
   drop_repeated_keys(root);
+  return root;
+}
+
+static bool res_add(srefs_t *R, const char *url, const cJSON *node) {
+  if (res_by_url(R, url)) return true; /* the first resource of a URL wins */
+  sres_t *e = malloc(sizeof *e);
+  if (!e || !(e->url = strdup(url))) {
+    free(e);
+    return false;
+  }
+  e->node = node;
+  e->next = R->res;
+  R->res = e;
+  return true;
+}
+
+/* Registers the resources of a document: its root under url, every schema with an $id under
+ * the URL it resolves to (enum, const, default and examples hold values, not schemas). */
+static bool refs_index(srefs_t *R, const cJSON *n, const char *base, int depth) {
+  if (depth > SCHEMA_MAX_DEPTH || !(cJSON_IsObject(n) || cJSON_IsArray(n))) return true;
+  char *own = NULL;
+  const char *id = node_id(n, R->draft);
+  if (id) {
+    if (!(own = schema_uri_resolve(base, id))) return false;
+    own[strcspn(own, "#")] = 0;
+    if (!res_add(R, own, n)) return free(own), false;
+    base = own;
+  }
+  bool ok = true;
+  for (const cJSON *c = n->child; c && ok; c = c->next) {
+    if (cJSON_IsObject(n) && (!strcmp(c->string, "enum") || !strcmp(c->string, "const") ||
+                              !strcmp(c->string, "default") || !strcmp(c->string, "examples")))
+      continue;
+    ok = refs_index(R, c, base, depth + 1);
+  }
+  free(own);
+  return ok;
+}
+
+static void display_causes(buf_t *b, const verr_t *e);
+
+/* Loads the document at url (no fragment) through the loader, checks it against its
+ * metaschema and registers its resources; false with x->fatal (or x->oom) set. */
+static bool refs_load(sctx_t *x, const char *url) {
+  srefs_t *R = x->refs;
+  buf_t doc = BUF_INIT, why = BUF_INIT;
+  int rc = SCHEMA_EINVAL;
+  bool known = !strncmp(url, "file:", 5) || !strncmp(url, "http:", 5) || !strncmp(url, "https:", 6);
+  if (!known || !R->ld) {
+    buf_puts(&why, "no URLLoader registered for ");
+    tpl_fmt_quote(&why, url, strlen(url));
+  } else if (R->ndocs >= SCHEMA_MAX_DOCS) {
+    buf_printf(&why, "more than %d documents referenced", SCHEMA_MAX_DOCS);
+  } else {
+    rc = R->ld->load(R->ld->ctx, url, &doc, &why);
+    if (!rc && doc.len > SCHEMA_MAX_DOC_BYTES) {
+      buf_reset(&why);
+      buf_printf(&why, "document larger than %zu MiB", SCHEMA_MAX_DOC_BYTES >> 20);
+      rc = SCHEMA_EINVAL;
+    }
+  }
+  cJSON *root = NULL;
+  bool oom = rc == SCHEMA_ENOMEM;
+  if (!rc) root = doc_parse(doc.data ? doc.data : "", doc.len, url, &why, &oom);
+  if (!root && !oom && !x->fatal.len) {
+    buf_puts(&x->fatal, "failing loading ");
+    tpl_fmt_quote(&x->fatal, url, strlen(url));
+    buf_puts(&x->fatal, ": ");
+    buf_append(&x->fatal, why.data ? why.data : "", why.len);
+  }
+  buf_free(&doc);
+  buf_free(&why);
+  if (oom) x->oom = true;
+  if (!root) return false;
+  int d = draft_of(root);
+  verr_t *e = NULL;
+  buf_t mo = BUF_INIT;
+  cJSON *meta = schema_meta_build(d);
+  rc = meta ? run(meta, d, true, NULL, root, &e, &mo) : SCHEMA_ENOMEM;
+  cJSON_Delete(meta);
+  sdoc_t *sd = rc ? NULL : malloc(sizeof *sd);
+  if (rc == SCHEMA_EINVAL && !x->fatal.len) {
+    if (e) {
+      buf_t u = BUF_INIT;
+      buf_printf(&u, "%s#", url);
+      tpl_fmt_quote(&x->fatal, u.data ? u.data : "", u.len);
+      buf_printf(&x->fatal, " is not valid against metaschema: jsonschema validation failed with '%s'", schema_meta_url(d));
+      display_causes(&x->fatal, e);
+      buf_free(&u);
+    } else buf_append(&x->fatal, mo.data ? mo.data : "", mo.len);
+  }
+  verr_free(e);
+  buf_free(&mo);
+  if (!sd) {
+    if (rc != SCHEMA_EINVAL) x->oom = true;
+    cJSON_Delete(root);
+    return false;
+  }
+  sd->root = root;
+  sd->next = R->docs;
+  R->docs = sd;
+  R->ndocs++;
+  if (!res_add(R, url, root) || !refs_index(R, root, url, 0)) {
+    x->oom = true;
+    return false;
+  }
+  return true;
+}
+
+/* Compile(): every schema reachable from s (through the keywords that hold schemas and through
+ * $ref) has its references resolved, so that a document that cannot be loaded fails before
+ * any value is looked at, wherever its reference is, as the library's compiler fails. */
+static void refs_walk(sctx_t *x, const cJSON *s, const char *base, seen_t **seen, int depth) {
+  if (!cJSON_IsObject(s) || depth > SCHEMA_MAX_DEPTH || x->fatal.len || x->oom) return;
+  for (seen_t *q = *seen; q; q = q->next)
+    if (q->node == s) return;
+  seen_t *n = malloc(sizeof *n);
+  if (!n) {
+    x->oom = true;
+    return;
+  }
+  n->node = s;
+  n->next = *seen;
+  *seen = n;
+  if (node_id(s, x->refs->draft)) {
+    const sres_t *r = res_by_node(x->refs, s);
+    if (r) base = r->url;
+  }
+  const cJSON *ref = cJSON_GetObjectItemCaseSensitive(s, "$ref");
+  if (cJSON_IsString(ref)) {
+    const char *tb;
+    const cJSON *t = resolve_ref(x, base, ref->valuestring, &tb);
+    if (t) refs_walk(x, t, tb, seen, depth + 1);
+  }
+  static const char *const one[] = {"not", "additionalProperties", "additionalItems", "items", "propertyNames", "contains",
+                                    "if", "then", "else", "unevaluatedProperties", "unevaluatedItems", "contentSchema"};
+  static const char *const arr[] = {"allOf", "anyOf", "oneOf", "items", "prefixItems"};
+  static const char *const map[] = {"properties", "patternProperties", "dependencies", "dependentSchemas"};
+  for (size_t i = 0; i < sizeof one / sizeof *one; i++)
+    refs_walk(x, cJSON_GetObjectItemCaseSensitive(s, one[i]), base, seen, depth + 1);
+  for (size_t i = 0; i < sizeof arr / sizeof *arr; i++) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(s, arr[i]);
+    for (const cJSON *c = cJSON_IsArray(a) ? a->child : NULL; c; c = c->next) refs_walk(x, c, base, seen, depth + 1);
+  }
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(s, map[i]);
+    for (const cJSON *c = cJSON_IsObject(m) ? m->child : NULL; c; c = c->next) refs_walk(x, c, base, seen, depth + 1);
+  }
+}
+
+static void refs_free(srefs_t *R) {
+  while (R->res) {
+    sres_t *n = R->res->next;
+    free(R->res->url);
+    free(R->res);
+    R->res = n;
+  }
+  while (R->docs) {
+    sdoc_t *n = R->docs->next;
+    cJSON_Delete(R->docs->root);
+    free(R->docs);
+    R->docs = n;
+  }
+}
+
+/* Resolves every reference reachable from values.schema.json, loading what it needs; 0,
+ * SCHEMA_EINVAL with the reason in out, SCHEMA_ENOMEM. */
+static int refs_prepare(srefs_t *R, const cJSON *root, int draft, buf_t *out) {
+  sctx_t x = {.root = root, .draft = draft, .refs = R, .max_depth = SCHEMA_MAX_DEPTH};
+  x.urn_true.type = cJSON_True;
+  seen_t *seen = NULL;
+  if (!res_add(R, "file:///values.schema.json", root) || !refs_index(R, root, "file:///values.schema.json", 0)) x.oom = true;
+  const sres_t *r = node_id(root, draft) ? res_by_node(R, root) : NULL;
+  R->base0 = r ? r->url : "file:///values.schema.json";
+  if (!x.oom) refs_walk(&x, root, R->base0, &seen, 0);
+  while (seen) {
+    seen_t *n = seen->next;
+    free(seen);
+    seen = n;
+  }
+  int rc = x.oom ? SCHEMA_ENOMEM : x.fatal.len ? SCHEMA_EINVAL : 0;
+  if (rc == SCHEMA_EINVAL) buf_append(out, x.fatal.data, x.fatal.len);
+  buf_free(&x.fatal);
+  return rc;
+}
+
+int schema_validate(const char *schema_json, size_t len, const cJSON *values, buf_t *out) {
+  return schema_validate_with(schema_json, len, values, NULL, out);
+}
+
+int schema_validate_with(const char *schema_json, size_t len, const cJSON *values, const schema_loader_t *ld,
+                         buf_t *out) {
+  bool oom;
+  cJSON *root = doc_parse(schema_json, len, "values.schema.json", out, &oom);
+  if (!root) return oom ? SCHEMA_ENOMEM : SCHEMA_EINVAL;
   int draft = draft_of(root);
   verr_t *e = NULL;
   /* Compile(): the schema against its draft's metaschema first */
   cJSON *meta = schema_meta_build(draft);
-  int rc = meta ? run(meta, draft, true, root, &e, out) : SCHEMA_ENOMEM;
+  int rc = meta ? run(meta, draft, true, NULL, root, &e, out) : SCHEMA_ENOMEM;
   cJSON_Delete(meta);
   if (rc == SCHEMA_EINVAL && e) {
     buf_printf(out, "\"file:///values.schema.json#\" is not valid against metaschema: jsonschema validation failed with '%s'",
@@ -1996,8 +2290,10 @@ int schema_validate(const char *schema_json, size_t len, const cJSON *values, bu
       seen = n;
     }
   }
+  srefs_t refs = {.ld = ld, .draft = draft};
+  if (!rc) rc = refs_prepare(&refs, root, draft, out);
   if (!rc) {
-    rc = run(root, draft, false, values, &e, out);
+    rc = run(root, draft, false, &refs, values, &e, out);
     if (rc == SCHEMA_EINVAL && e) {
       /* under the schema's line, which Helm trims: the first cause's "\n" goes too */
       buf_t b = BUF_INIT;
@@ -2009,6 +2305,7 @@ int schema_validate(const char *schema_json, size_t len, const cJSON *values, bu
     }
   }
   verr_free(e);
+  refs_free(&refs);
   cJSON_Delete(root);
   return rc;
 }

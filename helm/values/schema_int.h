@@ -26,3 +26,7 @@ int schema_go_format(const char *fmt, const char *s, buf_t *why);
 cJSON *schema_meta_build(int draft);
 /* Where Go says the metaschema is ("https://json-schema.org/draft/2020-12/schema#"). */
 const char *schema_meta_url(int draft);
+
+/* The absolute URL ref names from base (RFC 3986 section 5.2, as net/url's ResolveReference);
+ * malloc'd, NULL when out of memory. */
+char *schema_uri_resolve(const char *base, const char *ref);

@@ -576,13 +576,60 @@ int values_merge(const chart_t *c, const cJSON *user, cJSON **out, char *err, si
   return values__run(c, user, true, out, err, errlen);
 }
 
+static int values__hexval(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
+}
+
+/* A schema's documents: file:// URLs name the chart's own files (the schema itself being
+ * file:///values.schema.json, as Helm names it), never the host's; http(s) go to the caller's
+ * loader. */
+typedef struct {
+  const chart_t *c;
+  const schema_loader_t *net;
+} values__loader_t;
+
+static int values__schema_load(void *ctx, const char *url, buf_t *doc, buf_t *err) {
+  const values__loader_t *l = ctx;
+  if (strncmp(url, "file:", 5)) {
+    if (l->net && l->net->load) return l->net->load(l->net->ctx, url, doc, err);
+    buf_puts(err, "no URLLoader registered for ");
+    tpl_fmt_quote(err, url, strlen(url));
+    return SCHEMA_EINVAL;
+  }
+  /* the URL's path, percent-decoded (net/url's Path, as the library's file loader opens it) */
+  const char *p = url + 5;
+  if (p[0] == '/' && p[1] == '/') p += 2 + strcspn(p + 2, "/");
+  buf_t path = BUF_INIT;
+  for (; *p && *p != '?'; p++) {
+    int hi, lo;
+    if (p[0] == '%' && (hi = values__hexval(p[1])) >= 0 && (lo = values__hexval(p[2])) >= 0) {
+      buf_putc(&path, (char)(hi << 4 | lo));
+      p += 2;
+    } else buf_putc(&path, *p);
+  }
+  if (buf_putc(&path, 0)) return buf_free(&path), SCHEMA_ENOMEM;
+  path.len--;
+  const char *name = path.data[0] == '/' ? path.data + 1 : path.data;
+  for (size_t i = 0; i < l->c->nfiles; i++)
+    if (!strcmp(l->c->files[i].name, name)) {
+      int e = buf_append(doc, l->c->files[i].data, l->c->files[i].len);
+      buf_free(&path);
+      return e ? SCHEMA_ENOMEM : 0;
+    }
+  buf_printf(err, "open %s: no such file or directory", path.data);
+  buf_free(&path);
+  return SCHEMA_EINVAL;
+}
+
 /* ValidateAgainstSchema: the chart's schema against its values, then each subchart's against
  * values[subchart name] (absent or null: skipped; not a map: reported). */
-int values_validate_schema_buf(const chart_t *c, const cJSON *values, buf_t *err) {
+int values_validate_schema_with(const chart_t *c, const cJSON *values, const schema_loader_t *net, buf_t *err) {
   const char *name = c->meta.name ? c->meta.name : "";
   if (c->schema) {
     buf_t e = BUF_INIT;
-    int rc = schema_validate(c->schema, c->schema_len, values, &e);
+    values__loader_t vl = {c, net};
+    schema_loader_t ld = {values__schema_load, &vl};
+    int rc = schema_validate_with(c->schema, c->schema_len, values, &ld, &e);
     if (rc == SCHEMA_ENOMEM) {
       buf_free(&e);
       return VALUES_ENOMEM;
@@ -607,10 +654,14 @@ int values_validate_schema_buf(const chart_t *c, const cJSON *values, buf_t *err
       buf_printf(err, "%s:\ninvalid type for values: expected object (map), got %s\n", sn, t);
       continue;
     }
-    int rc = values_validate_schema_buf(sub, raw, err);
+    int rc = values_validate_schema_with(sub, raw, net, err);
     if (rc) return rc;
   }
   return err->len ? VALUES_EINVAL : 0;
+}
+
+int values_validate_schema_buf(const chart_t *c, const cJSON *values, buf_t *err) {
+  return values_validate_schema_with(c, values, NULL, err);
 }
 
 int values_validate_schema(const chart_t *c, const cJSON *values, char *err, size_t errlen) {

@@ -74,6 +74,11 @@ int values_parse_set(const char *s, values_set_kind_t kind, cJSON *dest, values_
  * (with values[subchart]). 0, VALUES_EINVAL with Helm's per-chart text appended to err
  * ("name:\n- at '/x': ...\n"), or VALUES_ENOMEM. */
 int values_validate_schema_buf(const chart_t *c, const cJSON *values, buf_t *err);
+/* values_validate_schema_buf where a schema's $ref to other documents load: file:// from the
+ * chart's own files (file:///values.schema.json being the schema; never the host's files),
+ * http(s) through net (NULL: they fail as with no loader registered). */
+struct schema_loader_s;
+int values_validate_schema_with(const chart_t *c, const cJSON *values, const struct schema_loader_s *net, buf_t *err);
 /* values_validate_schema_buf with the text truncated into err (errlen bytes). */
 int values_validate_schema(const chart_t *c, const cJSON *values, char *err, size_t errlen);
 

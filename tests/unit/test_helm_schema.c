@@ -107,10 +107,9 @@ static void test_hostile(void) {
   EXPECT("[1,]", "{}", "invalid character ']' looking for beginning of value");
   EXPECT("{\"type\":", "{}", "unexpected EOF");
   EXPECT("", "{}", "EOF");
-  m = run("{\"$ref\":\"https://example.com/s.json\"}", "{}", &rc);
-  CHECK_EQ_INT(rc, SCHEMA_EINVAL);
-  CHECK(strstr(m, "cannot resolve $ref") != NULL);
-  free(m);
+  /* another document with no loader given: Helm's text for a scheme it has no loader for */
+  EXPECT("{\"$ref\":\"https://example.com/s.json\"}", "{}",
+         "failing loading \"https://example.com/s.json\": no URLLoader registered for \"https://example.com/s.json\"");
   m = run("{\"$ref\":\"#/nope\"}", "{}", &rc);
   CHECK_EQ_INT(rc, SCHEMA_EINVAL);
   free(m);

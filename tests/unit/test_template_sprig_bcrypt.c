@@ -13,6 +13,7 @@
 #include "helm/template/sprig.h"
 #include "helm/template/tpl.h"
 #include "t.h"
+#include "t_oracle.h"
 #include "t_render.h"
 
 static char *render(const char *text) { return t_render_text(text, 0); }
@@ -115,16 +116,9 @@ int main(void) {
   free(lng);
 
   /* Verify every hash with Go's bcrypt. */
-  const char *src = getenv("RUDDER_SOURCE_DIR");
   char cmd[2048];
-  snprintf(cmd, sizeof cmd, "%s/tests/oracle/template/build.sh", src ? src : ".");
-  FILE *p = popen(cmd, "r");
   char oracle[1024] = {0};
-  if (!p || !fgets(oracle, sizeof oracle, p)) oracle[0] = 0;
-  int st = p ? pclose(p) : -1;
-  oracle[strcspn(oracle, "\n")] = 0;
-  if (st != 0 || !oracle[0]) {
-    fprintf(stderr, "FAIL: could not build the Go template oracle (needs Go): %s\n", cmd);
+  if (t_oracle_build(oracle, sizeof oracle)) {
     t_failed++;
   } else {
     char in[] = "/tmp/rudder-bcrypt-XXXXXX";
@@ -137,7 +131,7 @@ int main(void) {
       fprintf(f, "%s %s\n", "77726f6e67", hashes[1] ? hashes[1] : "none");
       fclose(f);
       snprintf(cmd, sizeof cmd, "'%s' -bcrypt-verify < %s", oracle, in);
-      p = popen(cmd, "r");
+      FILE *p = popen(cmd, "r");
       char line[512];
       int ok = 0, fails = 0;
       while (p && fgets(line, sizeof line, p)) {

@@ -15,40 +15,22 @@
 #include "helm/template/sprig.h"
 #include "helm/template/tpl.h"
 #include "t.h"
+#include "t_oracle.h"
 #include "t_render.h"
 
 static char *render(const char *text) { return t_render_text(text, 0); }
 
 static char dir[] = "/tmp/rudder-crypto-XXXXXX";
 
-static void put(const char *name, const char *s, size_t n) {
-  char p[256];
-  snprintf(p, sizeof p, "%s/%s", dir, name);
-  FILE *f = fopen(p, "w");
-  if (!f) return;
-  fwrite(s, 1, n, f);
-  fclose(f);
+static void put(const char *name, const char *s, size_t n) { t_put(dir, name, s, n); }
+static char *sh(const char *cmd) { return t_sh(dir, cmd); }
+static char *slurp(const char *name) { return t_slurp(dir, name); }
+static char *golit(const char *s) { return t_golit(s); }
+static int oracle(size_t n, char *const *templates, char **out, char **err) {
+  return t_oracle_run(dir, n, templates, out, err);
 }
 
-/* Runs a shell command in dir; returns its stdout (malloc'd) or NULL when it failed. */
-static char *sh(const char *cmd) {
-  char full[1024];
-  snprintf(full, sizeof full, "cd %s && %s 2>&1", dir, cmd);
-  FILE *p = popen(full, "r");
-  if (!p) return NULL;
-  buf_t b = BUF_INIT;
-  char tmp[4096];
-  size_t k;
-  while ((k = fread(tmp, 1, sizeof tmp, p)) > 0) buf_append(&b, tmp, k);
-  int st = pclose(p);
-  buf_putc(&b, 0);
-  if (st != 0) {
-    fprintf(stderr, "command failed: %s\n%s\n", cmd, b.data);
-    buf_free(&b);
-    return NULL;
-  }
-  return b.data;
-}
+
 
 static void split_store(char *s) {
   /* parts separated by "@@": ca.crt, ca.key, leaf.crt, leaf.key, self.crt, self.key, ec.key, eccert.crt */
@@ -71,19 +53,6 @@ static int contains(const char *hay, const char *needle) { return hay && strstr(
 /* The template's error text, NULL when it rendered. */
 static char *render_err(const char *text) { return t_render_text(text, 1); }
 
-/* s as a Go string literal (for keys and certificates inside template text). */
-static char *golit(const char *s) {
-  buf_t b = BUF_INIT;
-  buf_putc(&b, '"');
-  for (; s && *s; s++) {
-    if (*s == '\n') buf_puts(&b, "\\n");
-    else if (*s == '"' || *s == '\\') buf_putc(&b, '\\'), buf_putc(&b, *s);
-    else buf_putc(&b, *s);
-  }
-  buf_putc(&b, '"');
-  buf_putc(&b, 0);
-  return b.data;
-}
 
 /* A PEM block of type around der (one base64 line; pem.Decode takes any line length). */
 static char *pem_of(const char *type, const unsigned char *der, size_t n) {
@@ -109,19 +78,6 @@ static char *retype(const char *pem, const char *from, const char *to) {
   return b.data;
 }
 
-static char *slurp(const char *name) {
-  char p[256];
-  snprintf(p, sizeof p, "%s/%s", dir, name);
-  FILE *f = fopen(p, "r");
-  if (!f) return NULL;
-  buf_t b = BUF_INIT;
-  char tmp[4096];
-  size_t k;
-  while ((k = fread(tmp, 1, sizeof tmp, f)) > 0) buf_append(&b, tmp, k);
-  fclose(f);
-  buf_putc(&b, 0);
-  return b.data;
-}
 
 static void split_named(char *s, const char *const *names, int n) {
   char *p = s;
@@ -133,58 +89,6 @@ static void split_named(char *s, const char *const *names, int n) {
   }
 }
 
-/* Runs the Go template oracle on templates[0..n): out[i] gets the output or NULL, err[i]
- * the error or NULL. 0, or -1 when the oracle cannot be built or run. */
-static int oracle(size_t n, char *const *templates, char **out, char **err) {
-  const char *src = getenv("RUDDER_SOURCE_DIR");
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "%s/tests/oracle/template/build.sh", src ? src : ".");
-  FILE *p = popen(cmd, "r");
-  char bin[1024] = {0};
-  if (!p || !fgets(bin, sizeof bin, p)) bin[0] = 0;
-  int st = p ? pclose(p) : -1;
-  bin[strcspn(bin, "\n")] = 0;
-  if (st != 0 || !bin[0]) {
-    fprintf(stderr, "FAIL: could not build the Go template oracle (needs Go): %s\n", cmd);
-    return -1;
-  }
-  buf_t tc = BUF_INIT;
-  for (size_t i = 0; i < n; i++) buf_printf(&tc, "=== c%zu\n--- template t\n%s\n", i, templates[i]);
-  put("ed.tcase", tc.data, tc.len);
-  buf_free(&tc);
-  snprintf(cmd, sizeof cmd, "'%s' %s/ed.tcase", bin, dir);
-  p = popen(cmd, "r");
-  if (!p) return -1;
-  buf_t all = BUF_INIT;
-  char tmp[8192];
-  size_t k;
-  while ((k = fread(tmp, 1, sizeof tmp, p)) > 0) buf_append(&all, tmp, k);
-  st = pclose(p);
-  buf_putc(&all, 0);
-  for (size_t i = 0; i < n; i++) out[i] = err[i] = NULL;
-  size_t seen = 0;
-  for (char *line = all.data, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-    nl = strchr(line, '\n');
-    if (nl) *nl = 0;
-    cJSON *j = cJSON_Parse(line);
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(j, "name"));
-    size_t i = name && name[0] == 'c' ? (size_t)strtoul(name + 1, NULL, 10) : n;
-    if (i < n) {
-      const char *o = cJSON_GetStringValue(cJSON_GetObjectItem(j, "output"));
-      const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(j, "error"));
-      out[i] = o ? strdup(o) : NULL;
-      err[i] = e ? strdup(e) : NULL;
-      seen++;
-    }
-    cJSON_Delete(j);
-  }
-  buf_free(&all);
-  if (st != 0 || seen != n) {
-    fprintf(stderr, "FAIL: the oracle answered %zu of %zu cases (status %d)\n", seen, n, st);
-    return -1;
-  }
-  return 0;
-}
 
 /* A PKCS#8 "PRIVATE KEY" for algorithm OID oid (DER content) with optional parameters, the
  * inner key as tag/len/bytes, and an optional trailing element. */
