@@ -2,33 +2,46 @@
 # chart): what rudder's service account must and must not be allowed, and the pieces to run the
 # controller with that service account's token. Sourced after lib.sh.
 
-# docs_of KIND FILE: the documents of that kind in a multi-document YAML file, as a JSON list.
+# to_json FILE: FILE's YAML documents as one JSON list (kubectl reads the YAML: no YAML module needed).
+to_json() {
+  kubectl create --dry-run=client --validate=false -o json -f "$1" |
+    python3 -c '
+import json, sys
+text, docs, i = sys.stdin.read(), [], 0
+while text[i:].strip():  # one JSON object after another
+    d, i = json.JSONDecoder().raw_decode(text, len(text) - len(text[i:].lstrip()))
+    docs += d["items"] if d.get("kind") == "List" else [d]
+print(json.dumps(docs))'
+}
+
+# docs_of KIND FILE: the documents of that kind in a YAML file, as a JSON list.
 docs_of() {
-  python3 - "$1" "$2" <<'PY'
-import json, sys, yaml
-kind, path = sys.argv[1], sys.argv[2]
-print(json.dumps([d for d in yaml.safe_load_all(open(path)) if d and d.get("kind") == kind], sort_keys=True))
-PY
+  to_json "$2" | python3 -c 'import json, sys; print(json.dumps([d for d in json.load(sys.stdin) if d["kind"] == sys.argv[1]], sort_keys=True))' "$1"
 }
 
 # pick_kinds keep|drop FILE KIND...: FILE's documents of (keep) or but those of (drop) the given
-# kinds, as YAML.
+# kinds, as a JSON List for kubectl.
 pick_kinds() {
-  python3 - "$@" <<'PY'
-import sys, yaml
-mode, path, kinds = sys.argv[1], sys.argv[2], set(sys.argv[3:])
-print(yaml.safe_dump_all([d for d in yaml.safe_load_all(open(path)) if d and (d.get("kind") in kinds) == (mode == "keep")]))
-PY
+  local mode=$1 file=$2; shift 2
+  to_json "$file" | python3 -c '
+import json, sys
+mode, kinds = sys.argv[1], set(sys.argv[2:])
+items = [d for d in json.load(sys.stdin) if (d["kind"] in kinds) == (mode == "keep")]
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))' "$mode" "$@"
 }
 
 # rbac_rules FILE: the rules of every ClusterRole and Role in FILE, names and labels left out
 # (to compare the chart's with the kustomize base's), as JSON.
 rbac_rules() {
-  python3 - "$1" <<'PY'
-import json, sys, yaml
-docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") in ("ClusterRole", "Role")]
-print(json.dumps(sorted([d["kind"], d["rules"]] for d in docs), sort_keys=True, indent=1))
-PY
+  to_json "$1" | python3 -c '
+import json, sys
+docs = [d for d in json.load(sys.stdin) if d["kind"] in ("ClusterRole", "Role")]
+print(json.dumps(sorted([d["kind"], d["rules"]] for d in docs), sort_keys=True, indent=1))'
+}
+
+# deploy_args FILE: the container's arguments of the Deployment in FILE, one a line.
+deploy_args() {
+  docs_of Deployment "$1" | python3 -c 'import json, sys; print("\n".join(json.load(sys.stdin)[0]["spec"]["template"]["spec"]["containers"][0]["args"]))'
 }
 
 # controller_args FILE: the controller's flags from the Deployment in FILE, one a line, without
@@ -37,12 +50,7 @@ PY
 controller_args() {
   local help a
   help=$("$RUDDER_BIN" controller --help)
-  python3 - "$1" <<'PY' |
-import sys, yaml
-d = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") == "Deployment"][0]
-for a in d["spec"]["template"]["spec"]["containers"][0]["args"]:
-    print(a)
-PY
+  deploy_args "$1" |
   while IFS= read -r a; do
     case "$a" in controller | --storage-path=*) continue ;; esac
     if grep -q -- "${a%%=*}[ =]" <<<"$help"; then echo "$a"; else echo "note: this rudder has no ${a%%=*} yet: left out" >&2; fi

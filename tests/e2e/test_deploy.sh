@@ -17,12 +17,12 @@ SA_USER=system:serviceaccount:$RNS:rudder
 kubectl get namespace "$RNS" >/dev/null 2>&1 && fail "namespace $RNS exists already: left by an earlier run?"
 deploy_cleanup() {
   stop_controller KILL
-  [ -f "$WORK/live.yaml" ] && kubectl delete -f "$WORK/live.yaml" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  [ -f "$WORK/live.json" ] && kubectl delete -f "$WORK/live.json" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 }
 trap 'rc=$?; deploy_cleanup; (exit $rc); cleanup' EXIT
 
 kubectl kustomize "$src/deploy" >"$WORK/all.yaml"
-kinds=$(python3 -c 'import sys, yaml; print(" ".join(sorted({d["kind"] for d in yaml.safe_load_all(open(sys.argv[1])) if d})))' "$WORK/all.yaml")
+kinds=$(to_json "$WORK/all.yaml" | python3 -c 'import json, sys; print(" ".join(sorted({d["kind"] for d in json.load(sys.stdin)})))')
 [ "$kinds" = "ClusterRole ClusterRoleBinding CustomResourceDefinition Deployment Namespace Role RoleBinding Service ServiceAccount" ] ||
   fail "kubectl kustomize deploy/: kinds $kinds"
 ncrd=$(docs_of CustomResourceDefinition "$WORK/all.yaml" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
@@ -36,8 +36,8 @@ kubectl apply --dry-run=server -f "$WORK/all.yaml" >"$WORK/dry.txt" 2>"$WORK/dry
 grep -q 'deployment.apps/rudder created (server dry run)' "$WORK/dry.txt" || fail "dry run: $(cat "$WORK/dry.txt")"
 ok "kubectl apply --dry-run=server accepts every manifest of deploy/ ($(wc -l <"$WORK/dry.txt") objects)"
 
-pick_kinds drop "$WORK/all.yaml" CustomResourceDefinition >"$WORK/live.yaml"
-kubectl apply -f "$WORK/live.yaml" >/dev/null
+pick_kinds drop "$WORK/all.yaml" CustomResourceDefinition >"$WORK/live.json"
+kubectl apply -f "$WORK/live.json" >/dev/null
 pod_created() { [ -n "$(kubectl -n "$RNS" get pods -l app.kubernetes.io/name=rudder -o name)" ]; }
 wait_for 60 "the Deployment's pod created" pod_created
 if kubectl -n "$RNS" get events --field-selector reason=FailedCreate -o jsonpath='{.items[*].message}' | grep -q .; then
@@ -158,6 +158,6 @@ import json, sys
 b = [d for d in json.load(sys.stdin) if d["roleRef"]["name"] == "cluster-admin"]
 assert len(b) == 1 and b[0]["subjects"] == [{"kind": "ServiceAccount", "name": "rudder", "namespace": "rudder-system"}], b
 ' || fail "the cluster-admin component does not bind rudder to cluster-admin"
-args=$(docs_of Deployment "$WORK/broad.yaml" | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)[0]["spec"]["template"]["spec"]["containers"][0]["args"]))')
+args=$(deploy_args "$WORK/broad.yaml" | tr '\n' ' ')
 [[ "$args" != *--default-service-account* && "$args" == *--leader-elect* ]] || fail "with the component, the args are: $args"
 ok "the cluster-admin component binds rudder to cluster-admin and drops --default-service-account (accepted by the server)"

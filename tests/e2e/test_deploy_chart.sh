@@ -61,7 +61,6 @@ done
 ok "rudder template == helm template, byte for byte, in ${#cases[@]} cases, each accepted by a server-side dry run"
 
 # What the values do, read from the rendered (oracle's) manifests.
-deploy_args() { docs_of Deployment "$1" | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)[0]["spec"]["template"]["spec"]["containers"][0]["args"]))'; }
 deploy_args "$WORK/helm.3.yaml" >"$WORK/args3"
 for want in --concurrency=16 --log-level=debug --log-format=json --leader-elect --leader-election-id=shard-a-rudder-controller \
   "--watch-label-selector=sharding.fluxcd.io/key in (shard1, shard2)" --metrics-addr=:9090 --health-addr=:9091 \
@@ -85,16 +84,17 @@ ok "values: image, resources, concurrency, log format, shards, leader election, 
 kubectl kustomize "$src/deploy" >"$WORK/kustomize.yaml"
 diff -u <(rbac_rules "$WORK/kustomize.yaml") <(rbac_rules "$WORK/helm.1.yaml") >&2 ||
   fail "the chart's ClusterRole/Role rules differ from deploy/rbac.yaml's"
-python3 - "$WORK/kustomize.yaml" "$WORK/helm.1.yaml" <<'PY' || fail "the chart's Deployment differs from deploy/deployment.yaml's in its pod's security or probes"
-import sys, yaml
-def pod(p):
-    d = [d for d in yaml.safe_load_all(open(p)) if d and d.get("kind") == "Deployment"][0]["spec"]["template"]["spec"]
-    c = d["containers"][0]
-    return (d["securityContext"], c["securityContext"], c["livenessProbe"], c["readinessProbe"], c["resources"],
-            c["volumeMounts"], [v["emptyDir"] for v in d["volumes"]], [p["containerPort"] for p in c["ports"]], c["args"])
-a, b = pod(sys.argv[1]), pod(sys.argv[2])
-assert a == b, (a, b)
-PY
+pod_spec() {
+  docs_of Deployment "$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)[0]["spec"]["template"]["spec"]
+c = d["containers"][0]
+print(json.dumps([d["securityContext"], c["securityContext"], c["livenessProbe"], c["readinessProbe"], c["resources"],
+                  c["volumeMounts"], [v["emptyDir"] for v in d["volumes"]], [p["containerPort"] for p in c["ports"]], c["args"]],
+                 sort_keys=True, indent=1))'
+}
+diff -u <(pod_spec "$WORK/kustomize.yaml") <(pod_spec "$WORK/helm.1.yaml") >&2 ||
+  fail "the chart's Deployment differs from deploy/deployment.yaml's in its pod's security, probes, resources or flags"
 ok "the chart's defaults match deploy/: the same RBAC rules, pod security, probes, resources and flags"
 
 helm install "$REL" "$chart" -n "$NS" >"$WORK/install.txt" 2>&1 || fail "helm install: $(cat "$WORK/install.txt")"
