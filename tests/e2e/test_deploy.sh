@@ -14,7 +14,10 @@ src=${RUDDER_SOURCE_DIR:?}
 RNS=rudder-system
 SA_USER=system:serviceaccount:$RNS:rudder
 
-kubectl get namespace "$RNS" >/dev/null 2>&1 && fail "namespace $RNS exists already: left by an earlier run?"
+if kubectl get namespace "$RNS" >/dev/null 2>&1; then # left by an interrupted run
+  kubectl delete namespace "$RNS" --wait=false >/dev/null
+  wait_for 120 "namespace $RNS of an earlier run gone" bash -c "! kubectl get namespace $RNS"
+fi
 deploy_cleanup() {
   stop_controller KILL
   [ -f "$WORK/live.json" ] && kubectl delete -f "$WORK/live.json" --ignore-not-found --wait=false >/dev/null 2>&1 || true
@@ -45,7 +48,12 @@ if kubectl -n "$RNS" get events --field-selector reason=FailedCreate -o jsonpath
 fi
 [ "$(kubectl get namespace "$RNS" -o jsonpath='{.metadata.labels.pod-security\.kubernetes\.io/enforce}')" = restricted ] ||
   fail "namespace $RNS does not enforce the restricted Pod Security Standard"
-ok "applied for real: the pod of the Deployment is admitted under Pod Security \"restricted\""
+# ...and the admission is on: a pod that may escalate is refused there.
+if kubectl -n "$RNS" run probe --image=rudder:0.1.0 --restart=Never --dry-run=server >/dev/null 2>"$WORK/psa.err"; then
+  fail "a pod without the restricted securityContext was admitted in $RNS"
+fi
+grep -q 'violates PodSecurity "restricted' "$WORK/psa.err" || fail "refused, but not by Pod Security: $(cat "$WORK/psa.err")"
+ok "applied for real: the pod of the Deployment is admitted under Pod Security \"restricted\" (a plain pod is not)"
 
 can_i_checks "$SA_USER" "$RNS" rudder-controller
 
