@@ -38,9 +38,11 @@ ok "the image runs rudder as the unprivileged user 65532"
 
 # Exactly: the binary, what ldd says it loads (as the image's own loader resolves it), the CA
 # bundle, passwd and group, and an empty /tmp. No shell, no package manager.
+loader=$(cd "$mnt" && find . -name 'ld-linux*.so*' -type f | sed 's/^\.//' | head -1)
+[ -n "$loader" ] || fail "the image holds no dynamic loader"
 want=$( {
   printf '%s\n' /usr/local/bin/rudder /etc/ssl/certs/ca-certificates.crt /etc/passwd /etc/group
-  chroot "$mnt" /lib64/ld-linux-x86-64.so.2 --list /usr/local/bin/rudder |
+  chroot "$mnt" "$loader" --list /usr/local/bin/rudder |
     awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'
 } | sort)
 have=$(cd "$mnt" && find . \( -type f -o -type l \) | sed 's/^\.//' | sort)
