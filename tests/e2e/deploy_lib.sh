@@ -93,6 +93,7 @@ can_i_checks() {
     "list secrets -A" "watch secrets -A" "get secrets -n default" "watch configmaps -A" "get configmaps -n default"
     "create events -n default" "patch events -n default"
     "impersonate serviceaccounts -n default"
+    "list deployments.apps -A" "watch services -A" "watch clusterroles.rbac.authorization.k8s.io"
     "create leases.coordination.k8s.io -n $ns" "get leases.coordination.k8s.io/$lease -n $ns"
     "update leases.coordination.k8s.io/$lease -n $ns"
   )
