@@ -237,6 +237,8 @@ struct rc_s {
   uv_work_t work;
   int rendering;
   int render_rc;
+  buf_t render_warnings; /* Helm's warnings of the render ("; "-separated), and whether one was WARN */
+  int render_warned;
   cJSON *render_values;
   manifest_set_t set;
   render_output_t crds;
@@ -345,6 +347,7 @@ static void rc__free(rc_t *x) {
   buf_free(&x->err);
   buf_free(&x->path);
   buf_free(&x->msg);
+  buf_free(&x->render_warnings);
   manifest_set_free(&x->set);
   render_output_free(&x->crds);
   cJSON_Delete(x->render_values);
@@ -2363,12 +2366,21 @@ static void rc__progress(rc_t *x) {
 /* A values.schema.json's http(s) references: fetched on this worker thread (it blocks, not the loop). */
 static const schema_loader_t engine__schema_net = {schema_http_load, NULL};
 
+/* Helm's warnings from a render (the deprecated chart, the values' coalesce warnings), kept for one
+ * Event once the render is back on the loop; called on the worker, which alone touches them then. */
+static void rc__render_warn(void *ctx, const char *level, const char *msg) {
+  rc_t *x = ctx;
+  if (!strcmp(level, "WARN")) x->render_warned = 1;
+  if (x->render_warnings.len < 4000) buf_printf(&x->render_warnings, "%s%s", x->render_warnings.len ? "; " : "", msg);
+}
+
 static void rc__render_work(uv_work_t *w) {
   rc_t *x = container_of(w, rc_t, work);
   render_opts_t ro = {.release_name = x->req.release_name, .namespace = x->req.target_ns,
                       .revision = (int)(x->nrecs ? rc__latest(x)->version + 1 : 1),
                       .is_upgrade = rc__released(x), .kube_version = rc__kube_version(x),
                       .lookup = engine__lookup, .lookup_ctx = &x->lk, .limits = x->e->limits,
+                      .warn = rc__render_warn, .warn_ctx = x,
                       .schema_loader = &engine__schema_net};
   cJSON *vals = x->render_values;
   x->render_values = NULL;
@@ -2383,6 +2395,8 @@ static void rc__render_after(uv_work_t *w, int status) {
     return;
   }
   act_kind_t kind = rc__released(x) ? ACT_UPGRADE : ACT_INSTALL;
+  if (x->render_warnings.len) /* as `helm template` prints them on stderr */
+    rc__event(x, x->render_warned ? "Warning" : "Normal", "RenderWarnings", x->render_warnings.data);
   if (x->render_rc) {
     rc__fail(x, x->render_rc == RENDER_ENOMEM ? "InternalError" : "RenderFailed",
              x->render_rc == RENDER_ENOMEM ? RC_RETRY : RC_STALL);

@@ -137,4 +137,27 @@ want=$(sed -n '1s/^Error: //p; 2,3p' "$WORK/helm.err")
 echo "$msg" | grep -q "shop/templates/configmap.yaml:[0-9]*:[0-9]*" || fail "message does not name file and line: $msg"
 [ "$(helm_history helm shop)" = "1:superseded 2:deployed" ] || fail "history changed: $(helm_history helm shop)"
 ok "template error reported ($msg); nothing changed"
+
+# Helm's warnings (here a coalesce warning: a table given for a key whose chart value is not one)
+# become an Event of the release, word for word as `helm template` prints them.
+mkdir -p "$WORK/warnchart/templates"
+printf 'apiVersion: v2\nname: warnc\nversion: 1.0.0\n' >"$WORK/warnchart/Chart.yaml"
+printf 'q: plain\n' >"$WORK/warnchart/values.yaml"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: warnc\ndata:\n  q: {{ .Values.q | quote }}\n' >"$WORK/warnchart/templates/cm.yaml"
+helm template warnc "$WORK/warnchart" --set q.a=1 2>"$WORK/warn.err" >/dev/null
+want=$(sed -n 's/^level=INFO msg="\(.*\)"$/\1/p' "$WORK/warn.err")
+[ -n "$want" ] || fail "helm printed no warning: $(cat "$WORK/warn.err")"
+python3 - "$NS" "$WORK/warnchart" <<'PY' | kubectl apply -f - >/dev/null
+import json, os, sys
+ns, d = sys.argv[1], sys.argv[2]
+tpl = {"cm.yaml": open(os.path.join(d, "templates/cm.yaml")).read()}
+print(json.dumps({"apiVersion": "rudder.dev/v1alpha1", "kind": "HelmRelease", "metadata": {"name": "warnc", "namespace": ns},
+                  "spec": {"chart": {"inline": {"chartName": "warnc", "chartVersion": "1.0.0", "templates": tpl,
+                                                "values": {"q": "plain"}}}, "values": {"q": {"a": 1}}}}))
+PY
+wait_for 60 "HelmRelease warnc Ready" hr_ready warnc
+warn_event() { kubectl -n "$NS" get events --field-selector involvedObject.name=warnc,reason=RenderWarnings -o jsonpath='{.items[0].message}'; }
+wait_for 20 "event RenderWarnings" bash -c "[ -n \"\$(kubectl -n $NS get events --field-selector involvedObject.name=warnc,reason=RenderWarnings -o name)\" ]"
+[ "$(warn_event)" = "$want" ] || fail "RenderWarnings: got '$(warn_event)', helm printed '$want'"
+ok "Helm's render warnings become an Event, as helm template prints them ($want)"
 stop_controller
