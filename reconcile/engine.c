@@ -52,10 +52,9 @@ typedef struct memo_s {
   char failed[65];          /* the inputs of the last failure, and the counts for them */
   int install_failures, upgrade_failures;
   int bad_record;           /* stalled on an unreadable record: any change of the records observes again */
-  /* Drift detection: the mode the object asks for (req_drift_t), and whether the objects of revision
-   * drift_rev have been compared since the last sign of drift (drift_ok); drift_all: compare every
-   * object next time (the last comparison failed). */
-  long long drift_rev;
+  /* Drift detection: the mode the object asks for (req_drift_t), and whether the objects of the
+   * applied revision have been compared since the last sign of drift (drift_ok; a new revision
+   * clears it); drift_all: compare every object next time (the last comparison failed). */
   unsigned char drift_mode, drift_ok, drift_all;
   char *owner;   /* in the release index: the object key that manages this release */
   char *repo;    /* the chart repository the release's chart comes from, or NULL */
@@ -662,6 +661,7 @@ static memo_t *rc__memo_note(rc_t *x, long long revision, const char *applied) {
   m->generation = x->req.generation;
   m->drift_mode = (unsigned char)x->req.drift_mode; /* a sign of drift then bypasses the memo */
   if (applied) {
+    if (m->revision != revision) m->drift_ok = 0;
     m->revision = revision;
     snprintf(m->applied, sizeof m->applied, "%s", applied);
   }
@@ -1706,7 +1706,7 @@ static void rc__in_sync(rc_t *x) {
   /* Drift: the deployed objects compared with the live ones, when a sign of drift came (or this
    * revision was never compared); otherwise nothing is sent. Only in the controller's own cluster. */
   if (m && x->req.drift_mode != REQ_DRIFT_DISABLED && !x->cl && !x->cluster &&
-      (!m->drift_ok || m->drift_rev != latest->version) && rc__drift_module(x->e)) {
+      (!m->drift_ok || m->revision != latest->version) && rc__drift_module(x->e)) {
     rc__start_action(x, ACT_DRIFT);
     return;
   }
@@ -2200,8 +2200,7 @@ static void rc__drift_done(rc_t *x) {
     return;
   }
   if (m) {
-    m->drift_rev = a->version;
-    m->drift_ok = !a->drift_unsynced; /* the rest is compared once its kind has been listed */
+    m->drift_ok = !a->drift_unsynced && m->revision == a->version; /* the rest is compared once its kind has been listed */
     m->drift_all = 0;
   }
   if (a->drifted && !a->drift_correct) {
