@@ -185,17 +185,21 @@ int drift_watch(drift_t *d, const char *group, const char *version, const char *
   return 0;
 }
 
-int drift_check(drift_t *d, const act_drift_obj_t *o, bool all) {
-  drift_kind_t *k = drift__kind(d, o->group, o->resource);
-  if (!k || !informer_has_synced(k->inf)) return ACT_DRIFT_UNSYNCED;
+/* The cached text of o in its kind's cache, or NULL (not cached). */
+static char *drift__cached(const drift_kind_t *k, const act_drift_obj_t *o) {
   buf_t key = BUF_INIT;
   if (*o->ns) buf_printf(&key, "%s/%s", o->ns, o->name);
   else buf_puts(&key, o->name);
-  const cJSON *obj = key.data ? informer_get(k->inf, key.data) : NULL;
+  const cJSON *obj = k && key.data ? informer_get(k->inf, key.data) : NULL;
   buf_free(&key);
-  if (!obj) return ACT_DRIFT_CHECK; /* deleted, or its labels taken off */
-  char *t = drift__text(obj);
-  if (!t) return ACT_DRIFT_CHECK;
+  return obj ? drift__text(obj) : NULL;
+}
+
+int drift_check(drift_t *d, const act_drift_obj_t *o, bool all) {
+  drift_kind_t *k = drift__kind(d, o->group, o->resource);
+  if (!k || !informer_has_synced(k->inf)) return ACT_DRIFT_UNSYNCED;
+  char *t = drift__cached(k, o);
+  if (!t) return ACT_DRIFT_CHECK; /* deleted, or its labels taken off */
   if (t[DRIFT_DIGEST_LEN] == DRIFT_FLAG_OPTOUT) return ACT_DRIFT_SKIP;
   if (t[DRIFT_DIGEST_LEN] == DRIFT_FLAG_DRIFTED) return ACT_DRIFT_CHECK;
   if (t[DRIFT_DIGEST_LEN] == DRIFT_FLAG_SUSPECT) {
@@ -206,13 +210,7 @@ int drift_check(drift_t *d, const act_drift_obj_t *o, bool all) {
 }
 
 void drift_mark(drift_t *d, const act_drift_obj_t *o, bool drifted) {
-  drift_kind_t *k = drift__kind(d, o->group, o->resource);
-  buf_t key = BUF_INIT;
-  if (*o->ns) buf_printf(&key, "%s/%s", o->ns, o->name);
-  else buf_puts(&key, o->name);
-  const cJSON *obj = k && key.data ? informer_get(k->inf, key.data) : NULL;
-  buf_free(&key);
-  char *t = obj ? drift__text(obj) : NULL;
+  char *t = drift__cached(drift__kind(d, o->group, o->resource), o);
   if (t && t[DRIFT_DIGEST_LEN] != DRIFT_FLAG_OPTOUT)
     t[DRIFT_DIGEST_LEN] = drifted ? DRIFT_FLAG_DRIFTED : t[DRIFT_DIGEST_LEN] == DRIFT_FLAG_DRIFTED ? DRIFT_FLAG_NONE
                                                                                                 : t[DRIFT_DIGEST_LEN];

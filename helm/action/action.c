@@ -768,6 +768,23 @@ static void act__replace_got(const kube_response_t *res, void *data) {
   free(body);
 }
 
+/* Server-side applies d (its namespace filled in), or dry-runs the apply; cb gets the answer. */
+static void act__apply_doc(act_t *a, act__doc_t *d, int dry_run, kube_response_cb cb) {
+  act__priv_t *p = a->p;
+  const char *ns = act__doc_ns(d, a->ns);
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
+  if (*ns && meta && !cJSON_GetObjectItemCaseSensitive(meta, "namespace")) cJSON_AddStringToObject(meta, "namespace", ns);
+  act__doc_path(a, d, a->ns);
+  if (dry_run) kube_query_add(&p->path, "dryRun", "All");
+  char *body = cJSON_PrintUnformatted(d->obj);
+  if (!body) {
+    act__finish(a, UV_ENOMEM);
+    return;
+  }
+  act__sent(a, kube_apply(a->env->c, p->path.data, body, a->env->field_manager, true, cb, a));
+  free(body);
+}
+
 static void act__apply_next(act_t *a) {
   act__priv_t *p = a->p;
   if (p->i >= p->want.n) {
@@ -776,21 +793,15 @@ static void act__apply_next(act_t *a) {
     return;
   }
   act__doc_t *d = &p->want.v[p->i];
-  const char *ns = act__doc_ns(d, a->ns);
-  cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
-  if (*ns && meta && !cJSON_GetObjectItemCaseSensitive(meta, "namespace")) cJSON_AddStringToObject(meta, "namespace", ns);
-  act__doc_path(a, d, a->ns);
   if (a->force && a->kind == ACT_UPGRADE) {
+    const char *ns = act__doc_ns(d, a->ns);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
+    if (*ns && meta && !cJSON_GetObjectItemCaseSensitive(meta, "namespace")) cJSON_AddStringToObject(meta, "namespace", ns);
+    act__doc_path(a, d, a->ns);
     act__sent(a, kube_get(a->env->c, p->path.data, act__replace_got, a));
     return;
   }
-  char *body = cJSON_PrintUnformatted(d->obj);
-  if (!body) {
-    act__finish(a, UV_ENOMEM);
-    return;
-  }
-  act__sent(a, kube_apply(a->env->c, p->path.data, body, a->env->field_manager, true, act__applied, a));
-  free(body);
+  act__apply_doc(a, d, 0, act__applied);
 }
 
 /* ---- deleting objects that belong to the release (prune, uninstall) ---- */
@@ -2086,6 +2097,7 @@ static void act__drift_fields_free(act__drift_fields_t *f) {
 }
 
 static void act__drift_apply(act_t *a, int dry_run, kube_response_cb cb);
+static void act__apply_doc(act_t *a, act__doc_t *d, int dry_run, kube_response_cb cb);
 
 static void act__drift_applied(const kube_response_t *res, void *data) {
   act_t *a = data;
@@ -2146,20 +2158,7 @@ static void act__drift_dry(const kube_response_t *res, void *data) {
 }
 
 static void act__drift_apply(act_t *a, int dry_run, kube_response_cb cb) {
-  act__priv_t *p = a->p;
-  act__doc_t *d = &p->want.v[p->i];
-  const char *ns = act__doc_ns(d, a->ns);
-  cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
-  if (*ns && meta && !cJSON_GetObjectItemCaseSensitive(meta, "namespace")) cJSON_AddStringToObject(meta, "namespace", ns);
-  act__doc_path(a, d, a->ns);
-  if (dry_run) kube_query_add(&p->path, "dryRun", "All");
-  char *body = cJSON_PrintUnformatted(d->obj);
-  if (!body) {
-    act__finish(a, UV_ENOMEM);
-    return;
-  }
-  act__sent(a, kube_apply(a->env->c, p->path.data, body, a->env->field_manager, true, cb, a));
-  free(body);
+  act__apply_doc(a, &a->p->want.v[a->p->i], dry_run, cb);
 }
 
 static void act__drift_got(const kube_response_t *res, void *data) {
