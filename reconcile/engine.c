@@ -245,6 +245,7 @@ struct rc_s {
   act_t act;
   int act_running;
   int remediating;      /* the action running is a remediation */
+  int listing_prev, prev_done, retiring; /* the release managed under its previous name: listed, handled, uninstalling */
   kube_req_t *inflight; /* the engine's own request (finalizer, list, status) */
   lk_ctx_t lk; /* whom a render's lookups run as: the release's identity */
   source_op_t *src_op;  /* the chart being fetched */
@@ -1615,6 +1616,19 @@ static void rc__records_listed(const kube_response_t *res, void *data) {
     return;
   }
   buf_free(&bad);
+  if (x->listing_prev) {
+    x->listing_prev = 0;
+    x->prev_done = 1;
+    record_t *last = rc__latest(x);
+    if (last && last->owner_uid && x->req.uid && !strcmp(last->owner_uid, x->req.uid)) {
+      x->retiring = 1;
+      rc__start_action(x, ACT_UNINSTALL);
+      return;
+    }
+    rc__records_free(x); /* gone already, or not this object's: left alone */
+    rc__list_records(x);
+    return;
+  }
   if (x->coordinator) { /* only read, for the status (rc__coordinate) */
     rc__write_status(x);
     return;
@@ -1625,10 +1639,13 @@ static void rc__records_listed(const kube_response_t *res, void *data) {
 }
 
 static void rc__list_records(rc_t *x) {
+  /* Renamed (releaseName, targetNamespace or storageNamespace changed): the release it managed before
+   * is looked at first, and uninstalled when it is this object's. */
+  x->listing_prev = x->req.prev_release_name && !x->prev_done && !x->req.deleting && !x->coordinator && !x->cluster;
   buf_reset(&x->path);
-  kube_path(&x->path, "", "v1", "secrets", x->req.storage_ns, NULL, NULL);
+  kube_path(&x->path, "", "v1", "secrets", x->listing_prev ? x->req.prev_storage_ns : x->req.storage_ns, NULL, NULL);
   buf_t sel = BUF_INIT;
-  buf_printf(&sel, "owner=helm,name=%s", x->req.release_name);
+  buf_printf(&sel, "owner=helm,name=%s", x->listing_prev ? x->req.prev_release_name : x->req.release_name);
   kube_query_add(&x->path, "labelSelector", sel.data);
   buf_free(&sel);
   rc__send(x, kube_get(rc__storage(x)->c, x->path.data, rc__records_listed, x));
@@ -2245,14 +2262,14 @@ static void rc__start_action(rc_t *x, act_kind_t kind) {
   }
   a->env = env;
   a->log_key = x->key;
-  a->release_name = r->release_name;
-  a->ns = r->target_ns;
-  a->storage_ns = r->storage_ns;
+  a->release_name = x->retiring ? r->prev_release_name : r->release_name;
+  a->ns = r->target_ns; /* an uninstall deletes where the records say the objects are */
+  a->storage_ns = x->retiring ? r->prev_storage_ns : r->storage_ns;
   a->owner_uid = r->uid;
   a->max_history = r->max_history;
   a->take_ownership = rc__opts(x, kind)->take_ownership;
   a->crds = rc__opts(x, kind)->crds;
-  a->keep_history = r->keep_history;
+  a->keep_history = r->keep_history && !x->retiring;
   a->disable_hooks = kind == ACT_UNINSTALL ? r->uninstall_disable_hooks : rc__opts(x, kind)->disable_hooks;
   a->timeout_ms = (uint64_t)(kind == ACT_UNINSTALL && r->uninstall_timeout_ms ? r->uninstall_timeout_ms : r->timeout_ms);
   a->wait = kind == ACT_UNINSTALL ? !r->uninstall_disable_wait
@@ -2475,6 +2492,24 @@ static void rc__action_done(act_t *a, void *data) {
   }
   if (a->kind == ACT_DRIFT) {
     rc__drift_done(x);
+    return;
+  }
+  if (x->retiring) {
+    x->retiring = 0;
+    buf_reset(&x->err);
+    if (a->rc) {
+      buf_printf(&x->err, "uninstalling release %s/%s, which this object managed before it was renamed to %s/%s: %s",
+                 r->prev_storage_ns, r->prev_release_name, r->storage_ns, r->release_name, a->err.data ? a->err.data : "");
+      rc__fail(x, "UninstallFailed", RC_RETRY);
+      return;
+    }
+    buf_printf(&x->err, "release %s/%s uninstalled: the object manages %s/%s now", r->prev_storage_ns,
+               r->prev_release_name, r->storage_ns, r->release_name);
+    rc__event(x, "Normal", "PreviousReleaseUninstalled", x->err.data);
+    act_free(&x->act);
+    memset(&x->act, 0, sizeof x->act);
+    rc__records_free(x);
+    rc__list_records(x);
     return;
   }
   x->out.attempted_revision = a->version;

@@ -6,6 +6,7 @@
 void req_free(release_req_t *r) {
   free(r->ns); free(r->name); free(r->uid); free(r->resource_version);
   free(r->release_name); free(r->target_ns); free(r->storage_ns);
+  free(r->prev_release_name); free(r->prev_storage_ns);
   free(r->deletion_propagation); free(r->service_account);
   cJSON_Delete(r->finalizers); cJSON_Delete(r->conditions); cJSON_Delete(r->values);
   chart_free(r->chart);

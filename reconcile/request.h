@@ -64,6 +64,9 @@ typedef struct release_req_s {
 
   /* The release. */
   char *release_name, *target_ns, *storage_ns;
+  /* The release the object managed before under another name or storage namespace (the status says
+   * so), uninstalled before this one is installed; NULL when the same. */
+  char *prev_release_name, *prev_storage_ns;
   bool create_namespace; /* install creates target_ns when missing, as helm install --create-namespace */
   chart_t *chart;      /* loaded from its source, owned (for fetched charts: a copy made for this reconcile) */
   req_chart_src_t src; /* where a chart that is not inline comes from */

@@ -292,6 +292,22 @@ static int hr__drift(const cJSON *spec, release_req_t *r, buf_t *err) {
   return 0;
 }
 
+static char *hr__default_name(const char *target_ns, const char *name) {
+  buf_t b = BUF_INIT;
+  buf_printf(&b, "%s-%s", target_ns, name ? name : "");
+  if (!b.data || b.len <= 53) return buf_steal(&b);
+  uint8_t sum[32];
+  base_sha256(b.data, b.len, sum);
+  char *out = malloc(54);
+  if (out) {
+    memcpy(out, b.data, 40);
+    out[40] = '-';
+    for (int i = 0; i < 6; i++) snprintf(out + 41 + 2 * i, 3, "%02x", sum[i]);
+  }
+  buf_free(&b);
+  return out;
+}
+
 static int hr__kube_config(const cJSON *spec, release_req_t *r, buf_t *err) {
   const cJSON *kc = cJSON_GetObjectItemCaseSensitive(spec, "kubeConfig");
   if (!kc || cJSON_IsNull(kc)) return 0;
@@ -325,10 +341,15 @@ static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, b
   r->applied_revision = cJSON_IsNumber(lar) ? (long long)lar->valuedouble : 0;
   door_bookkeeping_read(status, r);
   if ((rc = door_outside_read(status, r, err))) return rc;
+  const char *prn = door_str(status, "releaseName"), *psn = door_str(status, "storageNamespace");
 
   const char *rn = door_str(spec, "releaseName");
-  r->release_name = door_dup(rn && *rn ? rn : r->name);
   const char *tn = door_str(spec, "targetNamespace");
+  /* As Flux: "<targetNamespace>-<name>" when a target namespace is given, else the name; a composed
+   * name longer than Helm's 53 characters keeps its first 40 and 12 hex digits of its SHA-256. */
+  if (rn && *rn) r->release_name = door_dup(rn);
+  else if (tn && *tn) r->release_name = hr__default_name(tn, r->name);
+  else r->release_name = door_dup(r->name);
   r->target_ns = door_dup(tn && *tn ? tn : r->ns);
   const char *sn = door_str(spec, "storageNamespace");
   /* As Flux: the records live beside the HelmRelease unless told otherwise, so that a change of
@@ -340,6 +361,11 @@ static int hr_parse(const cJSON *obj, const door_ctx_t *ctx, release_req_t *r, b
   r->upgrade.crds = ACT_CRDS_CREATE_REPLACE;
   r->install.crds = ACT_CRDS_CREATE;
   if (!r->release_name || !r->target_ns || !r->storage_ns) {
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  if (prn && *prn && psn && *psn && (strcmp(prn, r->release_name) || strcmp(psn, r->storage_ns)) &&
+      (!(r->prev_release_name = door_dup(prn)) || !(r->prev_storage_ns = door_dup(psn)))) {
     buf_puts(err, "out of memory");
     return -12;
   }
@@ -535,6 +561,9 @@ static char *hr_status_patch(const release_outcome_t *o) {
   door_bookkeeping_write(st, o);
   door_outside_write(st, o);
   cJSON_AddStringToObject(st, "storageNamespace", r->storage_ns ? r->storage_ns : "");
+  /* The Helm release this object manages: a later change of its name (releaseName, targetNamespace)
+   * uninstalls this one first (release_req_t.prev_release_name). */
+  if (o->nhistory) cJSON_AddStringToObject(st, "releaseName", r->release_name ? r->release_name : "");
   if (o->nhistory) {
     cJSON *h = cJSON_AddArrayToObject(st, "history");
     for (size_t i = 0; i < o->nhistory; i++) cJSON_AddItemToArray(h, hr__history_entry(&o->history[i], o));
@@ -543,6 +572,7 @@ static char *hr_status_patch(const release_outcome_t *o) {
 }
 
 static const char *const hr__keep[] = {"spec", "status.conditions", "status.lastAppliedRevision", DOOR_KEEP_BOOKKEEPING, DOOR_KEEP_OUTSIDE,
+                                       "status.releaseName", "status.storageNamespace",
                                        "metadata.labels", "metadata.annotations", NULL};
 
 const door_t door_helmrelease = {

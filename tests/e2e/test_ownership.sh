@@ -90,6 +90,13 @@ wait_for 60 "mover Ready after the move" hr_ready mover
 kubectl -n "$NS-x2" get configmap leaves >/dev/null 2>&1 || fail "an unrelated object in the new namespace was deleted"
 wait_for 30 "old object deleted where it was" bash -c "! kubectl -n $NS-x1 get configmap leaves >/dev/null 2>&1"
 ok "targetNamespace change: the old object is deleted in the old namespace, the unrelated one in the new stays"
+# Without releaseName the release is "<targetNamespace>-<name>" (as Flux names it): the move is a new
+# release, and the one managed before is uninstalled (its records too), with an Event saying so.
+[ "$(helm_status helm "$NS-x2-mover")" = "deployed 1" ] || fail "the moved release: $(helm_status helm "$NS-x2-mover")"
+[ "$(helm_status helm "$NS-x1-mover")" = absent ] || fail "the release before the move is still there: $(helm_status helm "$NS-x1-mover")"
+[ "$(hr_field mover '{.status.releaseName}')" = "$NS-x2-mover" ] || fail "status.releaseName: $(hr_field mover '{.status.releaseName}')"
+case " $(hr_events mover) " in *" PreviousReleaseUninstalled "*) ;; *) fail "no PreviousReleaseUninstalled Event: $(hr_events mover)" ;; esac
+ok "the release is named <targetNamespace>-<name>; renamed by the move, the one before is uninstalled (helm ls: $NS-x2-mover deployed 1, $NS-x1-mover gone)"
 
 for hr in grab one mover; do kubectl -n "$NS" delete helmrelease "$hr" --wait=false >/dev/null; done
 wait_for 60 "all uninstalled" bash -c "[ -z \"\$(kubectl -n $NS get helmreleases -o name)\" ]"

@@ -67,6 +67,27 @@ static void test_defaults(void) {
   CHECK(s.suspend && s.deleting && s.has_finalizer);
   CHECK_EQ_INT(s.applied_revision, 4);
   CHECK(cJSON_IsObject(s.chart->values) && cJSON_GetObjectItem(s.chart->values, "b"));
+  CHECK(!s.prev_release_name);
+  req_free(&s);
+
+  /* Without releaseName, a target namespace names the release "<targetNamespace>-<name>" (as Flux);
+   * longer than 53 characters: its first 40, '-', 12 hex digits of its SHA-256 (expected value from
+   * Python's hashlib). The status's releaseName and storageNamespace, when different, are the
+   * release managed before. */
+  rc = parse("{" META ",\"spec\":{\"targetNamespace\":\"prod\",\"chart\":{\"inline\":{\"templates\":{\"a\":\"x\"}}}},"
+             "\"status\":{\"releaseName\":\"web\",\"storageNamespace\":\"apps\"}}", &s, &err);
+  CHECK_EQ_INT(rc, 0);
+  CHECK_EQ_STR(s.release_name, "prod-web");
+  CHECK_EQ_STR(s.prev_release_name, "web");
+  CHECK_EQ_STR(s.prev_storage_ns, "apps");
+  req_free(&s);
+  rc = parse("{\"metadata\":{\"name\":\"which-is-longer-than-53-characters\",\"namespace\":\"apps\"},\"spec\":{"
+             "\"targetNamespace\":\"release-name-with-very-long-name\",\"chart\":{\"inline\":{\"templates\":{\"a\":\"x\"}}}},"
+             "\"status\":{\"releaseName\":\"release-name-with-very-long-name-which-i-788ca0d0d7b0\",\"storageNamespace\":\"apps\"}}",
+             &s, &err);
+  CHECK_EQ_INT(rc, 0);
+  CHECK_EQ_STR(s.release_name, "release-name-with-very-long-name-which-i-788ca0d0d7b0");
+  CHECK(!s.prev_release_name);
   req_free(&s);
   buf_free(&err);
 }
