@@ -168,7 +168,7 @@ int drift_watch(drift_t *d, const char *group, const char *version, const char *
   k->d = d;
   static const char *const keep[] = {"metadata.labels", "metadata.annotations", "metadata.managedFields", NULL};
   informer_opts_t o = {.path = path.data, .label_selector = DRIFT_LABEL_NAME, .keep = keep,
-                       .transform = drift__transform, .transform_data = k};
+                       .transform = drift__transform, .transform_data = k, .metadata_only = true};
   informer_handlers_t h = {.on_add = drift__on_add, .on_update = drift__on_update, .on_delete = drift__on_delete,
                            .on_synced = drift__on_synced, .data = k};
   int rc = informer_start(d->c, &o, &h, &k->inf);

@@ -1808,9 +1808,14 @@ static void kube__exec_abort(kube_client_t *c) {
 
 kube_watch_t *kube_watch_start(kube_client_t *c, const char *path, kube_watch_event_cb ev, kube_watch_end_cb end,
                                void *data) {
+  return kube_watch_start_accept(c, path, NULL, ev, end, data);
+}
+
+kube_watch_t *kube_watch_start_accept(kube_client_t *c, const char *path, const char *accept, kube_watch_event_cb ev,
+                                      kube_watch_end_cb end, void *data) {
   kube_watch_t *w = calloc(1, sizeof *w);
   if (!w) return NULL;
-  kube_req_opts_t o = {.method = "GET", .path = path, .timeout_ms = c->lim.watch_connect_timeout_ms};
+  kube_req_opts_t o = {.method = "GET", .path = path, .accept = accept, .timeout_ms = c->lim.watch_connect_timeout_ms};
   kube_req_t *req = kube__req_new(c, &o, NULL, NULL);
   if (!req) { free(w); return NULL; }
   w->req = req;

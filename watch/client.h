@@ -199,6 +199,10 @@ int kube_url_escape(buf_t *b, const char *s);
  * NULL when out of memory or the client is closing. */
 kube_watch_t *kube_watch_start(kube_client_t *c, const char *path, kube_watch_event_cb ev, kube_watch_end_cb end,
                                void *data);
+/* The same with an Accept header of the caller's (e.g. metadata only: "application/json;
+ * as=PartialObjectMetadata;g=meta.k8s.io;v=v1"); NULL is "application/json". */
+kube_watch_t *kube_watch_start_accept(kube_client_t *c, const char *path, const char *accept, kube_watch_event_cb ev,
+                                      kube_watch_end_cb end, void *data);
 /* Makes the stream skip events it cannot deliver and report them to cb, instead of ending with
  * UV_EPROTO or UV_E2BIG; call it right after kube_watch_start. */
 void kube_watch_on_bad_event(kube_watch_t *w, kube_watch_bad_cb cb);

@@ -27,7 +27,11 @@ typedef struct informer__page_s {
   buf_t reports;       /* "key\0why\0" ("" for no key) per skipped object, told once the page is complete */
 } informer__page_t;
 
+#define INFORMER_ACCEPT_META "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+#define INFORMER_ACCEPT_META_LIST "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
 struct informer_s {
+  bool metadata_only; /* informer_opts_t.metadata_only */
   kube_client_t *c;
   uv_loop_t *loop;
   char *path, *label_selector, *field_selector;
@@ -556,7 +560,8 @@ static void informer__list(informer_t *inf) {
     pg->max_bytes = kube_client_get_limits(inf->c).max_body;
     pg->order_mark = inf->fresh_order.len;
     inf->page = pg;
-    kube_req_opts_t o = {.method = "GET", .path = p.data, .on_body = informer__page_body};
+    kube_req_opts_t o = {.method = "GET", .path = p.data, .on_body = informer__page_body,
+                         .accept = inf->metadata_only ? INFORMER_ACCEPT_META_LIST : NULL};
     inf->list_req = kube_request(inf->c, &o, informer__list_cb, inf);
     if (!inf->list_req) {
       inf->page = NULL;
@@ -691,7 +696,8 @@ static void informer__watch(informer_t *inf) {
   r |= informer__query(inf, &p);
   inf->watch_events = 0;
   inf->watch_error = 0;
-  inf->watch = r ? NULL : kube_watch_start(inf->c, p.data, informer__event, informer__end, inf);
+  inf->watch = r ? NULL : kube_watch_start_accept(inf->c, p.data, inf->metadata_only ? INFORMER_ACCEPT_META : NULL,
+                                                  informer__event, informer__end, inf);
   buf_free(&p);
   if (inf->watch) kube_watch_on_bad_event(inf->watch, informer__bad_event);
   if (inf->watch) inf->watches++;
@@ -726,6 +732,7 @@ int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_ha
   if (inf->backoff_max_ms < inf->backoff_base_ms) inf->backoff_max_ms = inf->backoff_base_ms;
   inf->h = *h;
   inf->transform = o->transform;
+  inf->metadata_only = o->metadata_only;
   inf->transform_data = o->transform_data;
   if (o->keep) {
     size_t n = 0;

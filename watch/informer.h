@@ -45,6 +45,9 @@ typedef struct informer_opts_s {
    * leave metadata.name, namespace and resourceVersion alone. */
   void (*transform)(cJSON *obj, void *data);
   void *transform_data;
+  /* Ask for metadata only (PartialObjectMetadata: apiVersion meta.k8s.io/v1, the object's metadata,
+   * managedFields included): no spec, status or data is sent at all. */
+  bool metadata_only;
 } informer_opts_t;
 
 /* Starts listing and watching; 0 or UV_ENOMEM/UV_EINVAL. */
