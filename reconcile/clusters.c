@@ -66,6 +66,11 @@ static void cluster__disc_closed(void *data) {
   kube_client_close(cl->env.c, cluster__client_closed, cl);
 }
 
+cluster_t *cluster_ref(cluster_t *cl) {
+  if (cl) cl->refs++;
+  return cl;
+}
+
 void cluster_unref(cluster_t *cl) {
   if (!cl || --cl->refs) return;
   cl->cs->closing++;

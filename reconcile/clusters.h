@@ -39,6 +39,8 @@ cluster_t *clusters_get(clusters_t *cs, const char *name, buf_t *err);
 cluster_t *clusters_get_text(clusters_t *cs, const char *name, const char *version, const char *text, size_t len,
                              const char *what, buf_t *err);
 void cluster_unref(cluster_t *cl);
+/* Another reference to cl (for a holder that outlives the one who got it). */
+cluster_t *cluster_ref(cluster_t *cl);
 /* What the actions use for that cluster (client, REST mapper, field manager). */
 const act_env_t *cluster_env(const cluster_t *cl);
 const char *cluster_name(const cluster_t *cl);

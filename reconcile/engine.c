@@ -201,6 +201,8 @@ struct engine_s {
   memo_table_t dependants; /* object key -> the keys whose dependsOn names it (links) */
   refs_t *refs;       /* the ConfigMaps and Secrets releases read values from, watched */
   drift_t *drift;     /* the objects releases applied, watched for drift (made when a release first asks) */
+  struct remote_s *remotes; /* release records in other clusters, watched (one informer per cluster and namespace) */
+  size_t remotes_stopping;
   clusters_t *clusters; /* other clusters (the controller's), or NULL */
   /* A release in several clusters: object key -> its targets (links: cluster names, "" the local one,
    * those being uninstalled included) and, in owner, the summary last written as its status. */
@@ -266,6 +268,9 @@ struct rc_s {
 };
 
 static void rc__finish(rc_t *x, int outcome);
+static void rc__watch_remote(rc_t *x);
+static void engine__record_event_in(engine_t *e, const cJSON *secret, int deleted, const char *target,
+                                    const char *only_ns);
 static void rc__list_records(rc_t *x);
 static void rc__decide(rc_t *x);
 static void rc__run(rc_t *x, act_kind_t kind);
@@ -1635,6 +1640,7 @@ static void rc__records_listed(const kube_response_t *res, void *data) {
   }
   memo_t *m = memo_get(&x->e->memo, x->key);
   if (m) m->bad_record = 0;
+  if (x->cluster && x->cl) rc__watch_remote(x);
   rc__decide(x);
 }
 
@@ -2869,10 +2875,118 @@ static drift_t *rc__drift_module(engine_t *e) {
   return e->drift;
 }
 
+/* ---- release records in other clusters ---- */
+
+static void engine__remotes_done(engine_t *e);
+
+/* The release records of one namespace of another cluster, watched (labels only) once a release
+ * there has been reconciled: a change made there (helm upgrade or rollback by hand) reaches the
+ * release at once, as the local records informer does for this cluster. One per cluster and
+ * namespace, shared by every release stored there; it holds the cluster's client. */
+typedef struct remote_s {
+  struct remote_s *next;
+  engine_t *e;
+  cluster_t *cl;
+  char *target;  /* what target keys call the cluster: "second", or "secret:NAME:KEY" */
+  char *obj_ns;  /* "secret:..." targets: the namespace of the objects that name that Secret */
+  char *ns;      /* the records' namespace */
+  informer_t *inf;
+} remote_t;
+
+static void engine__remote_event(remote_t *w, const cJSON *obj, int deleted) {
+  engine__record_event_in(w->e, obj, deleted, w->target, w->obj_ns);
+}
+static void engine__remote_add(informer_t *inf, const char *key, const cJSON *obj, void *data) {
+  (void)inf;
+  (void)key;
+  remote_t *w = data;
+  if (informer_has_synced(w->inf)) engine__remote_event(w, obj, 0); /* not what the first list finds */
+}
+static void engine__remote_update(informer_t *inf, const char *key, const cJSON *old, const cJSON *obj, void *data) {
+  (void)inf;
+  (void)key;
+  (void)old;
+  engine__remote_event(data, obj, 0);
+}
+static void engine__remote_delete(informer_t *inf, const char *key, const cJSON *obj, void *data) {
+  (void)inf;
+  (void)key;
+  engine__remote_event(data, obj, 1);
+}
+
+static void engine__remote_free(remote_t *w) {
+  cluster_unref(w->cl);
+  free(w->target);
+  free(w->obj_ns);
+  free(w->ns);
+  free(w);
+}
+
+static void engine__remote_stopped(void *data) {
+  remote_t *w = data;
+  engine_t *e = w->e;
+  engine__remote_free(w);
+  if (e->remotes_stopping && !--e->remotes_stopping && e->stopping) engine__remotes_done(e);
+}
+
+/* Watches the records of x's release in x's cluster, unless that is done already with the same
+ * client (a cluster whose kubeconfig changed has a new one: its watch is made again). */
+static void rc__watch_remote(rc_t *x) {
+  engine_t *e = x->e;
+  const char *obj_ns = !strncmp(x->cluster, REQ_SECRET_CLUSTER, strlen(REQ_SECRET_CLUSTER)) ? x->req.ns : NULL;
+  for (remote_t **p = &e->remotes; *p; p = &(*p)->next) {
+    remote_t *w = *p;
+    if (strcmp(w->target, x->cluster) || strcmp(w->ns, x->req.storage_ns) || (obj_ns && strcmp(w->obj_ns, obj_ns)))
+      continue;
+    if (w->cl == x->cl) return;
+    *p = w->next; /* an older client of that cluster */
+    informer_stop(w->inf, engine__remote_stopped, w);
+    break;
+  }
+  remote_t *w = calloc(1, sizeof *w);
+  buf_t path = BUF_INIT;
+  if (!w || !(w->target = strdup(x->cluster)) || !(w->ns = strdup(x->req.storage_ns)) ||
+      (obj_ns && !(w->obj_ns = strdup(obj_ns))) ||
+      kube_path(&path, "", "v1", "secrets", x->req.storage_ns, NULL, NULL)) {
+    if (w) {
+      free(w->target);
+      free(w->ns);
+      free(w->obj_ns);
+    }
+    free(w);
+    buf_free(&path);
+    return; /* then changes there are seen at the interval */
+  }
+  w->e = e;
+  w->cl = cluster_ref(x->cl);
+  static const char *const keep[] = {"metadata.labels", NULL};
+  informer_opts_t o = {.path = path.data, .label_selector = "owner=helm", .keep = keep};
+  informer_handlers_t h = {.on_add = engine__remote_add, .on_update = engine__remote_update,
+                           .on_delete = engine__remote_delete, .data = w};
+  int rc = informer_start(cluster_env(x->cl)->c, &o, &h, &w->inf);
+  buf_free(&path);
+  if (rc) {
+    engine__remote_free(w);
+    return;
+  }
+  LOG_I("watching release records in another cluster", "cluster", cluster_name(x->cl), "namespace", x->req.storage_ns);
+  w->next = e->remotes;
+  e->remotes = w;
+}
+
 /* A release record changed. Our own writes while an action runs are expected; anything else (a newer
  * revision, the applied one changed or deleted: helm upgrade, rollback or uninstall by hand) makes
  * the memo stale, and the release is observed again. */
+static void engine__record_event_in(engine_t *e, const cJSON *secret, int deleted, const char *target,
+                                    const char *only_ns);
 static void engine__record_event(engine_t *e, const cJSON *secret, int deleted) {
+  engine__record_event_in(e, secret, deleted, NULL, NULL);
+}
+
+/* The same for a record in another cluster: it concerns the key "<object>@target" (objects of
+ * namespace only_ns only, for a release's own kubeconfig Secret). */
+static void engine__record_event_in(engine_t *e, const cJSON *secret, int deleted, const char *target,
+                                    const char *only_ns) {
   const cJSON *meta = cJSON_GetObjectItemCaseSensitive(secret, "metadata");
   const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
   const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
@@ -2883,24 +2997,43 @@ static void engine__record_event(engine_t *e, const cJSON *secret, int deleted) 
   buf_t k = BUF_INIT;
   buf_printf(&k, "%s/%s", ns->valuestring, name->valuestring);
   memo_t *rel = k.data ? memo_get(&e->releases, k.data) : NULL;
+  if (!rel || !rel->owner) {
+    buf_free(&k);
+    return;
+  }
+  const char *owner = rel->owner;
+  if (target) {
+    size_t nl = only_ns ? strlen(only_ns) : 0;
+    if (only_ns && (strncmp(owner, only_ns, nl) || owner[nl] != '/')) {
+      buf_free(&k);
+      return;
+    }
+    const char *at = strchr(rel->owner, '@'); /* the index may name a target key of the object */
+    buf_reset(&k);
+    buf_printf(&k, "%.*s@%s", at ? (int)(at - rel->owner) : (int)strlen(rel->owner), rel->owner, target);
+    owner = k.data;
+  }
+  memo_t *m = owner ? memo_get(&e->memo, owner) : NULL;
+  if (!m || m->state == MEMO_NONE) {
+    buf_free(&k);
+    return;
+  }
+  owner = m->key; /* k is freed below */
   buf_free(&k);
-  if (!rel || !rel->owner) return;
-  memo_t *m = memo_get(&e->memo, rel->owner);
-  if (!m || m->state == MEMO_NONE) return;
   if (m->bad_record) {
     m->bad_record = 0;
     m->state = MEMO_NONE;
-    if (!e->stopping) queue_add(&e->q, rel->owner);
+    if (!e->stopping) queue_add(&e->q, owner);
     return;
   }
   if (!cJSON_IsString(ver)) return;
   long long v = atoll(ver->valuestring);
   int deployed = cJSON_IsString(st) && !strcmp(st->valuestring, "deployed");
   if (v > m->revision || (v == m->revision && (deleted || !deployed))) {
-    LOG_I("release records changed", "release", rel->owner, "revision", ver->valuestring,
+    LOG_I("release records changed", "release", owner, "revision", ver->valuestring,
           "status", cJSON_IsString(st) ? st->valuestring : "");
     m->state = MEMO_NONE;
-    if (!e->stopping) queue_add(&e->q, rel->owner);
+    if (!e->stopping) queue_add(&e->q, owner);
   }
 }
 
@@ -3082,17 +3215,37 @@ static void engine__drained(queue_t *q, void *data) {
   uv_close((uv_handle_t *)&e->lookups, engine__lookups_closed);
 }
 
+static void engine__remotes_done(engine_t *e) { queue_shutdown(&e->q, engine__drained, e); }
+
+/* Every remote records watch stopped (each frees itself and lets go of its cluster), then the queue. */
+static void engine__stop_remotes(engine_t *e) {
+  remote_t *w = e->remotes;
+  e->remotes = NULL;
+  size_t n = 0;
+  for (remote_t *v = w; v; v = v->next) n++;
+  e->remotes_stopping += n;
+  if (!e->remotes_stopping) {
+    engine__remotes_done(e);
+    return;
+  }
+  while (w) {
+    remote_t *nx = w->next;
+    informer_stop(w->inf, engine__remote_stopped, w);
+    w = nx;
+  }
+}
+
 static void engine__drift_stopped(void *data) {
   engine_t *e = data;
   e->drift = NULL;
-  queue_shutdown(&e->q, engine__drained, e);
+  engine__stop_remotes(e);
 }
 
 static void engine__refs_stopped(void *data) {
   engine_t *e = data;
   e->refs = NULL;
   if (e->drift) drift_stop(e->drift, engine__drift_stopped, e);
-  else queue_shutdown(&e->q, engine__drained, e);
+  else engine__stop_remotes(e);
 }
 
 static void engine__records_stopped(void *data) {

@@ -59,8 +59,10 @@ stop_controller() {
   log "controller stopped ($sig, status $rc)"
 }
 
+# cleanup [RC]: RC is the test's status when a test's own EXIT trap ran other commands first (their
+# status must not become the test's): trap 'rc=$?; ...; cleanup $rc' EXIT.
 cleanup() {
-  local rc=$?
+  local rc=${1:-$?}
   stop_controller KILL
   if ((${#EXTRA_PIDS[@]})); then kill -KILL "${EXTRA_PIDS[@]}" 2>/dev/null || true; fi
   if [ $rc != 0 ]; then

@@ -15,7 +15,7 @@
 SECOND="$WORK/second"
 "$RUDDER_SOURCE_DIR/tests/cluster/up" --nodes 1 --state-dir "$SECOND" >/dev/null 2>"$WORK/second-up.log" ||
   { cat "$WORK/second-up.log" >&2; fail "cannot start the second control plane"; }
-trap '"$RUDDER_SOURCE_DIR/tests/cluster/down" "$SECOND" >/dev/null 2>&1 || true; cleanup' EXIT
+trap 'rc=$?; "$RUDDER_SOURCE_DIR/tests/cluster/down" "$SECOND" >/dev/null 2>&1 || true; cleanup $rc' EXIT
 K2="$SECOND/kubeconfig"
 ok "a second control plane is up ($(KUBECONFIG=$K2 kubectl version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])'))"
 
@@ -85,6 +85,16 @@ wait_for 60 "revision 2 in both clusters" both_rev2
 wait_for 30 "everywhere Synced again" synced everywhere '["global","second"]'
 ok "a values change upgrades the release in both clusters (revision 2 in each)"
 
+# 4b. A change made by hand in the second cluster (helm rollback there) is seen through the watch of
+# its records (the interval is 10 minutes) and brought back to the spec: rollback is revision 3,
+# rudder's upgrade back to the spec revision 4, and here nothing changes.
+# (rudder's server-side apply owns the fields: helm 4 needs --force-conflicts, as in e2e.helm_cli)
+KUBECONFIG=$K2 helm rollback everywhere 1 -n "$APPS" --force-conflicts >/dev/null
+wait_for 60 "everywhere brought back in the second cluster" bash -c "[ \"\$(KUBECONFIG=$K2 helm ls -n $APPS -o json --filter '^everywhere\$' | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[0][\"revision\"], r[0][\"status\"])')\" = '4 deployed' ]"
+[ "$(in_cluster "$KUBECONFIG" "$APPS" everywhere)" = "deployed 2" ] || fail "this cluster's release changed: $(in_cluster "$KUBECONFIG" "$APPS" everywhere)"
+grep -q 'watching release records in another cluster' "$CTRL_LOG" || fail "no watch of the second cluster's records"
+ok "helm rollback by hand in the second cluster is seen at once (its records are watched) and corrected: revision 4 there, this cluster untouched"
+
 # 5. A cluster no longer named: uninstalled there, installed here.
 hq there "{\"clusterName\": \"global\", \"namespace\": \"$APPS\", \"source\": {\"http\": {\"url\": \"$url\"}}}"
 moved() { [ "$(in_cluster "$K2" "$APPS" there)" = absent ] && [ "$(in_cluster "$KUBECONFIG" "$APPS" there)" = "deployed 1" ]; }
@@ -129,13 +139,13 @@ metadata:
 data:
   v: {{ .Values.v | quote }}
 Y
-HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"one\"}}" \
+HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"releaseName\": \"remote\", \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"one\"}}" \
   hr_inline remote kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
 wait_for 60 "HelmRelease remote Ready" hr_ready remote
 [ "$(in_cluster "$K2" "$APPS" remote)" = "deployed 1" ] || fail "remote: $(in_cluster "$K2" "$APPS" remote) in the second cluster"
 [ "$(in_cluster "$KUBECONFIG" "$APPS" remote)" = absent ] || fail "remote: installed here too"
 [ "$(KUBECONFIG=$K2 kubectl -n "$APPS" get configmap kc-remote -o jsonpath='{.data.v}')" = one ] || fail "remote: ConfigMap not in the second cluster"
-HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"two\"}}" \
+HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"releaseName\": \"remote\", \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"two\"}}" \
   hr_inline remote kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
 wait_for 60 "remote upgraded there" bash -c "[ \"\$(KUBECONFIG=$K2 helm ls -n $APPS -o json --filter '^remote\$' | python3 -c 'import json,sys; print(json.load(sys.stdin)[0][\"revision\"])')\" = 2 ]"
 wait_for 30 "HelmRelease remote Ready again" hr_ready remote
@@ -150,8 +160,8 @@ HR_SPEC='{"values": {"v": "one"}}' hr_inline near kc 1.0.0 "$WORK/kc-cm.yaml" | 
 wait_for 60 "HelmRelease near Ready" hr_ready near
 api2=$(cat "$SECOND"/pids/*-kube-apiserver.pid)
 kill -STOP "$api2"
-trap 'kill -CONT '"$api2"' 2>/dev/null || true; "$RUDDER_SOURCE_DIR/tests/cluster/down" "$SECOND" >/dev/null 2>&1 || true; cleanup' EXIT
-HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"three\"}}" \
+trap 'rc=$?; kill -CONT '"$api2"' 2>/dev/null || true; "$RUDDER_SOURCE_DIR/tests/cluster/down" "$SECOND" >/dev/null 2>&1 || true; cleanup $rc' EXIT
+HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"releaseName\": \"remote\", \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"three\"}}" \
   hr_inline remote kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
 HR_SPEC='{"values": {"v": "two"}}' hr_inline near kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
 wait_for 30 "HelmRelease near upgraded while the second cluster is down" hr_ready near

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 group="w${RANDOM}${RANDOM}.e2e.rudder.test"
 crd_name="widgets.$group"
-trap 'kubectl delete crd "$crd_name" "gadgets.$group" --wait=false >/dev/null 2>&1 || true; cleanup' EXIT
+trap 'rc=$?; kubectl delete crd "$crd_name" "gadgets.$group" --wait=false >/dev/null 2>&1 || true; cleanup $rc' EXIT
 
 crd() { # DESCRIPTION
   cat <<Y

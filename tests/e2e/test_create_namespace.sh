@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 T1="$NS-made"; T2="$NS-oracle-made"; T3="$NS-missing"
-trap 'kubectl delete namespace "$T1" "$T2" --wait=false >/dev/null 2>&1 || true; cleanup' EXIT
+trap 'rc=$?; kubectl delete namespace "$T1" "$T2" --wait=false >/dev/null 2>&1 || true; cleanup $rc' EXIT
 cat >"$WORK/cm.yaml" <<'Y'
 apiVersion: v1
 kind: ConfigMap

@@ -22,7 +22,7 @@ deploy_cleanup() {
   stop_controller KILL
   [ -f "$WORK/live.json" ] && kubectl delete -f "$WORK/live.json" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 }
-trap 'rc=$?; deploy_cleanup; (exit $rc); cleanup' EXIT
+trap 'rc=$?; deploy_cleanup; cleanup $rc' EXIT
 
 kubectl kustomize "$src/deploy" >"$WORK/all.yaml"
 kinds=$(to_json "$WORK/all.yaml" | python3 -c 'import json, sys; print(" ".join(sorted({d["kind"] for d in json.load(sys.stdin)})))')

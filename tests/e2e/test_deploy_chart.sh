@@ -13,7 +13,7 @@ installed=
 chart_cleanup() {
   [ -z "$installed" ] || helm uninstall "$REL" -n "$NS" --wait=false >/dev/null 2>&1 || true
 }
-trap 'rc=$?; chart_cleanup; (exit $rc); cleanup' EXIT
+trap 'rc=$?; chart_cleanup; cleanup $rc' EXIT
 
 helm lint --strict "$chart" >"$WORK/lint.txt" 2>&1 || fail "helm lint --strict: $(cat "$WORK/lint.txt")"
 grep -q '1 chart(s) linted, 0 chart(s) failed' "$WORK/lint.txt" || fail "helm lint: $(cat "$WORK/lint.txt")"

@@ -19,7 +19,7 @@ image_cleanup() {
   stop_controller KILL
   if [ -n "$CTR" ]; then bah umount "$CTR" >/dev/null 2>&1 || true; bah rm "$CTR" >/dev/null 2>&1 || true; fi
 }
-trap 'rc=$?; image_cleanup; (exit $rc); cleanup' EXIT
+trap 'rc=$?; image_cleanup; cleanup $rc' EXIT
 
 size=$(bah images --format '{{.Size}}' "$img")
 CTR=$(bah from --pull=never "$img")

@@ -77,7 +77,7 @@ ok "objects whose metadata names another release are never pruned or uninstalled
 # 5. targetNamespace changes: what left is deleted where it was applied.
 kubectl create namespace "$NS-x1" >/dev/null
 kubectl create namespace "$NS-x2" >/dev/null
-trap 'kubectl delete namespace "$NS-x1" "$NS-x2" --wait=false >/dev/null 2>&1 || true; cleanup' EXIT
+trap 'rc=$?; kubectl delete namespace "$NS-x1" "$NS-x2" --wait=false >/dev/null 2>&1 || true; cleanup $rc' EXIT
 cmf stays k v >"$WORK/m1/stays.yaml"
 cmf leaves k v >"$WORK/m1/leaves.yaml"
 cp "$WORK/m1/stays.yaml" "$WORK/m2/"
