@@ -202,6 +202,7 @@ struct engine_s {
   refs_t *refs;       /* the ConfigMaps and Secrets releases read values from, watched */
   drift_t *drift;     /* the objects releases applied, watched for drift (made when a release first asks) */
   struct remote_s *remotes; /* release records in other clusters, watched (one informer per cluster and namespace) */
+  struct remote_drift_s *remote_drifts; /* drift watches in other clusters */
   size_t remotes_stopping;
   clusters_t *clusters; /* other clusters (the controller's), or NULL */
   /* A release in several clusters: object key -> its targets (links: cluster names, "" the local one,
@@ -269,6 +270,7 @@ struct rc_s {
 
 static void rc__finish(rc_t *x, int outcome);
 static void rc__watch_remote(rc_t *x);
+static void engine__remotes_done(engine_t *e);
 static void engine__record_event_in(engine_t *e, const cJSON *secret, int deleted, const char *target,
                                     const char *only_ns);
 static void rc__list_records(rc_t *x);
@@ -1707,7 +1709,7 @@ static const req_action_opts_t *rc__opts(rc_t *x, act_kind_t k) {
 }
 
 static void rc__in_sync_report(rc_t *x);
-static drift_t *rc__drift_module(engine_t *e);
+static drift_t *rc__drift_module(rc_t *x, int make);
 
 static void rc__in_sync(rc_t *x) {
   record_t *latest = rc__latest(x);
@@ -1728,8 +1730,8 @@ static void rc__in_sync(rc_t *x) {
   if (m) m->drift_mode = (unsigned char)x->req.drift_mode;
   /* Drift: the deployed objects compared with the live ones, when a sign of drift came (or this
    * revision was never compared); otherwise nothing is sent. Only in the controller's own cluster. */
-  if (m && x->req.drift_mode != REQ_DRIFT_DISABLED && !x->cl && !x->cluster &&
-      (!m->drift_ok || m->revision != latest->version) && rc__drift_module(x->e)) {
+  if (m && x->req.drift_mode != REQ_DRIFT_DISABLED && (!m->drift_ok || m->revision != latest->version) &&
+      rc__drift_module(x, 1)) {
     rc__start_action(x, ACT_DRIFT);
     return;
   }
@@ -2193,19 +2195,22 @@ static void rc__create_namespace(rc_t *x, const act_env_t *env) {
  * compared only when it is missing or suspected (every one after a failed comparison). */
 static void rc__drift_kind(const char *group, const char *version, const char *resource, void *data) {
   rc_t *x = data;
-  if (x->e->drift && drift_watch(x->e->drift, group, version, resource))
+  drift_t *d = rc__drift_module(x, 0);
+  if (d && drift_watch(d, group, version, resource))
     LOG_W("cannot watch objects for drift", "release", x->key, "resource", resource);
 }
 
 static int rc__drift_check(const act_drift_obj_t *o, void *data) {
   rc_t *x = data;
   memo_t *m = memo_get(&x->e->memo, x->key);
-  return x->e->drift ? drift_check(x->e->drift, o, m && m->drift_all) : ACT_DRIFT_UNSYNCED;
+  drift_t *d = rc__drift_module(x, 0);
+  return d ? drift_check(d, o, m && m->drift_all) : ACT_DRIFT_UNSYNCED;
 }
 
 static void rc__drift_result(const act_drift_obj_t *o, bool drifted, void *data) {
   rc_t *x = data;
-  if (x->e->drift) drift_mark(x->e->drift, o, drifted);
+  drift_t *d = rc__drift_module(x, 0);
+  if (d) drift_mark(d, o, drifted);
 }
 
 /* The outcome of a drift comparison: reported (warn: condition Drifted and an Event) or corrected
@@ -2867,12 +2872,85 @@ static void engine__drift_synced(void *data) {
       if (m->drift_mode && !m->drift_ok) queue_add(&e->q, m->key);
 }
 
-/* The drift watches, made when the first release asks for drift detection. */
-static drift_t *rc__drift_module(engine_t *e) {
-  if (!e->drift && !e->stopping &&
-      drift_new(e->env.c, e->field_manager, engine__drift_changed, engine__drift_synced, e, &e->drift))
-    e->drift = NULL;
-  return e->drift;
+/* The drift watches of another cluster (one set per cluster, holding its client; for a release's own
+ * kubeconfig Secret, per Secret): the objects releases applied there. */
+typedef struct remote_drift_s {
+  struct remote_drift_s *next;
+  engine_t *e;
+  cluster_t *cl;
+  char *target, *obj_ns; /* as remote_t's */
+  drift_t *d;
+} remote_drift_t;
+
+static void engine__rdrift_changed(const char *release, void *data) {
+  remote_drift_t *rd = data;
+  engine_t *e = rd->e;
+  memo_t *r = memo_get(&e->releases, release);
+  if (!r || !r->owner || e->stopping) return;
+  size_t nl = rd->obj_ns ? strlen(rd->obj_ns) : 0;
+  if (rd->obj_ns && (strncmp(r->owner, rd->obj_ns, nl) || r->owner[nl] != '/')) return;
+  const char *at = strchr(r->owner, '@');
+  buf_t k = BUF_INIT;
+  buf_printf(&k, "%.*s@%s", at ? (int)(at - r->owner) : (int)strlen(r->owner), r->owner, rd->target);
+  memo_t *m = k.data ? memo_get(&e->memo, k.data) : NULL;
+  buf_free(&k);
+  if (!m || !m->drift_mode) return;
+  m->drift_ok = 0;
+  LOG_D("owned object changed", "release", m->key);
+  queue_add(&e->q, m->key);
+}
+
+static void engine__rdrift_synced(void *data) {
+  remote_drift_t *rd = data;
+  engine__drift_synced(rd->e);
+}
+
+static void engine__rdrift_free(void *data) {
+  remote_drift_t *rd = data;
+  engine_t *e = rd->e;
+  cluster_unref(rd->cl);
+  free(rd->target);
+  free(rd->obj_ns);
+  free(rd);
+  if (e->remotes_stopping && !--e->remotes_stopping && e->stopping) engine__remotes_done(e);
+}
+
+/* The drift watches of x's cluster, made (when make is set) as the first release there asks for drift
+ * detection; looked up afresh at every use, as another client of that cluster replaces them. */
+static drift_t *rc__drift_module(rc_t *x, int make) {
+  engine_t *e = x->e;
+  if (e->stopping) return NULL;
+  if (!x->cl) {
+    if (!e->drift && make && drift_new(e->env.c, e->field_manager, engine__drift_changed, engine__drift_synced, e, &e->drift))
+      e->drift = NULL;
+    return e->drift;
+  }
+  const char *obj_ns = !strncmp(x->cluster, REQ_SECRET_CLUSTER, strlen(REQ_SECRET_CLUSTER)) ? x->req.ns : NULL;
+  for (remote_drift_t **p = &e->remote_drifts; *p; p = &(*p)->next) {
+    remote_drift_t *rd = *p;
+    if (strcmp(rd->target, x->cluster) || (obj_ns && strcmp(rd->obj_ns, obj_ns))) continue;
+    if (rd->cl == x->cl) return rd->d;
+    if (!make) return NULL;
+    *p = rd->next; /* made for an older client of that cluster */
+    drift_stop(rd->d, engine__rdrift_free, rd);
+    break;
+  }
+  if (!make) return NULL;
+  remote_drift_t *rd = calloc(1, sizeof *rd);
+  if (!rd || !(rd->target = strdup(x->cluster)) || (obj_ns && !(rd->obj_ns = strdup(obj_ns))) ||
+      drift_new(cluster_env(x->cl)->c, e->field_manager, engine__rdrift_changed, engine__rdrift_synced, rd, &rd->d)) {
+    if (rd) {
+      free(rd->target);
+      free(rd->obj_ns);
+    }
+    free(rd);
+    return NULL;
+  }
+  rd->e = e;
+  rd->cl = cluster_ref(x->cl);
+  rd->next = e->remote_drifts;
+  e->remote_drifts = rd;
+  return rd->d;
 }
 
 /* ---- release records in other clusters ---- */
@@ -3221,8 +3299,11 @@ static void engine__remotes_done(engine_t *e) { queue_shutdown(&e->q, engine__dr
 static void engine__stop_remotes(engine_t *e) {
   remote_t *w = e->remotes;
   e->remotes = NULL;
+  remote_drift_t *rd = e->remote_drifts;
+  e->remote_drifts = NULL;
   size_t n = 0;
   for (remote_t *v = w; v; v = v->next) n++;
+  for (remote_drift_t *v = rd; v; v = v->next) n++;
   e->remotes_stopping += n;
   if (!e->remotes_stopping) {
     engine__remotes_done(e);
@@ -3232,6 +3313,11 @@ static void engine__stop_remotes(engine_t *e) {
     remote_t *nx = w->next;
     informer_stop(w->inf, engine__remote_stopped, w);
     w = nx;
+  }
+  while (rd) {
+    remote_drift_t *nx = rd->next;
+    drift_stop(rd->d, engine__rdrift_free, rd);
+    rd = nx;
   }
 }
 

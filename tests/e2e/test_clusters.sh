@@ -139,13 +139,13 @@ metadata:
 data:
   v: {{ .Values.v | quote }}
 Y
-HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"releaseName\": \"remote\", \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"one\"}}" \
+HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"releaseName\": \"remote\", \"driftDetection\": {\"mode\": \"enabled\"}, \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"one\"}}" \
   hr_inline remote kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
 wait_for 60 "HelmRelease remote Ready" hr_ready remote
 [ "$(in_cluster "$K2" "$APPS" remote)" = "deployed 1" ] || fail "remote: $(in_cluster "$K2" "$APPS" remote) in the second cluster"
 [ "$(in_cluster "$KUBECONFIG" "$APPS" remote)" = absent ] || fail "remote: installed here too"
 [ "$(KUBECONFIG=$K2 kubectl -n "$APPS" get configmap kc-remote -o jsonpath='{.data.v}')" = one ] || fail "remote: ConfigMap not in the second cluster"
-HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"releaseName\": \"remote\", \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"two\"}}" \
+HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"releaseName\": \"remote\", \"driftDetection\": {\"mode\": \"enabled\"}, \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"two\"}}" \
   hr_inline remote kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
 wait_for 60 "remote upgraded there" bash -c "[ \"\$(KUBECONFIG=$K2 helm ls -n $APPS -o json --filter '^remote\$' | python3 -c 'import json,sys; print(json.load(sys.stdin)[0][\"revision\"])')\" = 2 ]"
 wait_for 30 "HelmRelease remote Ready again" hr_ready remote
@@ -154,6 +154,11 @@ wait_for 30 "remote's status names revision 2" remote_status "2 2 deployed"
 [ "$(KUBECONFIG=$K2 helm history remote -n "$APPS" -o json | python3 -c 'import json,sys; h=json.load(sys.stdin); print(h[-1]["revision"], h[-1]["status"])')" = "2 deployed" ] ||
   fail "remote: helm history in the second cluster disagrees with the status"
 ok "a release only in the cluster of spec.kubeConfig: status.lastAppliedRevision and history from that cluster's records (as helm history there)"
+KUBECONFIG=$K2 kubectl -n "$APPS" patch configmap kc-remote --type merge -p '{"data":{"v":"edited"}}' >/dev/null
+wait_for 30 "the edit in the second cluster corrected" bash -c "[ \"\$(KUBECONFIG=$K2 kubectl -n $APPS get configmap kc-remote -o jsonpath='{.data.v}')\" = two ]"
+[ "$(KUBECONFIG=$K2 helm history remote -n "$APPS" -o json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 2 ] ||
+  fail "the correction wrote a record in the second cluster"
+ok "drift detection in the cluster of spec.kubeConfig: a ConfigMap edited there is corrected at once (no new record)"
 # 7b. The second cluster stops answering (its API server frozen): only its release waits; a release
 # of this cluster upgrades meanwhile; once it answers again, the change made meanwhile reaches it.
 HR_SPEC='{"values": {"v": "one"}}' hr_inline near kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
@@ -161,7 +166,7 @@ wait_for 60 "HelmRelease near Ready" hr_ready near
 api2=$(cat "$SECOND"/pids/*-kube-apiserver.pid)
 kill -STOP "$api2"
 trap 'rc=$?; kill -CONT '"$api2"' 2>/dev/null || true; "$RUDDER_SOURCE_DIR/tests/cluster/down" "$SECOND" >/dev/null 2>&1 || true; cleanup $rc' EXIT
-HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"releaseName\": \"remote\", \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"three\"}}" \
+HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"remote-kc\"}}, \"releaseName\": \"remote\", \"driftDetection\": {\"mode\": \"enabled\"}, \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"three\"}}" \
   hr_inline remote kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
 HR_SPEC='{"values": {"v": "two"}}' hr_inline near kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
 wait_for 30 "HelmRelease near upgraded while the second cluster is down" hr_ready near
