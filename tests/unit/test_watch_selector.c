@@ -36,7 +36,7 @@ int main(void) {
   accepts("A_b.c-D=V_1.x-Y");
   accepts(" a = b , ! c ");
 
-  refuses("sharding.fluxcd.io/key in shard1", "at character 28: \"in\" needs a list of values in parentheses");
+  refuses("sharding.fluxcd.io/key in shard1", "at character 27: \"in\" needs a list of values in parentheses");
   refuses("k in ()", "at character 6: \"in ()\": the list of values must not be empty");
   refuses("k notin (a", "at character 9: the '(' is not closed");
   refuses("k in (a b)", "at character 9: expected ',' or ')' in the list of values");
