@@ -154,10 +154,7 @@ static int selector__requirement(sel_lex_t *l, buf_t *err) {
     size_t open = l->start;
     int values = 0;
     selector__next(l);
-    if (l->tok == TK_CLOSE) {
-      buf_printf(err, "at character %zu: \"%s ()\": the list of values must not be empty", open + 1, name);
-      return -22;
-    }
+    /* "()" is accepted: the API server takes it (an empty set). */
     for (;;) { /* value? (',' value?)* ')' */
       if (l->tok == TK_IDENT) {
         if ((rc = selector__value(l, err))) return rc;
