@@ -1,6 +1,7 @@
 /* The commands' shared client (cmd.h). */
 #include "loop/cmd.h"
 #include "loop/cli.h"
+#include "helm/action/record.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,4 +235,53 @@ const char *cmd_ready(const cJSON *obj, const char *field) {
     if (t && !strcmp(t, "Ready")) return cmd_str(cd, field);
   }
   return NULL;
+}
+
+size_t cmd_width(const char *s) {
+  size_t n = 0;
+  for (; *s; s++)
+    if (((unsigned char)*s & 0xC0) != 0x80) n++;
+  return n;
+}
+
+int cmd_list_records(cmd_t *c, const char *ns, const char *name, record_t **out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  buf_t path = BUF_INIT, sel = BUF_INIT;
+  kube_path(&path, "", "v1", "secrets", ns, NULL, NULL);
+  buf_printf(&sel, "owner=helm,name=%s", name);
+  kube_query_add(&path, "labelSelector", sel.data ? sel.data : "");
+  cmd_resp_t r;
+  cmd_do(c, &(kube_req_opts_t){.path = path.data}, &r);
+  buf_free(&path);
+  buf_free(&sel);
+  int rc = 0;
+  cJSON *list = NULL;
+  if (r.err || r.status != 200) rc = cmd_fail(c, &r, "listing the release records");
+  else if (!(list = cJSON_ParseWithLength(r.body, r.len))) {
+    fprintf(stderr, "%s: listing the release records: the API server's answer is not JSON\n", c->name);
+    rc = 1;
+  }
+  cmd_resp_free(&r);
+  const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items"), *it;
+  size_t cap = (size_t)cJSON_GetArraySize(items);
+  if (!rc && cap && !(*out = calloc(cap, sizeof **out))) {
+    fprintf(stderr, "%s: out of memory\n", c->name);
+    rc = 1;
+  }
+  cJSON_ArrayForEach(it, items) {
+    if (rc) break;
+    buf_t e = BUF_INIT;
+    /* As helm does, a record that cannot be read stops the command; it is named. */
+    if (record_from_secret(it, &(*out)[*n], &e)) {
+      fprintf(stderr, "%s: %s\n", c->name, e.data ? e.data : "out of memory");
+      rc = 1;
+    } else {
+      (*n)++;
+    }
+    buf_free(&e);
+  }
+  cJSON_Delete(list);
+  if (!rc) record_sort(*out, *n);
+  return rc;
 }

@@ -63,3 +63,9 @@ int cmd_hr_path(buf_t *b, const char *ns, const char *name, const char *sub);
 const char *cmd_ready(const cJSON *obj, const char *field);
 /* obj's string at a dotted path ("status.history"), or NULL. */
 const char *cmd_str(const cJSON *obj, const char *path);
+/* The columns a cell takes: its UTF-8 characters. */
+size_t cmd_width(const char *s);
+struct record_s;
+/* The records of release `name` stored in ns (Helm's Secrets), oldest first, into *out (the
+ * caller frees each with record_free, then the array); 0 or 1 after printing why. */
+int cmd_list_records(cmd_t *c, const char *ns, const char *name, struct record_s **out, size_t *n);

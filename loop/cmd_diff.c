@@ -373,40 +373,6 @@ out:
   diff__map_free(&w);
 }
 
-/* Reads the release's records into d (oldest first); 0 or 1 after printing why. */
-static int diff__records(diff_t *d) {
-  cmd_t *c = &d->c;
-  buf_t path = BUF_INIT, sel = BUF_INIT;
-  kube_path(&path, "", "v1", "secrets", d->req.storage_ns, NULL, NULL);
-  buf_printf(&sel, "owner=helm,name=%s", d->req.release_name);
-  kube_query_add(&path, "labelSelector", sel.data ? sel.data : "");
-  cmd_resp_t r;
-  cmd_do(c, &(kube_req_opts_t){.path = path.data}, &r);
-  buf_free(&path), buf_free(&sel);
-  int rc = 0;
-  cJSON *list = NULL;
-  if (r.err || r.status != 200) rc = cmd_fail(c, &r, "listing the release records");
-  else if (!(list = cJSON_ParseWithLength(r.body, r.len))) rc = 1;
-  cmd_resp_free(&r);
-  const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items"), *it;
-  size_t n = (size_t)cJSON_GetArraySize(items);
-  if (!rc && n && !(d->recs = calloc(n, sizeof *d->recs))) rc = 1;
-  cJSON_ArrayForEach(it, items) {
-    if (rc) break;
-    buf_t e = BUF_INIT;
-    if (record_from_secret(it, &d->recs[d->nrecs], &e)) {
-      fprintf(stderr, "rudder diff: %s\n", e.data ? e.data : "out of memory");
-      rc = 1;
-    } else {
-      d->nrecs++;
-    }
-    buf_free(&e);
-  }
-  cJSON_Delete(list);
-  if (!rc) record_sort(d->recs, d->nrecs);
-  return rc;
-}
-
 static void diff__version(int err, const char *errmsg, const discovery_version_t *v, void *data) {
   char **out = data;
   (void)errmsg;
@@ -439,7 +405,7 @@ static int diff__run(diff_t *d) {
     fprintf(stderr, "rudder diff: HelmRelease %s/%s: spec.valuesFrom is not read by rudder diff yet\n", c->ns, c->arg);
     return 2;
   }
-  if (diff__records(d)) return 2;
+  if (cmd_list_records(c, d->req.storage_ns, d->req.release_name, &d->recs, &d->nrecs)) return 2;
   const record_t *deployed = NULL;
   int released = 0;
   for (size_t i = d->nrecs; i-- > 0;) {

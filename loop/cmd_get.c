@@ -13,14 +13,6 @@ static const char cmd_get__usage[] =
 
 #define GET_COLS 7
 
-/* UTF-8 characters in s (what a terminal column counts, near enough). */
-static size_t get__width(const char *s) {
-  size_t n = 0;
-  for (; *s; s++)
-    if (((unsigned char)*s & 0xC0) != 0x80) n++;
-  return n;
-}
-
 /* One cell's text: newlines and tabs become spaces so that a row stays one line. */
 static char *get__cell(const char *s) {
   char *d = strdup(s && *s ? s : "<none>");
@@ -92,11 +84,11 @@ int cmd_get_main(int argc, char **argv) {
     size_t first = c.all_ns ? 0 : 1;
     for (size_t i = 0; i < rows; i++)
       for (size_t k = first; k < GET_COLS; k++)
-        if (get__width(cells[i][k]) > width[k]) width[k] = get__width(cells[i][k]);
+        if (cmd_width(cells[i][k]) > width[k]) width[k] = cmd_width(cells[i][k]);
     for (size_t i = 0; i < rows; i++) {
       for (size_t k = first; k < GET_COLS; k++) {
         if (k == GET_COLS - 1) printf("%s\n", cells[i][k]);
-        else printf("%s%*s", cells[i][k], (int)(width[k] - get__width(cells[i][k]) + 3), "");
+        else printf("%s%*s", cells[i][k], (int)(width[k] - cmd_width(cells[i][k]) + 3), "");
       }
     }
   }

@@ -19,13 +19,6 @@ static const char cmd_history__usage[] =
 
 #define HIST_COLS 6
 
-static size_t hist__width(const char *s) {
-  size_t n = 0;
-  for (; *s; s++)
-    if (((unsigned char)*s & 0xC0) != 0x80) n++;
-  return n;
-}
-
 /* Go's time.ANSIC ("Mon Jan _2 15:04:05 2006") in the time's own offset. */
 static void hist__ansic(const release_time_t *t, char out[40]) {
   if (!t->set) {
@@ -74,42 +67,15 @@ int cmd_history_main(int argc, char **argv) {
     cmd_close(&c);
     return 1;
   }
-  buf_t path = BUF_INIT, sel = BUF_INIT;
-  kube_path(&path, "", "v1", "secrets", req.storage_ns, NULL, NULL);
-  buf_printf(&sel, "owner=helm,name=%s", req.release_name);
-  kube_query_add(&path, "labelSelector", sel.data ? sel.data : "");
-  cmd_resp_t r;
-  cmd_do(&c, &(kube_req_opts_t){.path = path.data}, &r);
-  buf_free(&path);
-  buf_free(&sel);
-  cJSON *list = NULL;
-  if (r.err || r.status != 200) rc = cmd_fail(&c, &r, "listing the release records");
-  else if (!(list = cJSON_ParseWithLength(r.body, r.len))) rc = fprintf(stderr, "rudder history: not JSON\n") > 0;
-  cmd_resp_free(&r);
-  const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items");
-  size_t n = (size_t)cJSON_GetArraySize(items), nrec = 0;
-  record_t *recs = n ? calloc(n, sizeof *recs) : NULL;
-  const cJSON *it;
-  cJSON_ArrayForEach(it, items) {
-    if (rc || !recs) break;
-    buf_t e = BUF_INIT;
-    if (record_from_secret(it, &recs[nrec], &e)) {
-      /* helm history stops on a record it cannot read; say which. */
-      fprintf(stderr, "rudder history: %s\n", e.data ? e.data : "out of memory");
-      rc = 1;
-    } else {
-      nrec++;
-    }
-    buf_free(&e);
-  }
-  cJSON_Delete(list);
+  record_t *recs = NULL;
+  size_t nrec = 0;
+  rc = cmd_list_records(&c, req.storage_ns, req.release_name, &recs, &nrec);
   if (!rc && !nrec) {
     fprintf(stderr, "rudder history: release %s/%s has no records (HelmRelease %s/%s not installed yet?)\n",
             req.storage_ns, req.release_name, c.ns, c.arg);
     rc = 1;
   }
   if (!rc) {
-    record_sort(recs, nrec);
     size_t from = nrec > (size_t)max ? nrec - (size_t)max : 0, rows = nrec - from + 1;
     char *(*cells)[HIST_COLS] = calloc(rows, sizeof *cells);
     static const char *const head[HIST_COLS] = {"REVISION", "UPDATED", "STATUS", "CHART", "APP VERSION", "DESCRIPTION"};
@@ -143,10 +109,10 @@ int cmd_history_main(int argc, char **argv) {
       size_t width[HIST_COLS] = {0};
       for (size_t i = 0; i < rows; i++)
         for (size_t k = 0; k < HIST_COLS; k++)
-          if (hist__width(cells[i][k]) > width[k]) width[k] = hist__width(cells[i][k]);
+          if (cmd_width(cells[i][k]) > width[k]) width[k] = cmd_width(cells[i][k]);
       for (size_t i = 0; i < rows; i++)
         for (size_t k = 0; k < HIST_COLS; k++)
-          printf("%s%*s%s", cells[i][k], (int)(width[k] - hist__width(cells[i][k])), "", k + 1 < HIST_COLS ? "\t" : "\n");
+          printf("%s%*s%s", cells[i][k], (int)(width[k] - cmd_width(cells[i][k])), "", k + 1 < HIST_COLS ? "\t" : "\n");
     }
     for (size_t i = 0; cells && i < rows; i++)
       for (size_t k = 0; k < HIST_COLS; k++) free(cells[i][k]);
