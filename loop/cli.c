@@ -4,6 +4,7 @@
 #include <errno.h>
 #include "loop/controller.h"
 #include "loop/template_cmd.h"
+#include "loop/cmds.h"
 #include "buildinfo.h"
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,15 @@ static const char cli__usage[] =
   "                      run the controller (in-cluster config when no kubeconfig)\n"
   "  rudder template [NAME] CHART [flags]\n"
   "                      render a chart locally as `helm template` does (see rudder template --help)\n"
+  "  rudder get [NAME] [-n NS | -A]\n"
+  "                      HelmReleases: revision, suspended, Ready, chart, message\n"
+  "  rudder reconcile NAME [-n NS]\n"
+  "                      ask the controller to reconcile now; waits for the outcome\n"
+  "  rudder suspend NAME, rudder resume NAME\n"
+  "                      stop and restart reconciling a HelmRelease (resume waits for the outcome)\n"
+  "  rudder diff NAME    what an upgrade to the spec would change, as a unified diff of the live objects\n"
+  "  rudder history NAME the release's revisions, as helm history prints them\n"
+  "                      (these take --kubeconfig, --context, -n as the controller does; see each --help)\n"
   "  rudder version      print version, git commit and build flags\n"
   "  rudder --help       print this help\n";
 
@@ -31,6 +41,12 @@ int cli_main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "controller")) return controller_main(argc - 2, argv + 2);
   if (!strcmp(argv[1], "template")) return template_cmd_main(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "get")) return cmd_get_main(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "reconcile")) return cmd_reconcile_main(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "suspend")) return cmd_suspend_main(argc - 2, argv + 2, 1);
+  if (!strcmp(argv[1], "resume")) return cmd_suspend_main(argc - 2, argv + 2, 0);
+  if (!strcmp(argv[1], "diff")) return cmd_diff_main(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "history")) return cmd_history_main(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) return cli__version();
   fprintf(stderr, "rudder: unknown command \"%s\"; see rudder --help\n", argv[1]);
   return 2;

@@ -17,6 +17,8 @@
 #include "watch/discovery.h"
 #include "watch/events.h"
 #include "watch/kubeconfig.h"
+#include "watch/selector.h"
+#include "base/sha256.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,6 +297,9 @@ static const char ctl__usage[] =
   "  --kubeconfig FILE   kubeconfig to use (default $KUBECONFIG, then in-cluster, then ~/.kube/config)\n"
   "  --context NAME      kubeconfig context (default its current-context)\n"
   "  --namespace NS      watch the kinds' objects in this namespace only (default all)\n"
+  "  --watch-label-selector SELECTOR  a shard: serve only the objects whose labels match (e.g.\n"
+  "                      \"sharding.fluxcd.io/key in (shard1)\", or \"!sharding.fluxcd.io/key\" for the rest);\n"
+  "                      the kinds' objects and the repositories they name, each shard with its own Lease\n"
   "  --kinds KIND[,KIND...]  serve only these kinds (default every kind whose CRD is installed, found when\n"
   "                      the controller starts and whenever a CRD is installed later; the known kinds are\n"
   "                      listed below; a HelmRelease whose chart is in a HelmRepository needs HelmRepository\n"
@@ -305,7 +310,8 @@ static const char ctl__usage[] =
   "  --burst N           burst allowed above --qps (default 100)\n"
   "  --leader-elect      take a coordination.k8s.io Lease before reconciling (for several replicas)\n"
   "  --leader-election-namespace NS   the Lease's namespace (default the kubeconfig's namespace)\n"
-  "  --leader-election-id NAME        the Lease's name (default rudder-controller)\n"
+  "  --leader-election-id NAME        the Lease's name (default rudder-controller; with\n"
+  "                      --watch-label-selector, rudder-controller-<10 hex digits of the selector's sha256>)\n"
   "  --leader-election-lease-duration D, --leader-election-renew-deadline D,\n"
   "  --leader-election-retry-period D  lease timings (defaults 15s, 10s, 2s)\n"
   "  --log-level LEVEL   debug, info, warn or error (default info)\n"
@@ -329,7 +335,8 @@ static const char ctl__usage[] =
   "  --max-chart-cache SIZE  charts kept loaded in memory when no release holds them (default 256Mi)\n";
 
 int controller_main(int argc, char **argv) {
-  const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *le_ns = NULL, *le_id = "rudder-controller";
+  const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *le_ns = NULL, *le_id = NULL, *selector = NULL;
+  char derived_id[64];
   unsigned concurrency = 4, burst = 100;
   double qps = 50;
   bool qps_auto = true;
@@ -373,6 +380,15 @@ int controller_main(int argc, char **argv) {
     if (!strcmp(flag, "--kubeconfig")) kubeconfig = v;
     else if (!strcmp(flag, "--context")) context = v;
     else if (!strcmp(flag, "--kinds")) kinds_list = v;
+    else if (!strcmp(flag, "--watch-label-selector")) {
+      buf_t serr = BUF_INIT;
+      if (kube_label_selector_check(v, &serr)) {
+        fprintf(stderr, "rudder controller: --watch-label-selector \"%s\": %s\n", v, serr.data ? serr.data : "out of memory");
+        buf_free(&serr);
+        return 2;
+      }
+      selector = *v ? v : NULL;
+    }
     else if (!strcmp(flag, "--namespace") || !strcmp(flag, "-n")) ns = v;
     else if (!strcmp(flag, "--concurrency")) {
       char *end;
@@ -438,6 +454,16 @@ int controller_main(int argc, char **argv) {
     } else { fprintf(stderr, "rudder controller: unknown flag %s\n%s", flag, ctl__usage); return 2; }
   }
 
+  if (!le_id && selector) {
+    /* Each shard elects its own leader: a Lease named after its selector unless one is given. */
+    uint8_t d[32];
+    char hex[65];
+    base_sha256(selector, strlen(selector), d);
+    base_sha256_hex(d, hex);
+    snprintf(derived_id, sizeof derived_id, "rudder-controller-%.10s", hex);
+    le_id = derived_id;
+  }
+  if (!le_id) le_id = "rudder-controller";
   /* A write to a connection the server closed must be an error, not a signal. */
   signal(SIGPIPE, SIG_IGN);
   ctl_t *c = calloc(1, sizeof *c);
@@ -480,7 +506,7 @@ int controller_main(int argc, char **argv) {
   uv_signal_start(&c->sigusr1, ctl__on_usr1, SIGUSR1);
 
   LOG_I("rudder controller starting", "version", RUDDER_VERSION, "commit", RUDDER_GIT_COMMIT,
-        "server", c->cfg.server, "namespace", ns && *ns ? ns : "(all)");
+        "server", c->cfg.server, "namespace", ns && *ns ? ns : "(all)", "label_selector", selector ? selector : "(all)");
   chart_cache_options_t cco = {.max_bytes = max_chart_cache};
   source_opts_t so = {.storage_path = storage_path, .max_disk_bytes = max_storage};
   if ((rc = fetch_new(&c->loop, NULL, &c->fetch)) || (rc = chart_cache_new(&cco, &c->charts)) ||
@@ -490,7 +516,8 @@ int controller_main(int argc, char **argv) {
   }
   c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .events = c->events, .limits = limits,
                              .source = c->source, .default_service_account = default_sa,
-                             .door_ctx = {.chartrepo_namespace = chartrepo_ns, .allow_cross_namespace_refs = allow_xns}};
+                             .door_ctx = {.chartrepo_namespace = chartrepo_ns, .allow_cross_namespace_refs = allow_xns},
+                             .label_selector = selector};
   c->chartrepo_ns = chartrepo_ns;
   c->publish_charts = publish_charts;
   c->leader_elect = leader_elect;
@@ -512,6 +539,7 @@ int controller_main(int argc, char **argv) {
     metrics_set(c->leading, 0);
     leader_opts_t lo = {.namespace = le_ns && *le_ns ? le_ns : c->cfg.namespace, .name = le_id,
                         .lease_ms = (uint64_t)le_lease, .renew_ms = (uint64_t)le_renew, .retry_ms = (uint64_t)le_retry};
+    LOG_I("leader election", "lease", le_id, "namespace", lo.namespace);
     rc = leader_start(&c->loop, c->client, &lo, ctl__on_started_leading, ctl__on_stopped_leading, c, &c->leader);
     if (rc) {
       LOG_E("cannot start leader election", "error", uv_strerror(rc));

@@ -21,7 +21,8 @@ static void kinds__engine_stop(void *h, void (*cb)(void *data), void *data) { en
 
 static int kinds__repos_start(const kinds_env_t *env, const kind_row_t *row, void **out) {
   (void)row;
-  repoctl_opts_t ro = {.namespace = env->eopts->namespace, .events = env->eopts->events};
+  repoctl_opts_t ro = {.namespace = env->eopts->namespace, .events = env->eopts->events,
+                       .label_selector = env->eopts->label_selector};
   repoctl_t *r = NULL;
   int rc = repoctl_start(env->loop, env->client, env->source, &ro, &r);
   *out = r;
@@ -34,7 +35,7 @@ static void kinds__repos_stop(void *h, void (*cb)(void *data), void *data) { rep
 static int kinds__chartrepos_start(const kinds_env_t *env, const kind_row_t *row, void **out) {
   (void)row;
   chartrepo_opts_t co = {.namespace = env->eopts->door_ctx.chartrepo_namespace, .events = env->eopts->events,
-                         .publish_charts = env->publish_charts};
+                         .publish_charts = env->publish_charts, .label_selector = env->eopts->label_selector};
   chartrepo_t *r = NULL;
   int rc = chartrepo_start(env->loop, env->client, env->source, &co, &r);
   *out = r;

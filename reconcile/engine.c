@@ -441,6 +441,7 @@ static int rc__agg_changed(rc_t *x);
 static void rc__uninstalled(rc_t *x);
 static void rc__coordinate(rc_t *x);
 static cJSON *rc__outside(rc_t *x, const record_t *r);
+static int rc__reconcile_asked(const rc_t *x);
 
 /* Writes the outcome as the door's status, then finishes with x->outcome. */
 static void rc__write_status(rc_t *x) {
@@ -463,7 +464,7 @@ static void rc__write_status(rc_t *x) {
     } else {
       free(text);
     }
-    if (same && x->coordinator) { /* nothing new to say */
+    if (same && x->coordinator && !rc__reconcile_asked(x)) { /* nothing new to say */
       agg_free(&agg);
       rc__finish(x, x->outcome);
       return;
@@ -1519,13 +1520,53 @@ static void rc__after_values(rc_t *x) {
   rc__begin_with_chart(x);
 }
 
+/* ---- a reconcile asked for (REQ_RECONCILE_ANNOTATION) ---- */
+
+/* Whether the object asks for a reconcile its status does not say was handled: then nothing is
+ * decided from the memo or skipped as already reported, and the status is written. */
+static int rc__reconcile_asked(const rc_t *x) {
+  const release_req_t *r = &x->req;
+  return r->reconcile_requested && (!r->reconcile_handled || strcmp(r->reconcile_requested, r->reconcile_handled));
+}
+
+static void rc__handled_done(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  if (!kube_response_ok(res) && res->status != 404) LOG_W("cannot record the reconcile as handled", "release", x->key,
+                                                         "error", res->errmsg ? res->errmsg : "");
+  rc__finish(x, x->outcome);
+}
+
+/* Finishes with outcome where no status is written otherwise; a reconcile asked for is recorded
+ * as handled first (status.lastHandledReconcileAt only), so that whoever asked sees the answer. */
+static void rc__finish_handled(rc_t *x, int outcome) {
+  if (!rc__reconcile_asked(x) || x->cluster) {
+    rc__finish(x, outcome);
+    return;
+  }
+  cJSON *body = cJSON_CreateObject();
+  cJSON *st = body ? cJSON_AddObjectToObject(body, "status") : NULL;
+  char *text = st && cJSON_AddStringToObject(st, "lastHandledReconcileAt", x->req.reconcile_requested)
+                   ? cJSON_PrintUnformatted(body) : NULL;
+  cJSON_Delete(body);
+  if (!text) {
+    rc__finish(x, RC_RETRY);
+    return;
+  }
+  x->outcome = outcome;
+  rc__obj_path(x, "status");
+  rc__send(x, kube_merge_patch(x->e->env.c, x->path.data, text, rc__handled_done, x));
+  free(text);
+}
+
 /* With the chart's identity known (inline, or fetched): decided from the memo when nothing changed. */
 static void rc__begin_with_chart(rc_t *x) {
   engine_t *e = x->e;
   rc__merge_memo(x);
   memo_t *m = memo_get(&e->memo, x->key);
   if (m && m->generation == x->req.generation && !strcmp(m->digest, x->req.digest) && m->state != MEMO_NONE &&
-      m->state != MEMO_GONE && !(m->state == MEMO_OK && m->drift_mode && !m->drift_ok) && !rc__agg_changed(x)) {
+      m->state != MEMO_GONE && !(m->state == MEMO_OK && m->drift_mode && !m->drift_ok) && !rc__agg_changed(x) &&
+      !rc__reconcile_asked(x)) {
     /* Unchanged inputs: nothing to observe, render or apply. */
     e->stats.memo_hits++;
     rc__finish(x, m->state == MEMO_OK ? RC_DONE : RC_FORGET);
@@ -1756,7 +1797,7 @@ static void rc__in_sync_report(rc_t *x) {
   const cJSON *og = ready ? cJSON_GetObjectItemCaseSensitive(ready, "observedGeneration") : NULL;
   if (!x->cluster && cJSON_IsString(rs) && !strcmp(rs->valuestring, "True") && cJSON_IsNumber(og) &&
       (long long)og->valuedouble == x->req.generation && !cond_find(x->req.conditions, "Reconciling") &&
-      !rc__agg_changed(x) && rc__drift_unchanged(x)) {
+      !rc__agg_changed(x) && rc__drift_unchanged(x) && !rc__reconcile_asked(x)) {
     track_release(x->e->door, x->key, "True", latest->version);
     rc__finish(x, RC_DONE);
     return;
@@ -2002,7 +2043,7 @@ static void rc__decide(rc_t *x) {
           m->state = MEMO_STALLED;
           memcpy(m->digest, r->digest, 65);
         }
-        rc__finish(x, RC_STALL);
+        rc__finish_handled(x, RC_STALL);
         return;
       }
     }
@@ -3250,7 +3291,10 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   e->lookups.data = e;
   buf_t path = BUF_INIT;
   kube_path(&path, door->group, door->version, door->resource, e->ns, NULL, NULL);
-  informer_opts_t io = {.path = path.data, .keep = door->cache_keep};
+  /* A shard sees only its objects: one relabelled away is a delete here (the watch says so), so it
+   * is forgotten, not uninstalled, and the shard that now matches takes it over. */
+  informer_opts_t io = {.path = path.data, .keep = door->cache_keep,
+                        .label_selector = o && o->label_selector && *o->label_selector ? o->label_selector : NULL};
   informer_handlers_t h = {.on_add = engine__on_add, .on_update = engine__on_update, .on_delete = engine__on_delete,
                            .on_bad_object = engine__on_bad_object, .data = e};
   rc = informer_start(c, &io, &h, &e->inf);

@@ -32,6 +32,8 @@ typedef struct engine_opts_s {
                                           namespace (NULL: as the controller) */
   door_ctx_t door_ctx;        /* handed to the door's parse */
   struct clusters_s *clusters; /* other clusters (the caller's; NULL: releases go to the local cluster only) */
+  const char *label_selector; /* a shard: only the kind's objects whose labels match (checked by the
+                                 caller, watch/selector.h); NULL or "": all */
 } engine_opts_t;
 
 /* Counters for tests and benchmarks. */

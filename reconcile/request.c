@@ -22,6 +22,7 @@ void req_free(release_req_t *r) {
   cJSON_Delete(r->outside);
   cJSON_Delete(r->drift_ignore);
   free(r->door_data);
+  free(r->reconcile_requested); free(r->reconcile_handled);
   free(r->src.repo_key); free(r->src.name); free(r->src.version); free(r->src.url); free(r->src.obj_name); free(r->src.obj_key);
   free(r->src.secret_name); free(r->src.secret_field);
   memset(r, 0, sizeof *r);

@@ -11,6 +11,10 @@
 #define REQ_DEFAULT_TIMEOUT_MS (5 * 60 * 1000L)
 #define REQ_DEFAULT_MAX_HISTORY 10
 /* A target cluster given by a kubeconfig Secret of the object's namespace: "secret:NAME:KEY". */
+/* Asks for a reconcile now (`rudder reconcile` sets it to the time): a value the status does not
+ * name as handled (status.lastHandledReconcileAt) bypasses the memo; every status written then
+ * records it as handled. */
+#define REQ_RECONCILE_ANNOTATION "rudder.dev/reconcile-requested-at"
 #define REQ_SECRET_CLUSTER "secret:"
 
 /* Drift detection (objects of the release changed by someone else, or deleted): ignored, reported
@@ -61,6 +65,8 @@ typedef struct release_req_s {
   bool has_finalizer;
   cJSON *finalizers;   /* metadata.finalizers (array or NULL) */
   cJSON *conditions;   /* status.conditions as the object has them (array or NULL) */
+  char *reconcile_requested; /* REQ_RECONCILE_ANNOTATION's value, or NULL */
+  char *reconcile_handled;   /* status.lastHandledReconcileAt, or NULL */
 
   /* The release. */
   char *release_name, *target_ns, *storage_ns;

@@ -64,6 +64,10 @@ int door_parse_meta(const cJSON *obj, const char *finalizer, release_req_t *r, b
   }
   const cJSON *conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
   if (cJSON_IsArray(conds) && !(r->conditions = cJSON_Duplicate(conds, 1))) goto oom;
+  const char *asked = door_str(cJSON_GetObjectItemCaseSensitive(meta, "annotations"), REQ_RECONCILE_ANNOTATION);
+  const char *handled = door_str(status, "lastHandledReconcileAt");
+  if ((asked && !(r->reconcile_requested = door_dup(asked))) || (handled && !(r->reconcile_handled = door_dup(handled))))
+    goto oom;
   return 0;
 oom:
   buf_puts(err, "out of memory");
@@ -336,6 +340,8 @@ void door_bookkeeping_write(cJSON *st, const release_outcome_t *o) {
   if (o->attempted_digest && *o->attempted_digest) cJSON_AddStringToObject(st, "lastAttemptedDigest", o->attempted_digest);
   cJSON_AddNumberToObject(st, "installFailures", o->install_failures);
   cJSON_AddNumberToObject(st, "upgradeFailures", o->upgrade_failures);
+  /* Whatever the outcome, it answers the reconcile asked for when this one started. */
+  if (o->req->reconcile_requested) cJSON_AddStringToObject(st, "lastHandledReconcileAt", o->req->reconcile_requested);
 }
 
 void door_outside_write(cJSON *st, const release_outcome_t *o) {

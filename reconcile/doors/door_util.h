@@ -56,7 +56,8 @@ char *door_status_body(cJSON *st);
 void door_bookkeeping_read(const cJSON *status, release_req_t *r);
 void door_bookkeeping_write(cJSON *st, const release_outcome_t *o);
 #define DOOR_KEEP_BOOKKEEPING \
-  "status.lastAppliedDigest", "status.lastAttemptedDigest", "status.installFailures", "status.upgradeFailures"
+  "status.lastAppliedDigest", "status.lastAttemptedDigest", "status.installFailures", "status.upgradeFailures", \
+      "status.lastHandledReconcileAt"
 /* status.outsideObjects: written from o->outside (when set), read back into r->outside. */
 void door_outside_write(cJSON *st, const release_outcome_t *o);
 int door_outside_read(const cJSON *status, release_req_t *r, buf_t *err);

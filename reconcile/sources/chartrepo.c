@@ -604,7 +604,8 @@ int chartrepo_start(uv_loop_t *loop, kube_client_t *c, source_t *s, const chartr
     r = path.data ? informer_start(c, &io, &h, &cr->charts) : UV_ENOMEM;
     buf_free(&path);
   }
-  repoctl_opts_t ro = {.namespace = cr->ns, .events = o->events, .concurrency = o->concurrency};
+  repoctl_opts_t ro = {.namespace = cr->ns, .events = o->events, .concurrency = o->concurrency,
+                       .label_selector = o->label_selector};
   if (!r) r = repokind_start(&cr__kind, cr, loop, c, s, &ro, &cr->rc);
   if (r) {
     if (cr->charts) informer_stop(cr->charts, NULL, NULL);

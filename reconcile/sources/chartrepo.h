@@ -29,6 +29,7 @@ typedef struct chartrepo_opts_s {
   events_t *events;      /* may be NULL */
   bool publish_charts;   /* write Chart objects */
   unsigned concurrency;  /* repositories fetched at once (default 4) */
+  const char *label_selector; /* a shard: only the ChartRepos whose labels match; NULL or "": all */
 } chartrepo_opts_t;
 
 /* Starts watching ChartRepos (and Charts, when publishing); c and s are the caller's and outlive

@@ -15,6 +15,7 @@ typedef struct repoctl_opts_s {
   const char *namespace; /* watch only this namespace; NULL or "" for all */
   events_t *events;      /* may be NULL */
   unsigned concurrency;  /* repositories fetched at once (default 4) */
+  const char *label_selector; /* a shard: only the objects whose labels match; NULL or "": all */
 } repoctl_opts_t;
 
 /* Starts watching HelmRepositories; s and c are the caller's and outlive it. 0 or a negative code. */

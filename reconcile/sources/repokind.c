@@ -553,7 +553,8 @@ int repokind_start(const repokind_t *k, void *kind_data, uv_loop_t *loop, kube_c
   }
   buf_t path = BUF_INIT;
   kube_path(&path, k->group, k->version, k->resource, rc->ns, NULL, NULL);
-  informer_opts_t io = {.path = path.data, .keep = k->keep};
+  informer_opts_t io = {.path = path.data, .keep = k->keep,
+                        .label_selector = o && o->label_selector && *o->label_selector ? o->label_selector : NULL};
   informer_handlers_t h = {.on_add = repoctl__on_add, .on_update = repoctl__on_update,
                            .on_delete = repoctl__on_delete, .data = rc};
   r = informer_start(c, &io, &h, &rc->inf);
