@@ -27,6 +27,7 @@ typedef struct drift_kind_s {
 
 struct drift_s {
   kube_client_t *c;
+  char *ns;              /* watched only there, or NULL: everywhere */
   char *field_manager;
   drift_changed_cb changed;
   drift_synced_cb synced;
@@ -129,10 +130,11 @@ static void drift__on_synced(informer_t *inf, void *data) {
   k->d->synced(k->d->data);
 }
 
-int drift_new(kube_client_t *c, const char *field_manager, drift_changed_cb changed, drift_synced_cb synced,
-              void *data, drift_t **out) {
+int drift_new(kube_client_t *c, const char *ns, const char *field_manager, drift_changed_cb changed,
+              drift_synced_cb synced, void *data, drift_t **out) {
   drift_t *d = calloc(1, sizeof *d);
-  if (!d || !(d->field_manager = strdup(field_manager ? field_manager : "rudder"))) {
+  if (!d || !(d->field_manager = strdup(field_manager ? field_manager : "rudder")) || (ns && !(d->ns = strdup(ns)))) {
+    if (d) free(d->field_manager);
     free(d);
     return UV_ENOMEM;
   }
@@ -150,13 +152,13 @@ static drift_kind_t *drift__kind(const drift_t *d, const char *group, const char
   return NULL;
 }
 
-int drift_watch(drift_t *d, const char *group, const char *version, const char *resource) {
-  if (d->stopping) return 0;
+int drift_watch(drift_t *d, const char *group, const char *version, const char *resource, bool namespaced) {
+  if (d->stopping || (d->ns && !namespaced)) return 0; /* a tenant's watches: its namespace only */
   if (drift__kind(d, group, resource)) return 0;
   drift_kind_t *k = calloc(1, sizeof *k);
   buf_t path = BUF_INIT;
   if (!k || !(k->group = strdup(group)) || !(k->resource = strdup(resource)) ||
-      kube_path(&path, group, version, resource, NULL, NULL, NULL)) {
+      kube_path(&path, group, version, resource, d->ns, NULL, NULL)) {
     if (k) {
       free(k->group);
       free(k->resource);
@@ -196,6 +198,7 @@ static char *drift__cached(const drift_kind_t *k, const act_drift_obj_t *o) {
 }
 
 int drift_check(drift_t *d, const act_drift_obj_t *o, bool all) {
+  if (d->ns && strcmp(o->ns, d->ns)) return ACT_DRIFT_SKIP; /* outside the tenant's namespace: not watched */
   drift_kind_t *k = drift__kind(d, o->group, o->resource);
   if (!k || !informer_has_synced(k->inf)) return ACT_DRIFT_UNSYNCED;
   char *t = drift__cached(k, o);
@@ -232,6 +235,7 @@ static void drift__finish_stop(drift_t *d) {
   void (*cb)(void *) = d->stop_cb;
   void *data = d->stop_data;
   free(d->field_manager);
+  free(d->ns);
   free(d);
   if (cb) cb(data);
 }

@@ -25,11 +25,13 @@ typedef void (*drift_changed_cb)(const char *release, void *data);
 /* A kind's first list is complete: objects of it can be judged now. */
 typedef void (*drift_synced_cb)(void *data);
 
-/* Watches with client c as field manager field_manager (both the caller's, outliving it). */
-int drift_new(kube_client_t *c, const char *field_manager, drift_changed_cb changed, drift_synced_cb synced,
-              void *data, drift_t **out);
+/* Watches with client c as field manager field_manager (both the caller's, outliving it), in every
+ * namespace, or only in namespace ns (a tenant's releases, watched with the tenant's own identity:
+ * cluster-scoped objects and those of other namespaces are then not watched, and not judged). */
+int drift_new(kube_client_t *c, const char *ns, const char *field_manager, drift_changed_cb changed,
+              drift_synced_cb synced, void *data, drift_t **out);
 /* Makes sure objects of this kind are watched (idempotent). 0 or UV_ENOMEM. */
-int drift_watch(drift_t *d, const char *group, const char *version, const char *resource);
+int drift_watch(drift_t *d, const char *group, const char *version, const char *resource, bool namespaced);
 /* What the drift action should do with object o of release: ACT_DRIFT_UNSYNCED before its kind is
  * listed, ACT_DRIFT_CHECK when it is missing or suspected (the suspicion is then cleared), or for
  * every object not opted out when all is set, else ACT_DRIFT_SKIP. */

@@ -2234,10 +2234,10 @@ static void rc__create_namespace(rc_t *x, const act_env_t *env) {
 
 /* The drift action's questions: every kind of the deployed objects is watched, and each object is
  * compared only when it is missing or suspected (every one after a failed comparison). */
-static void rc__drift_kind(const char *group, const char *version, const char *resource, void *data) {
+static void rc__drift_kind(const char *group, const char *version, const char *resource, bool namespaced, void *data) {
   rc_t *x = data;
   drift_t *d = rc__drift_module(x, 0);
-  if (d && drift_watch(d, group, version, resource))
+  if (d && drift_watch(d, group, version, resource, namespaced))
     LOG_W("cannot watch objects for drift", "release", x->key, "resource", resource);
 }
 
@@ -2919,7 +2919,8 @@ typedef struct remote_drift_s {
   struct remote_drift_s *next;
   engine_t *e;
   cluster_t *cl;
-  char *target, *obj_ns; /* as remote_t's */
+  char *target, *obj_ns; /* as remote_t's; for a tenant's: its user name, and the namespace watched */
+  int tenant;            /* this cluster's objects as a service account sees them (cl NULL) */
   drift_t *d;
 } remote_drift_t;
 
@@ -2929,10 +2930,11 @@ static void engine__rdrift_changed(const char *release, void *data) {
   memo_t *r = memo_get(&e->releases, release);
   if (!r || !r->owner || e->stopping) return;
   size_t nl = rd->obj_ns ? strlen(rd->obj_ns) : 0;
-  if (rd->obj_ns && (strncmp(r->owner, rd->obj_ns, nl) || r->owner[nl] != '/')) return;
+  if (!rd->tenant && rd->obj_ns && (strncmp(r->owner, rd->obj_ns, nl) || r->owner[nl] != '/')) return;
   const char *at = strchr(r->owner, '@');
   buf_t k = BUF_INIT;
-  buf_printf(&k, "%.*s@%s", at ? (int)(at - r->owner) : (int)strlen(r->owner), r->owner, rd->target);
+  if (rd->tenant) buf_puts(&k, r->owner);
+  else buf_printf(&k, "%.*s@%s", at ? (int)(at - r->owner) : (int)strlen(r->owner), r->owner, rd->target);
   memo_t *m = k.data ? memo_get(&e->memo, k.data) : NULL;
   buf_free(&k);
   if (!m || !m->drift_mode) return;
@@ -2956,13 +2958,49 @@ static void engine__rdrift_free(void *data) {
   if (e->remotes_stopping && !--e->remotes_stopping && e->stopping) engine__remotes_done(e);
 }
 
+/* A tenant's drift watches (a release acting as a service account): in the release's target namespace,
+ * with that account's identity, as everything else the release does. */
+static drift_t *rc__tenant_drift(rc_t *x, const char *sa, int make) {
+  engine_t *e = x->e;
+  buf_t user = BUF_INIT;
+  buf_printf(&user, "system:serviceaccount:%s:%s", x->req.ns, sa);
+  if (!user.data) return NULL;
+  for (remote_drift_t *rd = e->remote_drifts; rd; rd = rd->next)
+    if (rd->tenant && !strcmp(rd->target, user.data) && !strcmp(rd->obj_ns, x->req.target_ns)) {
+      buf_free(&user);
+      return rd->d;
+    }
+  buf_t err = BUF_INIT;
+  const act_env_t *env = make ? rc__env(x, &err) : NULL;
+  buf_free(&err);
+  remote_drift_t *rd = env ? calloc(1, sizeof *rd) : NULL;
+  if (!rd || !(rd->obj_ns = strdup(x->req.target_ns)) ||
+      drift_new(env->c, x->req.target_ns, e->field_manager, engine__rdrift_changed, engine__rdrift_synced, rd,
+                &rd->d)) {
+    if (rd) free(rd->obj_ns);
+    free(rd);
+    buf_free(&user);
+    return NULL;
+  }
+  rd->target = buf_steal(&user);
+  rd->tenant = 1;
+  LOG_I("drift watches as a service account", "user", rd->target ? rd->target : "", "namespace", rd->obj_ns);
+  rd->e = e;
+  rd->next = e->remote_drifts;
+  e->remote_drifts = rd;
+  return rd->d;
+}
+
 /* The drift watches of x's cluster, made (when make is set) as the first release there asks for drift
  * detection; looked up afresh at every use, as another client of that cluster replaces them. */
 static drift_t *rc__drift_module(rc_t *x, int make) {
   engine_t *e = x->e;
   if (e->stopping) return NULL;
+  const char *sa = x->req.service_account && *x->req.service_account ? x->req.service_account : e->default_sa;
+  if (!x->cl && sa) return rc__tenant_drift(x, sa, make);
   if (!x->cl) {
-    if (!e->drift && make && drift_new(e->env.c, e->field_manager, engine__drift_changed, engine__drift_synced, e, &e->drift))
+    if (!e->drift && make &&
+        drift_new(e->env.c, NULL, e->field_manager, engine__drift_changed, engine__drift_synced, e, &e->drift))
       e->drift = NULL;
     return e->drift;
   }
@@ -2979,7 +3017,8 @@ static drift_t *rc__drift_module(rc_t *x, int make) {
   if (!make) return NULL;
   remote_drift_t *rd = calloc(1, sizeof *rd);
   if (!rd || !(rd->target = strdup(x->cluster)) || (obj_ns && !(rd->obj_ns = strdup(obj_ns))) ||
-      drift_new(cluster_env(x->cl)->c, e->field_manager, engine__rdrift_changed, engine__rdrift_synced, rd, &rd->d)) {
+      drift_new(cluster_env(x->cl)->c, NULL, e->field_manager, engine__rdrift_changed, engine__rdrift_synced, rd,
+                &rd->d)) {
     if (rd) {
       free(rd->target);
       free(rd->obj_ns);

@@ -2220,7 +2220,9 @@ static void act__drift_next(act_t *a) {
 static void act__drift_mapped(act_t *a) {
   act__priv_t *p = a->p;
   for (size_t i = 0; i < p->want.n && a->drift_kind; i++)
-    if (p->want.v[i].mapped) a->drift_kind(p->want.v[i].group, p->want.v[i].version, p->want.v[i].resource, a->drift_data);
+    if (p->want.v[i].mapped)
+      a->drift_kind(p->want.v[i].group, p->want.v[i].version, p->want.v[i].resource, p->want.v[i].namespaced,
+                    a->drift_data);
   p->i = 0;
   act__drift_next(a);
 }

@@ -83,7 +83,8 @@ struct act_s {
   bool drift_correct;                         /* re-apply what drifted (else a dry run: reported only) */
   const cJSON *drift_ignore;                  /* [{paths: [JSON pointer...], target: {group, version, kind,
                                                  name, namespace}}]: fields never counted as drift */
-  void (*drift_kind)(const char *group, const char *version, const char *resource, void *data); /* each kind seen */
+  void (*drift_kind)(const char *group, const char *version, const char *resource, bool namespaced,
+                     void *data); /* each kind seen */
   int (*drift_check)(const act_drift_obj_t *o, void *data); /* ACT_DRIFT_*: which objects to compare */
   void (*drift_result)(const act_drift_obj_t *o, bool drifted, void *data); /* each compared: left drifted? */
   void *drift_data;

@@ -123,6 +123,28 @@ grep -q "acting as a service account for its releases.*system:serviceaccount:$NS
 [[ " $(hr_events own) " == *" InstallSucceeded "* ]] || fail "no InstallSucceeded Event for own: $(hr_events own)"
 ok "with rudder's token, releases reach Ready as the default service account and as spec.serviceAccountName"
 
+# Drift detection of a tenant's release watches as the tenant (rudder itself may not list
+# Deployments): a Deployment scaled by hand is put back.
+cat >"$WORK/t/dep.yaml" <<'Y'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: {{ .Release.Name }}}}
+  template:
+    metadata: {labels: {app: {{ .Release.Name }}}}
+    spec: {containers: [{name: c, image: registry.local/c:1}]}
+Y
+HR_SPEC='{"driftDetection": {"mode": "enabled"}}' hr_inline driftee driftee 0.1.0 "$WORK/t/dep.yaml" | kubectl apply -f - >/dev/null
+wait_for 90 "driftee Ready" hr_ready driftee
+wait_for 30 "drift watches as the tenant" grep -q "drift watches as a service account.*system:serviceaccount:$NS:helm-release" "$CTRL_LOG"
+sleep 2
+kubectl -n "$NS" scale deployment driftee --replicas=3 >/dev/null
+wait_for 30 "driftee scaled back" bash -c "[ \"\$(kubectl -n $NS get deployment driftee -o jsonpath='{.spec.replicas}')\" = 1 ]"
+ok "drift detection watches as the release's service account (rudder may not list Deployments): a hand scale is put back"
+
 ms_deployed() { [ "$(kubectl -n "$NS" get microservice micro -o jsonpath='{.status.phase}')" = Deployed ]; }
 wait_for 60 "Microservice micro Deployed" ms_deployed
 [ "$(cm_data "$NS" micro k)" = v1 ] || fail "the Microservice's ConfigMap was not applied"
