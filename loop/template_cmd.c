@@ -269,6 +269,17 @@ static void log_warning(void *ctx, const char *level, const char *msg) {
   buf_free(&q);
 }
 
+/* A warning of the schema's reference resolution, with its one attribute, as slog prints it. */
+static void schema_warning(void *ctx, const char *msg, const char *key, const char *value) {
+  (void)ctx;
+  buf_t q = BUF_INIT, v = BUF_INIT;
+  slog_value(&q, msg, strlen(msg));
+  slog_value(&v, value, strlen(value));
+  fprintf(stderr, "level=WARN msg=%s %s=%s\n", q.data ? q.data : "", key, v.data ? v.data : "");
+  buf_free(&q);
+  buf_free(&v);
+}
+
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...) {
   va_list ap;
@@ -527,7 +538,7 @@ int template_cmd_main(int argc, char **argv) {
   bool worth = helper && *helper ? strcmp(helper, "0") != 0
                                  : big_values || ntpl >= 24 || tpl_bytes >= ((size_t)256 << 10);
   /* a values.schema.json's http(s) references load as helm loads them (file:// are the chart's) */
-  static const schema_loader_t schema_net = {schema_http_load, NULL};
+  static const schema_loader_t schema_net = {schema_http_load, NULL, schema_warning};
   render_opts_t ro = {.release_name = name, .namespace = ns, .is_upgrade = is_upgrade, .kube_version = kube_version,
                       .api_versions = apis.v, .napi_versions = apis.n, .helper_thread = worth, .limits = limits,
                       .warn = log_warning, .schema_loader = &schema_net};

@@ -2432,7 +2432,7 @@ static void rc__progress(rc_t *x) {
 }
 
 /* A values.schema.json's http(s) references: fetched on this worker thread (it blocks, not the loop). */
-static const schema_loader_t engine__schema_net = {schema_http_load, NULL};
+static const schema_loader_t engine__schema_net = {schema_http_load, NULL, NULL};
 
 /* Helm's warnings from a render (the deprecated chart, the values' coalesce warnings), kept for one
  * Event once the render is back on the loop; called on the worker, which alone touches them then. */

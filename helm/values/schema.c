@@ -65,6 +65,7 @@ typedef struct srefs_s {
   sdoc_t *docs;
   size_t ndocs;
   const char *base0; /* values.schema.json's own base */
+  buf_t warned;      /* URNs warned about, each followed by '\n' */
   int draft;         /* values.schema.json's, for the keywords that name an $id */
 } srefs_t;
 
@@ -520,10 +521,26 @@ static const cJSON *ptr_walk(sctx_t *x, const cJSON *cur, const char *p, const c
 
 /* The schema ref names from base (NULL: the root document's); *tbase gets the target's base.
  * Documents not yet loaded are loaded (x->refs set); NULL with x->fatal set when none is found. */
+/* Helm's urn loader: an unresolved urn: reference is the permissive schema true, with a warning. */
+static const cJSON *urn_true(sctx_t *x, const char *urn) {
+  srefs_t *R = x->refs;
+  size_t n = strcspn(urn, "#");
+  if (R && R->ld && R->ld->warn) {
+    int seen = 0;
+    for (const char *p = R->warned.data; p && *p && !seen; p = strchr(p, '\n') + 1)
+      seen = !strncmp(p, urn, n) && p[n] == '\n';
+    if (!seen && !buf_printf(&R->warned, "%.*s\n", (int)n, urn)) {
+      char *u = strndup(urn, n);
+      if (u) R->ld->warn(R->ld->ctx, "unresolved URN reference ignored; using permissive schema", "urn", u);
+      free(u);
+    }
+  }
+  return &x->urn_true;
+}
+
 static const cJSON *resolve_ref(sctx_t *x, const char *base, const char *ref, const char **tbase) {
   *tbase = NULL;
-  /* Helm's urn loader: an unresolved urn: reference is the permissive schema true */
-  if (!strncmp(ref, "urn:", 4)) return &x->urn_true;
+  if (!strncmp(ref, "urn:", 4)) return urn_true(x, ref);
   srefs_t *R = x->refs;
   if (!R && ref[0] != '#') {
     if (!x->fatal.len)
@@ -543,8 +560,9 @@ static const cJSON *resolve_ref(sctx_t *x, const char *base, const char *ref, co
   if (R) {
     const sres_t *r = res_by_url(R, abs);
     if (!r && !strncmp(abs, "urn:", 4)) {
+      const cJSON *t = urn_true(x, abs);
       free(abs);
-      return &x->urn_true;
+      return t;
     }
     if (!r && refs_load(x, abs)) r = res_by_url(R, abs);
     if (!r) {
@@ -2226,6 +2244,7 @@ static void refs_walk(sctx_t *x, const cJSON *s, const char *base, seen_t **seen
 }
 
 static void refs_free(srefs_t *R) {
+  buf_free(&R->warned);
   while (R->res) {
     sres_t *n = R->res->next;
     free(R->res->url);

@@ -24,6 +24,9 @@ typedef int (*schema_load_fn)(void *ctx, const char *url, buf_t *doc, buf_t *err
 typedef struct schema_loader_s {
   schema_load_fn load;
   void *ctx;
+  /* Optional: Helm's warnings while references are resolved ("unresolved URN reference ignored;
+   * using permissive schema", with attribute key "urn"), each once per validation. */
+  void (*warn)(void *ctx, const char *msg, const char *key, const char *value);
 } schema_loader_t;
 
 /* Limits on the documents one validation loads (whatever the loader's own limits). */

@@ -621,6 +621,12 @@ static int values__schema_load(void *ctx, const char *url, buf_t *doc, buf_t *er
   return SCHEMA_EINVAL;
 }
 
+/* The caller's warnings, through the chart-files loader. */
+static void values__schema_warn(void *ctx, const char *msg, const char *key, const char *value) {
+  values__loader_t *l = ctx;
+  l->net->warn(l->net->ctx, msg, key, value);
+}
+
 /* ValidateAgainstSchema: the chart's schema against its values, then each subchart's against
  * values[subchart name] (absent or null: skipped; not a map: reported). */
 int values_validate_schema_with(const chart_t *c, const cJSON *values, const schema_loader_t *net, buf_t *err) {
@@ -628,7 +634,7 @@ int values_validate_schema_with(const chart_t *c, const cJSON *values, const sch
   if (c->schema) {
     buf_t e = BUF_INIT;
     values__loader_t vl = {c, net};
-    schema_loader_t ld = {values__schema_load, &vl};
+    schema_loader_t ld = {values__schema_load, &vl, net && net->warn ? values__schema_warn : NULL};
     int rc = schema_validate_with(c->schema, c->schema_len, values, &ld, &e);
     if (rc == SCHEMA_ENOMEM) {
       buf_free(&e);

@@ -33,7 +33,7 @@ static int fake_load(void *ctx, const char *url, buf_t *doc, buf_t *err) {
 static char *run_with(const char *schema, const char *values, fake_t *f, int *rc) {
   cJSON *v = cJSON_Parse(values);
   buf_t out = BUF_INIT;
-  schema_loader_t ld = {fake_load, f};
+  schema_loader_t ld = {fake_load, f, NULL};
   *rc = schema_validate_with(schema, strlen(schema), v, f ? &ld : NULL, &out);
   cJSON_Delete(v);
   buf_putc(&out, 0);
