@@ -45,6 +45,7 @@ typedef struct ctl_s {
   clusters_t *clusters;   /* other clusters, from kubeconfig Secrets in the chart-repository namespace */
   const char *chartrepo_ns;
   bool publish_charts;    /* Chart objects for every chart of a ChartRepo */
+  bool kubeconfig_exec;   /* --insecure-kubeconfig-exec */
   telemetry_t *telemetry; /* the metrics and health endpoints */
   bool leader_elect;
   metrics_series_t *leading; /* leader_election_master_status{name} */
@@ -240,6 +241,7 @@ static void ctl__kind_failed(void *data) {
 static void ctl__start_reconcilers(ctl_t *c) {
   c->kinds_started = true;
   int crc = clusters_start(&c->loop, c->client, c->chartrepo_ns, c->eopts.field_manager, &c->clusters);
+  if (!crc) clusters_allow_exec(c->clusters, c->kubeconfig_exec);
   if (crc) {
     LOG_W("cannot watch the kubeconfig Secrets of other clusters: releases go to this cluster only", "error",
           uv_strerror(crc));
@@ -326,6 +328,8 @@ static const char ctl__usage[] =
   "                      of their namespace (impersonated; default: as the controller itself)\n"
   "  --allow-cross-namespace-refs  let objects name objects of other namespaces (dependsOn, chart\n"
   "                      repositories); refused by default\n"
+  "  --insecure-kubeconfig-exec  run the exec credential plugins that kubeconfigs of other clusters\n"
+  "                      (Secrets) name; refused by default: whoever writes such a Secret picks a command\n"
   "  --publish-charts=false  do not write a Chart object (app.alauda.io) for every chart of a ChartRepo\n"
   "  --chartrepo-namespace NS  where Captain's ChartRepo objects (app.alauda.io) are read, and the kubeconfig\n"
   "                      Secrets of other clusters (default captain-system)\n"
@@ -346,7 +350,7 @@ int controller_main(int argc, char **argv) {
   const char *default_sa = NULL;
   const char *chartrepo_ns = "captain-system";
   bool publish_charts = true;
-  bool allow_xns = false;
+  bool allow_xns = false, kc_exec = false;
   const char *kinds_list = NULL;
   size_t max_storage = 0, max_chart_cache = 0;
   long le_lease = 15000, le_renew = 10000, le_retry = 2000;
@@ -367,6 +371,8 @@ int controller_main(int argc, char **argv) {
     if (!strcmp(a, "--leader-elect") || !strcmp(a, "--leader-elect=true")) { leader_elect = 1; continue; }
     if (!strcmp(a, "--leader-elect=false")) { leader_elect = 0; continue; }
     if (!strcmp(a, "--allow-cross-namespace-refs")) { allow_xns = true; continue; }
+    if (!strcmp(a, "--insecure-kubeconfig-exec") || !strcmp(a, "--insecure-kubeconfig-exec=true")) { kc_exec = true; continue; }
+    if (!strcmp(a, "--insecure-kubeconfig-exec=false")) { kc_exec = false; continue; }
     if (!strcmp(a, "--publish-charts") || !strcmp(a, "--publish-charts=true")) { publish_charts = true; continue; }
     if (!strcmp(a, "--publish-charts=false")) { publish_charts = false; continue; }
     if (eq) {
@@ -520,6 +526,7 @@ int controller_main(int argc, char **argv) {
                              .label_selector = selector};
   c->chartrepo_ns = chartrepo_ns;
   c->publish_charts = publish_charts;
+  c->kubeconfig_exec = kc_exec;
   c->leader_elect = leader_elect;
   buf_t terr = BUF_INIT;
   bool no_telemetry = false;

@@ -32,6 +32,7 @@ struct clusters_s {
   listener_t *listeners;
   int closing;          /* clients being closed */
   bool stopping, synced;
+  bool allow_exec;      /* clusters_allow_exec */
   void (*stop_cb)(void *);
   void *stop_data;
 };
@@ -127,6 +128,8 @@ static void clusters__on_synced(informer_t *inf, void *data) {
   cs->synced = true;
   clusters__notify(cs);
 }
+
+void clusters_allow_exec(clusters_t *cs, bool allow) { cs->allow_exec = allow; }
 
 int clusters_start(uv_loop_t *loop, kube_client_t *c, const char *ns, const char *field_manager, clusters_t **out) {
   clusters_t *cs = calloc(1, sizeof *cs);
@@ -235,7 +238,7 @@ cluster_t *clusters_get_text(clusters_t *cs, const char *name, const char *versi
     }
   kube_config_t cfg;
   char *msg = NULL;
-  int rc = kube_config_parse(text, len, what, &cfg, &msg);
+  int rc = kube_config_parse_exec(text, len, what, cs->allow_exec, &cfg, &msg);
   if (rc) {
     buf_printf(err, "cluster %s: %s", name, msg ? msg : uv_strerror(rc));
     free(msg);

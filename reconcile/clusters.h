@@ -23,6 +23,9 @@ typedef struct cluster_s cluster_t;
 /* Watches the cluster Secrets of namespace ns with client c (the caller's, outliving it); applies are
  * made with field_manager. 0 or a negative code. */
 int clusters_start(uv_loop_t *loop, kube_client_t *c, const char *ns, const char *field_manager, clusters_t **out);
+/* Lets kubeconfigs from Secrets name exec credential plugins, which are then run as for the main
+ * cluster (--insecure-kubeconfig-exec; off by default: a Secret's writer would choose a command). */
+void clusters_allow_exec(clusters_t *cs, bool allow);
 /* True once the first list of Secrets has been seen. */
 bool clusters_synced(const clusters_t *cs);
 /* Calls cb(data) whenever a cluster is added, changed or removed. 0 or UV_ENOMEM. */

@@ -51,6 +51,10 @@ int kube_config_load(const char *path, const char *context_override, kube_config
  * tokenFile) and exec plugins are refused: such text must not make the process read its files or
  * run commands. 0 or a negative UV_E* code with *errmsg (malloc'd) set. */
 int kube_config_parse(const char *text, size_t len, const char *what, kube_config_t *out, char **errmsg);
+/* kube_config_parse that, with allow_exec, runs exec credential plugins as for a local file (the
+ * controller's --insecure-kubeconfig-exec: whoever writes the Secret chooses a command it runs). */
+int kube_config_parse_exec(const char *text, size_t len, const char *what, bool allow_exec, kube_config_t *out,
+                           char **errmsg);
 /* Loads the in-cluster service-account configuration (KUBERNETES_SERVICE_HOST/PORT and the token,
  * CA and namespace files under dir, normally /var/run/secrets/kubernetes.io/serviceaccount). */
 int kube_config_in_cluster(const char *dir, kube_config_t *out, char **errmsg);

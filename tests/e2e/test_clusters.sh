@@ -45,7 +45,7 @@ PY
 }
 url="$SRV_HTTP_URL/podlike-0.1.0.tgz"
 
-CTRL_ARGS=(--chartrepo-namespace "$NS")
+CTRL_ARGS=(--chartrepo-namespace "$NS" --insecure-kubeconfig-exec)
 start_controller
 
 # 1. installToAllClusters before the second cluster is known: Synced here.
@@ -184,6 +184,35 @@ HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"no-such-kc\"}}, \"values\
   hr_inline lost kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
 wait_for 60 "HelmRelease lost failed" hr_failed lost
 case "$(hr_cond_msg lost Ready)" in *"spec.kubeConfig.secretRef: cannot read Secret $NS/no-such-kc"*) ;; *) fail "lost: $(hr_cond_msg lost Ready)" ;; esac
+# With --insecure-kubeconfig-exec, a kubeconfig Secret may name an exec credential plugin, run as
+# for the main cluster: here a script giving a service account token of the second cluster.
+KUBECONFIG=$K2 kubectl -n "$APPS" create serviceaccount deployer >/dev/null
+KUBECONFIG=$K2 kubectl create clusterrolebinding "deployer-$NS" --clusterrole=cluster-admin --serviceaccount="$APPS:deployer" >/dev/null
+tok=$(KUBECONFIG=$K2 kubectl -n "$APPS" create token deployer --duration=1h)
+printf '#!/bin/sh\necho run >>%s\nprintf '"'"'{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}'"'"'\n' \
+  "$WORK/exec-ran" "$tok" >"$WORK/cred.sh"
+chmod +x "$WORK/cred.sh"
+python3 - "$WORK/k2-flat.yaml" "$WORK/cred.sh" >"$WORK/k2-exec.yaml" <<'PY'
+import json, re, sys
+text, cred = open(sys.argv[1]).read(), sys.argv[2]
+server = re.search(r"server: (\S+)", text).group(1)
+ca = re.search(r"certificate-authority-data: (\S+)", text).group(1)
+print(json.dumps({"apiVersion": "v1", "kind": "Config", "current-context": "x",
+                  "clusters": [{"name": "k", "cluster": {"server": server, "certificate-authority-data": ca}}],
+                  "contexts": [{"name": "x", "context": {"cluster": "k", "user": "u"}}],
+                  "users": [{"name": "u", "user": {"exec": {"command": cred, "apiVersion": "client.authentication.k8s.io/v1",
+                                                              "interactiveMode": "Never"}}}]}))
+PY
+kubectl -n "$NS" create secret generic exec-kc --from-file=value="$WORK/k2-exec.yaml" >/dev/null
+HR_SPEC="{\"kubeConfig\": {\"secretRef\": {\"name\": \"exec-kc\"}}, \"releaseName\": \"viaexec\", \"targetNamespace\": \"$APPS\", \"storageNamespace\": \"$APPS\", \"values\": {\"v\": \"x\"}}" \
+  hr_inline viaexec kc 1.0.0 "$WORK/kc-cm.yaml" | kubectl apply -f - >/dev/null
+wait_for 60 "HelmRelease viaexec Ready" hr_ready viaexec
+[ "$(in_cluster "$K2" "$APPS" viaexec)" = "deployed 1" ] || fail "viaexec: $(in_cluster "$K2" "$APPS" viaexec) in the second cluster"
+[ -s "$WORK/exec-ran" ] || fail "the exec plugin was not run"
+KUBECONFIG=$K2 kubectl -n "$APPS" get configmap kc-viaexec -o jsonpath='{.metadata.managedFields[*].manager}' | grep -q rudder ||
+  fail "viaexec: the ConfigMap in the second cluster was not applied by rudder"
+ok "--insecure-kubeconfig-exec: a kubeconfig Secret naming an exec plugin reaches its cluster with the plugin's token"
+kubectl -n "$NS" delete helmrelease viaexec --wait=true --timeout=60s >/dev/null
 kubectl -n "$NS" delete helmrelease remote lost --wait=true --timeout=60s >/dev/null
 [ "$(in_cluster "$K2" "$APPS" remote)" = absent ] || fail "remote still in the second cluster after its deletion"
 ok "HelmRelease spec.kubeConfig.secretRef: installed, upgraded and uninstalled in that cluster only; a missing Secret named"

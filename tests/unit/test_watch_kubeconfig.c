@@ -112,8 +112,8 @@ static void test_parse_text(void) {
     {"    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token\n", UV_EINVAL,
      "kubeconfig s: users[\"u\"].user.tokenFile: files are not read for a kubeconfig that is not a local file; give token"},
     {"    exec:\n      command: /bin/sh\n      apiVersion: client.authentication.k8s.io/v1\n", UV_ENOTSUP,
-     "kubeconfig s: users[\"u\"].user.exec: credential plugins are not run for a kubeconfig that is not a local file; "
-     "give a token or a client certificate"},
+     "kubeconfig s: users[\"u\"].user.exec: credential plugins are not run for a kubeconfig that is not a local file "
+     "(unless the controller runs with --insecure-kubeconfig-exec); give a token or a client certificate"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char text[1024];
