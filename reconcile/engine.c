@@ -203,7 +203,8 @@ struct engine_s {
   drift_t *drift;     /* the objects releases applied, watched for drift (made when a release first asks) */
   struct remote_s *remotes; /* release records in other clusters, watched (one informer per cluster and namespace) */
   struct remote_drift_s *remote_drifts; /* drift watches in other clusters */
-  size_t remotes_stopping;
+  size_t remotes_stopping; /* remote watches stopping (replaced ones included): the engine waits for them */
+  int remotes_waiting;     /* the engine is stopping and waits for remotes_stopping to reach 0 */
   clusters_t *clusters; /* other clusters (the controller's), or NULL */
   /* A release in several clusters: object key -> its targets (links: cluster names, "" the local one,
    * those being uninstalled included) and, in owner, the summary last written as its status. */
@@ -2955,7 +2956,7 @@ static void engine__rdrift_free(void *data) {
   free(rd->target);
   free(rd->obj_ns);
   free(rd);
-  if (e->remotes_stopping && !--e->remotes_stopping && e->stopping) engine__remotes_done(e);
+  if (!--e->remotes_stopping && e->remotes_waiting) engine__remotes_done(e);
 }
 
 /* A tenant's drift watches (a release acting as a service account): in the release's target namespace,
@@ -3011,6 +3012,7 @@ static drift_t *rc__drift_module(rc_t *x, int make) {
     if (rd->cl == x->cl) return rd->d;
     if (!make) return NULL;
     *p = rd->next; /* made for an older client of that cluster */
+    e->remotes_stopping++;
     drift_stop(rd->d, engine__rdrift_free, rd);
     break;
   }
@@ -3084,13 +3086,14 @@ static void engine__remote_stopped(void *data) {
   remote_t *w = data;
   engine_t *e = w->e;
   engine__remote_free(w);
-  if (e->remotes_stopping && !--e->remotes_stopping && e->stopping) engine__remotes_done(e);
+  if (!--e->remotes_stopping && e->remotes_waiting) engine__remotes_done(e);
 }
 
 /* Watches the records of x's release in x's cluster, unless that is done already with the same
  * client (a cluster whose kubeconfig changed has a new one: its watch is made again). */
 static void rc__watch_remote(rc_t *x) {
   engine_t *e = x->e;
+  if (e->stopping) return;
   const char *obj_ns = !strncmp(x->cluster, REQ_SECRET_CLUSTER, strlen(REQ_SECRET_CLUSTER)) ? x->req.ns : NULL;
   for (remote_t **p = &e->remotes; *p; p = &(*p)->next) {
     remote_t *w = *p;
@@ -3098,6 +3101,7 @@ static void rc__watch_remote(rc_t *x) {
       continue;
     if (w->cl == x->cl) return;
     *p = w->next; /* an older client of that cluster */
+    e->remotes_stopping++;
     informer_stop(w->inf, engine__remote_stopped, w);
     break;
   }
@@ -3387,7 +3391,8 @@ static void engine__stop_remotes(engine_t *e) {
   size_t n = 0;
   for (remote_t *v = w; v; v = v->next) n++;
   for (remote_drift_t *v = rd; v; v = v->next) n++;
-  e->remotes_stopping += n;
+  e->remotes_stopping += n; /* with those replaced earlier and still stopping */
+  e->remotes_waiting = 1;
   if (!e->remotes_stopping) {
     engine__remotes_done(e);
     return;
