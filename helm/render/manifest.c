@@ -138,6 +138,7 @@ void manifest_set_free(manifest_set_t *set) {
   free(set->hooks);
   free(set->manifest);
   free(set->notes);
+  free(set->skipped_hooks);
   memset(set, 0, sizeof *set);
 }
 
@@ -379,6 +380,7 @@ typedef struct manifest__acc_s {
   size_t ndocs, capdocs;
   manifest_hook_t *hooks;
   size_t nhooks, caphooks;
+  buf_t skipped; /* manifest_set_t.skipped_hooks */
 } manifest__acc_t;
 
 static int manifest__grow(void **p, size_t *cap, size_t n, size_t size) {
@@ -439,8 +441,13 @@ static int manifest__add_file(manifest__acc_t *acc, const char *source, const ch
         continue;
       }
       if (rc == 2) { /* unknown hook: Helm drops the document */
+        const cJSON *hk = cJSON_GetObjectItemCaseSensitive(d.annotations, "helm.sh/hook");
+        rc = cJSON_IsString(hk) && buf_printf(&acc->skipped, "%s\n", hk->valuestring) ? -ENOMEM : 0;
         manifest__doc_free(&d);
-        rc = 0;
+        if (rc) {
+          rc = manifest__fail(err, rc, source, line, 0, "out of memory");
+          break;
+        }
         continue;
       }
       if (rc < 0) {
@@ -511,6 +518,7 @@ static int manifest__finish(manifest__named_t *files, size_t n, manifest_order_t
   out->nhooks = acc.nhooks;
   out->manifest_len = m.len;
   out->manifest = m.data;
+  out->skipped_hooks = buf_steal(&acc.skipped);
   if (rc) manifest_set_free(out);
   return rc;
 }

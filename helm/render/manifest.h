@@ -46,6 +46,9 @@ typedef struct manifest_set_s {
   char *manifest;         /* the release manifest: "---\n# Source: <source>\n<content>\n" per doc */
   size_t manifest_len;
   char *notes;            /* rendered <chart>/templates/NOTES.txt, "" when none */
+  /* The helm.sh/hook values of documents Helm drops for an unknown hook event (it says so: "skipping
+   * unknown hooks", hookTypes=<value>), each followed by '\n'; NULL when none. */
+  char *skipped_hooks;
 } manifest_set_t;
 
 typedef struct manifest_error_s {

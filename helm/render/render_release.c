@@ -2,6 +2,7 @@
  * install-time split and sort (manifest_build keeps each document's head, hooks and the release
  * manifest string, which the actions need). No I/O: runs on a worker thread. */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -77,6 +78,15 @@ static int rr__render(chart_t *c, cJSON *user_values, const render_opts_t *opts,
     buf_puts(err, merr.message[0] ? merr.message : "cannot build the manifests");
     rc = rc == -12 ? RENDER_ENOMEM : RENDER_EINVAL;
     goto done;
+  }
+  /* Documents dropped for an unknown hook event: Helm says so (INFO "skipping unknown hooks"). */
+  for (const char *h = set->skipped_hooks; h && *h && opts->warn;) {
+    const char *nl = strchr(h, '\n');
+    size_t n = nl ? (size_t)(nl - h) : strlen(h);
+    char msg[600];
+    snprintf(msg, sizeof msg, "skipping unknown hooks (hookTypes=%.*s)", (int)(n > 500 ? 500 : n), h);
+    opts->warn(opts->warn_ctx, "INFO", msg);
+    h += n + (nl != NULL);
   }
   if (render_crds(c, crds)) rc = RENDER_ENOMEM;
 done:

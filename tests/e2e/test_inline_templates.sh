@@ -160,4 +160,24 @@ warn_event() { kubectl -n "$NS" get events --field-selector involvedObject.name=
 wait_for 20 "event RenderWarnings" bash -c "[ -n \"\$(kubectl -n $NS get events --field-selector involvedObject.name=warnc,reason=RenderWarnings -o name)\" ]"
 [ "$(warn_event)" = "$want" ] || fail "RenderWarnings: got '$(warn_event)', helm printed '$want'"
 ok "Helm's render warnings become an Event, as helm template prints them ($want)"
+# A document with an unknown hook event is dropped, as Helm drops it, and said so (helm: INFO
+# "skipping unknown hooks" hookTypes=...).
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: odd\n  annotations:\n    "helm.sh/hook": pre-install,bogus-hook\ndata: {}\n' >"$WORK/warnchart/templates/odd.yaml"
+helm template warnc "$WORK/warnchart" 2>"$WORK/hook.err" >/dev/null
+types=$(sed -n 's/^level=INFO msg="skipping unknown hooks" hookTypes=//p' "$WORK/hook.err")
+[ -n "$types" ] || fail "helm printed no unknown-hook warning: $(cat "$WORK/hook.err")"
+python3 - "$NS" "$WORK/warnchart" <<'PY' | kubectl apply -f - >/dev/null
+import json, os, sys
+ns, d = sys.argv[1], sys.argv[2]
+tpl = {"odd.yaml": open(os.path.join(d, "templates", "odd.yaml")).read(),
+       "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hookc\ndata: {}\n"}
+print(json.dumps({"apiVersion": "rudder.dev/v1alpha1", "kind": "HelmRelease", "metadata": {"name": "hookc", "namespace": ns},
+                  "spec": {"chart": {"inline": {"chartName": "hookc", "chartVersion": "1.0.0", "templates": tpl}}}}))
+PY
+wait_for 60 "HelmRelease hookc Ready" hr_ready hookc
+hook_event() { kubectl -n "$NS" get events --field-selector involvedObject.name=hookc,reason=RenderWarnings -o jsonpath='{.items[0].message}'; }
+wait_for 20 "event RenderWarnings of hookc" bash -c "[ -n \"\$(kubectl -n $NS get events --field-selector involvedObject.name=hookc,reason=RenderWarnings -o name)\" ]"
+[ "$(hook_event)" = "skipping unknown hooks (hookTypes=$types)" ] || fail "hookc: RenderWarnings '$(hook_event)', helm: hookTypes=$types"
+kubectl -n "$NS" get configmap odd >/dev/null 2>&1 && fail "the document with an unknown hook was applied"
+ok "a document with an unknown hook event is dropped as helm drops it, and an Event says so (hookTypes=$types)"
 stop_controller
