@@ -18,12 +18,18 @@ static int fields__is_ours(const cJSON *e, const char *manager) {
   return m && op && !strcmp(m, manager) && !strcmp(op, "Apply") && (!sub || !*sub);
 }
 
-const cJSON *fields_applied(const cJSON *obj, const char *manager) {
+/* manager's Apply entry on the object itself, or NULL. */
+static const cJSON *fields__entry(const cJSON *obj, const char *manager) {
   const cJSON *list = fields__entries(obj);
   if (!cJSON_IsArray(list) || !manager) return NULL;
   for (const cJSON *e = list->child; e; e = e->next)
-    if (fields__is_ours(e, manager)) return cJSON_GetObjectItemCaseSensitive(e, "fieldsV1");
+    if (fields__is_ours(e, manager)) return e;
   return NULL;
+}
+
+const cJSON *fields_applied(const cJSON *obj, const char *manager) {
+  const cJSON *e = fields__entry(obj, manager);
+  return e ? cJSON_GetObjectItemCaseSensitive(e, "fieldsV1") : NULL;
 }
 
 /* FNV-1a over the printed tree, walked without printing it to a buffer (no allocation). */
@@ -40,11 +46,8 @@ static uint64_t fields__hash(uint64_t h, const cJSON *n) {
 }
 
 const char *fields_applied_time(const cJSON *obj, const char *manager) {
-  const cJSON *list = fields__entries(obj);
-  if (!cJSON_IsArray(list) || !manager) return NULL;
-  for (const cJSON *e = list->child; e; e = e->next)
-    if (fields__is_ours(e, manager)) return fields__str(e, "time");
-  return NULL;
+  const cJSON *e = fields__entry(obj, manager);
+  return e ? fields__str(e, "time") : NULL;
 }
 
 uint64_t fields_digest(const cJSON *obj, const char *manager) {
