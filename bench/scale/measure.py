@@ -124,17 +124,29 @@ def parallel(items, fn, threads):
 # --- /proc ------------------------------------------------------------------
 
 
-def proc_cpu(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        rest = f.read().rsplit(")", 1)[1].split()
+def proc_cpu(pid, gone=None):
+    """utime + stime of pid; `gone` when pid has exited and was reaped (else the error)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        if gone is None:
+            raise
+        return gone
     return (int(rest[11]) + int(rest[12])) / HZ  # utime, stime
 
 
-def proc_kib(pid, key):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
+def proc_kib(pid, key, gone=None):
+    """A /proc/PID/status figure in KiB; `gone` when pid has exited and was reaped (else the error)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except FileNotFoundError:
+        if gone is None:
+            raise
+        return gone
     return 0
 
 
@@ -323,11 +335,11 @@ def run(a, restarted):
         c, names = audit.take()
         return {
             "t": time.monotonic(),
-            "ctrl_cpu": {n: proc_cpu(p) for n, p in ctrl},
+            "ctrl_cpu": {n: proc_cpu(p, 0.0) for n, p in ctrl},
             "api_cpu": proc_cpu(a.apiserver_pid),
             "etcd_cpu": proc_cpu(a.etcd_pid),
-            "rss": {n: proc_kib(p, "VmRSS") for n, p in ctrl},
-            "hwm": {n: proc_kib(p, "VmHWM") for n, p in ctrl},
+            "rss": {n: proc_kib(p, "VmRSS", 0) for n, p in ctrl},
+            "hwm": {n: proc_kib(p, "VmHWM", 0) for n, p in ctrl},
             "req": c,
             "names": names,
         }
@@ -604,6 +616,7 @@ def run(a, restarted):
         hwm_before = proc_kib(old, "VmHWM")
         sig = signal.SIGKILL if a.restart_signal == "KILL" else signal.SIGTERM
         log(f"{a.peer}: SIG{a.restart_signal} to the controller (pid {old}), then starting it again")
+        cpu_before = proc_cpu(old)  # run.sh may reap it at once: read now, again below if it can
         t_kill = time.monotonic()
         os.kill(old, sig)
         while not proc_gone(old):
@@ -611,10 +624,7 @@ def run(a, restarted):
                 raise SystemExit(f"measure: {a.peer}: the controller (pid {old}) still runs 60 s after SIG{a.restart_signal}")
             time.sleep(0.01)
         out("restart_stop_seconds", time.monotonic() - t_kill, "s")
-        try:
-            cpu_before = proc_cpu(old)  # a zombie's /proc/PID/stat still has its times
-        except OSError:
-            cpu_before = s_before_delete["ctrl_cpu"][name]
+        cpu_before = proc_cpu(old, cpu_before)  # a zombie's /proc/PID/stat still has its times
         s_dead = snap()  # what it sent while stopping (SIGTERM), counted on its own
         counted.append(s_dead)
         out("restart_stop_requests", sum(s_dead["req"].values()), "requests")

@@ -581,13 +581,23 @@ run_floor() {
 		"$work/objects-rudder.json" >"$v0"
 	"$rudder_bin" template app-00000 "$here/chart" -n scale-1 -f "$v0" >"$work/release0/manifests.yaml" ||
 		die "floor: rudder template failed"
+	local fargs=()
+	if ((upgrade)); then
+		# The upgrade's objects: release 0 with the image tag measure.py's upgrade gives it.
+		python3 -c 'import json, sys; v = json.load(open(sys.argv[1])); v["image"]["tag"] = "2.5.0"; json.dump(v, sys.stdout)' \
+			"$v0" >"$work/release0/values-upgrade.json"
+		"$rudder_bin" template app-00000 "$here/chart" -n scale-1 -f "$work/release0/values-upgrade.json" \
+			>"$work/release0/manifests-upgrade.yaml" || die "floor: rudder template failed"
+		fargs+=(--upgrade-manifests "$work/release0/manifests-upgrade.yaml")
+	fi
+	[[ -z $keep_logs ]] || { mkdir -p "$keep_logs/release0" && cp "$work"/release0/* "$keep_logs/release0/"; }
 	audit_from=$(stat -c %s "$state/logs/audit.log")
 	say "floor: $floor_bin --releases $releases --namespaces $namespaces --concurrency $floor_concurrency"
 	"$floor_bin" --kubeconfig "$work/rudder-controller.kubeconfig" --objects "$work/objects-rudder.json" \
 		--manifests "$work/release0/manifests.yaml" --record "$work/release0/record.json" \
 		--status "$work/release0/release.json" --releases "$releases" --namespaces "$namespaces" \
 		--concurrency "$floor_concurrency" --apiserver-pid "$(component_pid "$state" kube-apiserver)" \
-		--etcd-pid "$(component_pid "$state" etcd)" >"$work/floor.txt" 2>"$work/floor.log" ||
+		--etcd-pid "$(component_pid "$state" etcd)" "${fargs[@]}" >"$work/floor.txt" 2>"$work/floor.log" ||
 		{ cat "$work/floor.txt"; tail -n 20 "$work/floor.log" >&2; die "floor failed"; }
 	cat "$work/floor.txt"
 	sleep 0.3 # the API server's last audit events
@@ -603,12 +613,15 @@ print(f"floor_audit_requests {sum(c.values())} requests")
 for (_, verb, res), v in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])):
     print(f"floor_audit_requests_by.{verb}.{res.replace('/', '_').strip('_')} {v} requests")
 EOF
-	ready=$(sed -n 's/^rudder_install_ready_seconds \([0-9.]*\) s$/\1/p' "$work/figures-rudder.txt")
-	python3 - "$ready" "$work/floor.txt" <<'EOF'
+	python3 - "$work/figures-rudder.txt" "$work/floor.txt" <<'EOF'
 import re, sys
-floor = re.search(r"^floor_install_seconds ([0-9.]+) s$", open(sys.argv[2]).read(), re.M)
-if floor and sys.argv[1]:
-    print(f"rudder_install_ready_over_floor {float(sys.argv[1]) / float(floor.group(1)):.2f} ratio")
+def fig(path, name):
+    m = re.search(r"^" + name + r" ([0-9.]+) s$", open(path).read(), re.M)
+    return float(m.group(1)) if m else None
+for phase in ("install", "upgrade"):
+    r, f = fig(sys.argv[1], f"rudder_{phase}_ready_seconds"), fig(sys.argv[2], f"floor_{phase}_seconds")
+    if r and f:
+        print(f"rudder_{phase}_ready_over_floor {r / f:.2f} ratio")
 EOF
 }
 
