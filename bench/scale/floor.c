@@ -151,15 +151,22 @@ static int floor__map(floor_doc_t *d, const char *api_version, const char *kind)
   return -1;
 }
 
-/* Reads the rendered chart's documents, in Helm's install order (manifest_build): their kinds'
- * paths and names. */
-static void floor_manifests_load(floor_t *f, const char *path) {
+/* Reads a file of rendered templates (`rudder template` output) into *set as Helm's install
+ * splits and orders it; returns the text, which the caller frees after the set. */
+static char *floor__manifests_read(const char *path, manifest_set_t *set) {
   size_t len;
   char *text = floor__read_file(path, &len);
   manifest_file_t file = {.name = "scale-app/templates/all.yaml", .text = text, .len = len};
-  manifest_set_t set = {0};
   manifest_error_t err;
-  if (manifest_build("scale-app", &file, 1, MANIFEST_INSTALL_ORDER, &set, &err)) floor__die(path, err.message);
+  *set = (manifest_set_t){0};
+  if (manifest_build("scale-app", &file, 1, MANIFEST_INSTALL_ORDER, set, &err)) floor__die(path, err.message);
+  return text;
+}
+
+/* Reads the rendered chart's documents, in Helm's install order: their kinds' paths and names. */
+static void floor_manifests_load(floor_t *f, const char *path) {
+  manifest_set_t set;
+  char *text = floor__manifests_read(path, &set);
   for (size_t i = 0; i < set.ndocs; i++) {
     if (set.docs[i].is_empty) continue;
     if (f->ndocs == FLOOR_MAX_DOCS) floor__die(path, "more documents than the floor takes");
@@ -177,12 +184,9 @@ static void floor_manifests_load(floor_t *f, const char *path) {
 /* Makes each document's body (or, with up, the upgrade's) for each of the round's namespaces, as
  * rudder applies them. */
 static void floor_bodies_make(floor_t *f, const char *path, int up) {
-  size_t len;
-  char *text = floor__read_file(path, &len);
-  manifest_file_t file = {.name = "scale-app/templates/all.yaml", .text = text, .len = len};
-  manifest_set_t set = {0};
+  manifest_set_t set;
   manifest_error_t err;
-  if (manifest_build("scale-app", &file, 1, MANIFEST_INSTALL_ORDER, &set, &err)) floor__die(path, err.message);
+  char *text = floor__manifests_read(path, &set);
   size_t di = 0;
   for (size_t i = 0; i < set.ndocs; i++) {
     if (set.docs[i].is_empty) continue;
