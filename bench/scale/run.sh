@@ -365,7 +365,7 @@ start_cluster() { # PEER -> sets state
 	state=$work/cluster-$1
 	clusters+=("$state")
 	say "$1: starting a local control plane in $state"
-	RUDDER_CLUSTER_APISERVER_ARGS="--audit-policy-file=$here/audit-policy.yaml --audit-log-path=$state/logs/audit.log --audit-log-format=json --audit-log-maxsize=0 --audit-log-mode=blocking" \
+	RUDDER_CLUSTER_APISERVER_ARGS="--audit-policy-file=$here/audit-policy.yaml --audit-log-path=$state/logs/audit.log --audit-log-format=json --audit-log-maxsize=100000 --audit-log-mode=blocking" \
 		"$root/tests/cluster/up" --name "scale-$1-$$" --state-dir "$state" >"$work/up-$1.env" 2>"$work/up-$1.log" ||
 		{ tail -n 30 "$work/up-$1.log" >&2; die "tests/cluster/up failed"; }
 }
