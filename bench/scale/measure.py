@@ -22,6 +22,8 @@ does not log), so that creating 1,000 objects is not itself the bottleneck.
 import argparse
 import signal
 import collections
+import datetime
+import subprocess
 import http.client
 import json
 import os
@@ -30,7 +32,9 @@ import ssl
 import sys
 import threading
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -120,17 +124,29 @@ def parallel(items, fn, threads):
 # --- /proc ------------------------------------------------------------------
 
 
-def proc_cpu(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        rest = f.read().rsplit(")", 1)[1].split()
+def proc_cpu(pid, gone=None):
+    """utime + stime of pid; `gone` when pid has exited and was reaped (else the error)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        if gone is None:
+            raise
+        return gone
     return (int(rest[11]) + int(rest[12])) / HZ  # utime, stime
 
 
-def proc_kib(pid, key):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
+def proc_kib(pid, key, gone=None):
+    """A /proc/PID/status figure in KiB; `gone` when pid has exited and was reaped (else the error)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except FileNotFoundError:
+        if gone is None:
+            raise
+        return gone
     return 0
 
 
@@ -145,6 +161,7 @@ class Audit:
         self.pos = 0
         self.seen = set()
         self.buf = b""
+        self.last_received = None  # requestReceivedTimestamp (epoch seconds) of the newest request read
 
     def take(self):
         """Requests logged since the last call: Counter of (user, verb, resource), Counter of release names
@@ -174,6 +191,11 @@ class Audit:
             if user not in self.users or ev["auditID"] in self.seen:
                 continue
             self.seen.add(ev["auditID"])
+            ts = ev.get("requestReceivedTimestamp")
+            if ts:
+                t = datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+                if self.last_received is None or t > self.last_received:
+                    self.last_received = t
             ref = ev.get("objectRef") or {}
             res = ref.get("resource")
             if res:
@@ -247,7 +269,46 @@ def main():
     ap.add_argument("--drift-edits", type=int, default=0,
                     help="after the resync window: scale this many releases' Deployments by hand, one at a time, "
                          "and time each until the controller has put replicas back (drift detection on)")
+    ap.add_argument("--save-release", metavar="DIR",
+                    help="after the install: write release 0's record Secret (DIR/record.json) and its HelmRelease "
+                         "(DIR/release.json) there, as bench/scale/floor takes them")
+    ap.add_argument("--upgrade", action="store_true",
+                    help="after the resync window (and drift): change every release's values (a new image tag, "
+                         "one merge patch of spec.values each) and time each until it is Ready at its new generation")
+    ap.add_argument("--restart-cmd", metavar="FILE",
+                    help='JSON {"argv": [...], "log": PATH}: after the upgrade, stop the (first) controller with '
+                         "--restart-signal and start it again with this command line, its output appended to PATH; "
+                         "time until caught up, and the requests (writes above all) it sends")
+    ap.add_argument("--restart-signal", choices=("KILL", "TERM"), default="KILL")
+    ap.add_argument("--restart-quiet", type=float, default=10.0,
+                    help="restart: caught up once /readyz answers 200 and no request has come for this long")
     a = ap.parse_args()
+    # run.sh stops this program with SIGTERM: leave through the finally below.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    restarted = {}  # "proc": the controller this program started (stopped on every exit path)
+    try:
+        run(a, restarted)
+    finally:
+        proc = restarted.get("proc")
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def proc_gone(pid):
+    """True once pid has exited (a zombie waiting for its parent counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def run(a, restarted):
 
     out = Out(a.peer)
     kube = Kube(a.server, a.ca, a.cert, a.key)
@@ -274,11 +335,11 @@ def main():
         c, names = audit.take()
         return {
             "t": time.monotonic(),
-            "ctrl_cpu": {n: proc_cpu(p) for n, p in ctrl},
+            "ctrl_cpu": {n: proc_cpu(p, 0.0) for n, p in ctrl},
             "api_cpu": proc_cpu(a.apiserver_pid),
             "etcd_cpu": proc_cpu(a.etcd_pid),
-            "rss": {n: proc_kib(p, "VmRSS") for n, p in ctrl},
-            "hwm": {n: proc_kib(p, "VmHWM") for n, p in ctrl},
+            "rss": {n: proc_kib(p, "VmRSS", 0) for n, p in ctrl},
+            "hwm": {n: proc_kib(p, "VmHWM", 0) for n, p in ctrl},
             "req": c,
             "names": names,
         }
@@ -326,6 +387,54 @@ def main():
         name, ready = cols.index("Name"), cols.index("Ready")
         return [(r["cells"][name], r["cells"][ready] == "True") for r in body.get("rows") or []]
 
+    def list_upgraded(verify=False):
+        """[(name, upgraded)]: Ready at lastAppliedRevision 2 from the table (its Revision column), or with
+        verify (and for a CRD without that column) Ready for the current generation from whole objects."""
+        if a.poll == "table" and not verify:
+            _, body = kube.req("GET", plural + a.plural + "?includeObject=None",
+                               accept="application/json;as=Table;v=v1;g=meta.k8s.io")
+            cols = [c["name"] for c in body["columnDefinitions"]]
+            if "Revision" in cols:
+                name, ready, rev = cols.index("Name"), cols.index("Ready"), cols.index("Revision")
+                return [(r["cells"][name], r["cells"][ready] == "True" and r["cells"][rev] == 2)
+                        for r in body.get("rows") or []]
+        _, body = kube.req("GET", plural + a.plural)
+        return [(it["metadata"]["name"], ready_of(it) and (it.get("status") or {}).get("lastAppliedRevision", 2) == 2)
+                for it in body["items"]]
+
+    def poll_until(listing, t0, what, seen, check=None):
+        """Lists once a second (listing() gives [(name, done)]) until every release is in seen (name: the
+        time of the first poll that saw it done) and check() (one more request) agrees; returns the polls."""
+        polls = 0
+        next_poll = time.monotonic()
+        while True:
+            alive()
+            items = listing()
+            polls += 1
+            now = time.monotonic()
+            for k, done in items:
+                if done and k not in seen:
+                    seen[k] = now
+            if len(seen) >= a.releases:
+                if check is None:
+                    return polls
+                polls += 1
+                if check():
+                    return polls
+            if now - t0 > a.timeout:
+                raise SystemExit(f"measure: {a.peer}: only {len(seen)} of {a.releases} {what} after {a.timeout:.0f}s; giving up")
+            if polls % 15 == 0:
+                log(f"{a.peer}: {len(seen)}/{a.releases} {what} after {now - t0:.0f}s")
+            next_poll += 1.0
+            time.sleep(max(0.0, next_poll - time.monotonic()))
+
+    def time_to_ready(phase, start_at, done_at):
+        """p50/p90/max of each release's time from its write (start_at) to the poll that saw it done."""
+        lat = [done_at[k] - start_at[k] for k in done_at]
+        for p in (50, 90):
+            out(f"{phase}_time_to_ready_p{p}_seconds", pct(lat, p), "s")
+        out(f"{phase}_time_to_ready_max_seconds", max(lat), "s")
+
     def count(path, selector):
         q = "?labelSelector=" + urllib.parse.quote(selector)
         _, body = kube.req("GET", path + q)
@@ -362,32 +471,12 @@ def main():
     out("install_creates_per_second", a.releases / max(t_created - t0, 1e-9), "1/s")
 
     ready_at = {}
-    polls = 0
     poll_bytes0 = kube.bytes_in
-    next_poll = time.monotonic()
-    while True:
-        alive()
-        items = list_releases()
-        polls += 1
-        now = time.monotonic()
-        for k, ready in items:
-            if ready and k not in ready_at:
-                ready_at[k] = now
-        if len(ready_at) >= a.releases:
-            break
-        if now - t0 > a.timeout:
-            raise SystemExit(f"measure: {a.peer}: only {len(ready_at)} of {a.releases} Ready after {a.timeout:.0f}s; giving up")
-        if polls % 15 == 0:
-            log(f"{a.peer}: {len(ready_at)}/{a.releases} Ready after {now - t0:.0f}s")
-        next_poll += 1.0
-        time.sleep(max(0.0, next_poll - time.monotonic()))
+    polls = poll_until(list_releases, t0, "Ready", ready_at)
     t_ready = time.monotonic()
     s_ready = snap()
     out("install_ready_seconds", t_ready - t0, "s")
-    lat = [ready_at[k] - created_at[k] for k in ready_at]
-    out("install_time_to_ready_p50_seconds", pct(lat, 50), "s")
-    out("install_time_to_ready_p90_seconds", pct(lat, 90), "s")
-    out("install_time_to_ready_max_seconds", max(lat), "s")
+    time_to_ready("install", created_at, ready_at)
     out("install_polls", polls, "requests")
     out("install_poll_mib", (kube.bytes_in - poll_bytes0) / 1048576, "MiB")
     report("install", s_start, s_ready, a.releases)
@@ -407,6 +496,16 @@ def main():
         log(f"{a.peer}: WARNING: {objects} objects, expected {a.chart_objects * a.releases}")
     if secrets < a.releases:
         log(f"{a.peer}: WARNING: {secrets} release Secrets, expected at least {a.releases}")
+    if a.save_release:
+        o = objs[0]
+        ns, nm = o["metadata"]["namespace"], o["metadata"]["name"]
+        _, sec = kube.req("GET", f"/api/v1/namespaces/{ns}/secrets/sh.helm.release.v1.{nm}.v1")
+        _, hr = kube.req("GET", f"{plural}namespaces/{ns}/{a.plural}/{nm}")
+        os.makedirs(a.save_release, exist_ok=True)
+        for fn, body in (("record.json", sec), ("release.json", hr)):
+            with open(os.path.join(a.save_release, fn), "w") as f:
+                json.dump(body, f)
+        out("install_record_data_bytes", len(sec["data"]["release"]), "B")
     s_check = snap()  # the resync window starts after the harness' own checks above
     stragglers = sum(s_check["req"].values())  # controller requests answered during the checks
 
@@ -462,6 +561,121 @@ def main():
             os.kill(p, signal.SIGUSR1)
         time.sleep(0.5)
 
+    # --- upgrade all: a values change on every release -------------------------------
+    counted = [s_start, s_ready, s_resync] + ([s_drift] if a.drift_edits else [])
+    if a.upgrade:
+        log(f"{a.peer}: a new image tag for all {a.releases} (a merge patch of spec.values each)")
+        patched_at = {}
+        t_up = time.monotonic()
+
+        def patch(o):
+            ns, nm = o["metadata"]["namespace"], o["metadata"]["name"]
+            tag = "2.5." + nm.rsplit("-", 1)[1][-1]
+            kube.req("PATCH", f"{plural}namespaces/{ns}/{a.plural}/{nm}", {"spec": {"values": {"image": {"tag": tag}}}},
+                     ctype="application/merge-patch+json")
+            patched_at[nm] = time.monotonic()
+
+        parallel(objs, patch, a.create_threads)
+        out("upgrade_patch_seconds", time.monotonic() - t_up, "s")
+        up_at = {}
+        # Once the table says so for all, one list of whole objects checks observedGeneration too.
+        polls = poll_until(list_upgraded, t_up, "upgraded", up_at,
+                           check=lambda: all(done for _, done in list_upgraded(verify=True)))
+        t_upd = time.monotonic()
+        s_up = snap()
+        counted.append(s_up)
+        out("upgrade_ready_seconds", max(up_at.values()) - t_up, "s")
+        out("upgrade_verified_seconds", t_upd - t_up, "s")
+        time_to_ready("upgrade", patched_at, up_at)
+        out("upgrade_polls", polls, "requests")
+        report("upgrade", s_before_delete, s_up, a.releases)
+        for n, _ in ctrl:
+            sfx = "" if len(ctrl) == 1 else "_" + n
+            out(f"upgrade_controller_peak_rss_kib{sfx}", s_up["hwm"][n], "KiB")
+        out("upgrade_release_secrets", count("/api/v1/secrets", "owner=helm"), "count")
+        s_before_delete = snap()
+        stragglers += sum(s_before_delete["req"].values())
+
+    # --- restart: the controller stopped and started again with the N in place ----------
+    cpu_before, hwm_before = 0.0, 0
+    if a.restart_cmd:
+        with open(a.restart_cmd) as f:
+            cmd = json.load(f)
+        name, old = ctrl[0]
+        hwm_before = proc_kib(old, "VmHWM")
+        sig = signal.SIGKILL if a.restart_signal == "KILL" else signal.SIGTERM
+        log(f"{a.peer}: SIG{a.restart_signal} to the controller (pid {old}), then starting it again")
+        cpu_before = proc_cpu(old)  # run.sh may reap it at once: read now, again below if it can
+        t_kill = time.monotonic()
+        os.kill(old, sig)
+        while not proc_gone(old):
+            if time.monotonic() - t_kill > 60:
+                raise SystemExit(f"measure: {a.peer}: the controller (pid {old}) still runs 60 s after SIG{a.restart_signal}")
+            time.sleep(0.01)
+        out("restart_stop_seconds", time.monotonic() - t_kill, "s")
+        cpu_before = proc_cpu(old, cpu_before)  # a zombie's /proc/PID/stat still has its times
+        s_dead = snap()  # what it sent while stopping (SIGTERM), counted on its own
+        counted.append(s_dead)
+        out("restart_stop_requests", sum(s_dead["req"].values()), "requests")
+        log_off = os.path.getsize(cmd["log"])
+        wall0, t_start = time.time(), time.monotonic()
+        with open(cmd["log"], "ab") as logf:
+            proc = subprocess.Popen(cmd["argv"], stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        restarted["proc"] = proc
+        ctrl[0] = (name, proc.pid)
+        # Synced: /readyz answers 200 once every informer has listed (loop/controller.c), at the
+        # address the new process logs (its --health-addr is port 0).
+        addr, t_synced = None, None
+        while t_synced is None:
+            if proc.poll() is not None:
+                raise SystemExit(f"measure: {a.peer}: the restarted controller exited ({proc.returncode}); see its log")
+            if time.monotonic() - t_start > a.timeout:
+                raise SystemExit(f"measure: {a.peer}: the restarted controller was not ready after {a.timeout:.0f}s")
+            if addr is None:
+                with open(cmd["log"], "rb") as f:
+                    f.seek(log_off)
+                    m = re.search(rb'msg="serving HTTP".*flag=--health-addr.*address=([0-9.:]+)', f.read())
+                addr = m and m.group(1).decode()
+            else:
+                try:
+                    with urllib.request.urlopen(f"http://{addr}/readyz", timeout=2) as r:
+                        if r.status == 200:
+                            t_synced = time.monotonic()
+                except (urllib.error.URLError, OSError):
+                    pass
+            time.sleep(0.02)
+        # Caught up: no request for --restart-quiet seconds after it was synced.
+        acc, acc_names = collections.Counter(), collections.Counter()
+        while True:
+            alive()
+            time.sleep(0.5)
+            c, names = audit.take()
+            acc.update(c)
+            acc_names.update(names)
+            last = max(audit.last_received or 0, wall0)
+            quiet_from = max(last, wall0 + (t_synced - t_start))
+            if time.time() - quiet_from >= a.restart_quiet:
+                break
+            if time.monotonic() - t_start > a.timeout:
+                raise SystemExit(f"measure: {a.peer}: the restarted controller still sends requests after {a.timeout:.0f}s")
+        items = list_releases()
+        s_rs = snap()
+        s_rs["req"].update(acc)
+        acc_names.update(s_rs["names"])
+        counted.append(s_rs)
+        out("restart_signal", a.restart_signal, "signal")
+        out("restart_synced_seconds", t_synced - t_start, "s")
+        out("restart_caught_up_seconds", quiet_from - wall0, "s")
+        out("restart_quiet_window_seconds", a.restart_quiet, "s")
+        writes = sum(v for (_, verb, _), v in s_rs["req"].items() if verb in ("create", "update", "patch", "delete", "deletecollection"))
+        out("restart_writes", writes, "requests")
+        out("restart_releases_touched", len(acc_names), "count")
+        out("restart_releases_ready", sum(1 for _, r in items if r), "count")
+        s0 = dict(s_dead, ctrl_cpu=dict(s_dead["ctrl_cpu"], **{name: 0.0}))  # the new process starts at 0
+        report("restart", s0, s_rs, a.releases)
+        out("restart_controller_peak_rss_kib", s_rs["hwm"][name], "KiB")
+        s_before_delete = s_rs
+
     # --- delete ------------------------------------------------------------------
     log(f"{a.peer}: deleting all {a.releases}")
     t_del = time.monotonic()
@@ -483,6 +697,7 @@ def main():
         time.sleep(max(0.0, next_poll - time.monotonic()))
     t_gone = time.monotonic()
     s_gone = snap()
+    counted.append(s_gone)
     out("delete_seconds", t_gone - t_del, "s")
     report("delete", s_before_delete, s_gone, a.releases)
     left_secrets = count("/api/v1/secrets", "owner=helm")
@@ -492,14 +707,22 @@ def main():
     out("delete_left_objects", left, "count")
 
     # --- whole run ---------------------------------------------------------------
-    for n, p in ctrl:
+    for i, (n, p) in enumerate(ctrl):
         sfx = "" if len(ctrl) == 1 else "_" + n
-        out(f"controller_peak_rss_kib{sfx}", proc_kib(p, "VmHWM"), "KiB")
-        out(f"controller_cpu_seconds_total{sfx}", proc_cpu(p), "s")
-    allreq = sum(sum(s["req"].values()) for s in (s_start, s_ready, s_resync, s_gone)) + stragglers
-    if a.drift_edits:
-        allreq += sum(s_drift["req"].values())
-    out("requests_total", allreq, "requests")
+        before = (hwm_before, cpu_before) if i == 0 and a.restart_cmd else (0, 0.0)
+        out(f"controller_peak_rss_kib{sfx}", max(before[0], proc_kib(p, "VmHWM")), "KiB")
+        out(f"controller_cpu_seconds_total{sfx}", before[1] + proc_cpu(p), "s")
+    out("requests_total", sum(sum(s["req"].values()) for s in counted) + stragglers, "requests")
+    proc = restarted.get("proc")
+    if proc is not None:
+        # The restarted controller is this program's child: stopped here as run.sh stops the first.
+        proc.terminate()
+        try:
+            rc = proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = proc.wait()
+        out("controller_exit_status", 128 - rc if rc < 0 else rc, "code")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@
 #                      [--qps Q] [--interval D] [--namespaces K]
 #                      [--poll table|json] [--rudder PATH] [--peer flux]
 #                      [--peer-only] [--flux-wait] [--keep-logs DIR]
+#                      [--no-upgrade] [--no-restart] [--restart-signal KILL|TERM]
+#                      [--floor] [--floor-concurrency C[,C...]]
 #
 #   --releases N      HelmReleases to create (default 100)
 #   --concurrency C   the controller's --concurrency (default 10)
@@ -49,6 +51,21 @@
 #                     watches' cache is printed from the memory line the
 #                     controller logs on SIGUSR1 right after
 #                     (drift_cache_bytes_per_object)
+#   --no-upgrade      skip the upgrade phase (after the resync window: a new
+#                     image tag in every release's spec.values, one merge
+#                     patch each, timed until each is Ready at its new
+#                     generation with lastAppliedRevision 2)
+#   --no-restart      skip the restart phase (rudder only; after the upgrade:
+#                     the controller stopped with --restart-signal, default
+#                     KILL, and started again with the same command line by
+#                     measure.py; time until /readyz says synced and until
+#                     no request has come for 10 s, and the writes it sent)
+#   --floor           after rudder's run, on the same control plane as the
+#                     same user: bench/scale/floor (built with rudder), the
+#                     writes of N installs with no controller logic, at each
+#                     of --floor-concurrency's in-flight limits (default
+#                     10,25,50,100); prints floor_install_seconds (the best)
+#                     and rudder_install_ready_over_floor (the ratio)
 #
 # Starts its own control plane (tests/cluster/up) with an audit log of the
 # controller's requests only (bench/scale/audit-policy.yaml), runs
@@ -77,6 +94,11 @@ peer=""
 peer_only=0
 flux_wait=0
 drift=""
+upgrade=1
+restart=1
+restart_signal=KILL
+floor=0
+floor_concurrency=10,25,50,100
 
 die() { echo "run.sh: error: $*" >&2; exit 1; }
 say() { echo "run.sh: $*" >&2; }
@@ -96,6 +118,11 @@ while [[ $# -gt 0 ]]; do
 	--flux-wait) flux_wait=1 ;;
 	--drift) drift=${2:?}; shift ;;
 	--poll) poll=${2:?}; shift ;;
+	--no-upgrade) upgrade=0 ;;
+	--no-restart) restart=0 ;;
+	--restart-signal) restart_signal=${2:?}; shift ;;
+	--floor) floor=1 ;;
+	--floor-concurrency) floor_concurrency=${2:?}; shift ;;
 	--*=*) a=$1; shift; set -- "${a%%=*}" "${a#*=}" "$@"; continue ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument: $1 (see --help)" ;;
@@ -116,6 +143,9 @@ esac
 [[ -z $drift || $peer != flux ]] || die "--drift: rudder only (the Flux run keeps its defaults)"
 [[ -z $peer || $peer == flux ]] || die "--peer wants flux, got '$peer'"
 [[ $peer_only == 0 || -n $peer ]] || die "--peer-only needs --peer"
+[[ $restart_signal == KILL || $restart_signal == TERM ]] || die "--restart-signal wants KILL or TERM, got '$restart_signal'"
+[[ $floor_concurrency =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "--floor-concurrency wants numbers like 10,25,50, got '$floor_concurrency'"
+[[ $floor == 0 || $peer_only == 0 ]] || die "--floor needs rudder's run (it sends what rudder's install sent)"
 ((namespaces <= releases)) || namespaces=$releases
 interval_s=$(python3 - "$interval" <<'EOF'
 import re, sys
@@ -184,12 +214,14 @@ if [[ -z $rudder_bin ]]; then
 	say "building rudder (RelWithDebInfo) in $build"
 	cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUDDER_E2E=OFF >"$work/build.log" 2>&1 ||
 		{ tail -n 30 "$work/build.log" >&2; die "cmake configure failed"; }
-	cmake --build "$build" -j"${RUDDER_SCALE_JOBS:-2}" --target rudder >>"$work/build.log" 2>&1 ||
+	cmake --build "$build" -j"${RUDDER_SCALE_JOBS:-2}" --target rudder rudder_floor >>"$work/build.log" 2>&1 ||
 		{ tail -n 30 "$work/build.log" >&2; die "build failed"; }
 	rudder_bin=$build/rudder
 fi
 [[ -x $rudder_bin ]] || die "no rudder executable at $rudder_bin"
 rudder_bin=$(cd "$(dirname "$rudder_bin")" && pwd)/$(basename "$rudder_bin")
+floor_bin=$(dirname "$rudder_bin")/bench/floor
+[[ $floor == 0 || -x $floor_bin ]] || die "--floor: no $floor_bin (cmake --build $(dirname "$rudder_bin") --target rudder_floor)"
 bindir=$("$root/tests/cluster/build" | tail -n 1)
 kubectl=$bindir/kubectl
 if [[ $peer == flux ]]; then
@@ -333,7 +365,7 @@ start_cluster() { # PEER -> sets state
 	state=$work/cluster-$1
 	clusters+=("$state")
 	say "$1: starting a local control plane in $state"
-	RUDDER_CLUSTER_APISERVER_ARGS="--audit-policy-file=$here/audit-policy.yaml --audit-log-path=$state/logs/audit.log --audit-log-format=json --audit-log-maxsize=0 --audit-log-mode=blocking" \
+	RUDDER_CLUSTER_APISERVER_ARGS="--audit-policy-file=$here/audit-policy.yaml --audit-log-path=$state/logs/audit.log --audit-log-format=json --audit-log-maxsize=100000 --audit-log-mode=blocking" \
 		"$root/tests/cluster/up" --name "scale-$1-$$" --state-dir "$state" >"$work/up-$1.env" 2>"$work/up-$1.log" ||
 		{ tail -n 30 "$work/up-$1.log" >&2; die "tests/cluster/up failed"; }
 }
@@ -348,10 +380,12 @@ down_cluster() { # STATE: keep its logs if asked, then stop it and remove its st
 
 stop_cluster() { down_cluster "$state"; }
 
-measure() { # PEER GROUP/VERSION USER=PID...
-	local p=$1 gv=$2 port i args=()
+measure() { # PEER GROUP/VERSION USER=PID... [-- MEASURE-ARGS...]
+	local p=$1 gv=$2 port args=()
 	shift 2
-	for i in "$@"; do args+=(--controller-pid "$i"); done
+	while [[ $# -gt 0 && $1 != -- ]]; do args+=(--controller-pid "$1"); shift; done
+	[[ $# == 0 ]] || { shift; args+=("$@"); }
+	((upgrade == 0)) || args+=(--upgrade)
 	port=$(sed -n 's/^apiserver=//p' "$state/ports")
 	# In the background and waited for, so that a signal to this script runs
 	# its trap at once (bash runs traps only between foreground commands).
@@ -361,7 +395,7 @@ measure() { # PEER GROUP/VERSION USER=PID...
 		--group-version "$gv" "${args[@]}" \
 		--apiserver-pid "$(component_pid "$state" kube-apiserver)" --etcd-pid "$(component_pid "$state" etcd)" \
 		--audit-log "$state/logs/audit.log" --interval "$interval_s" --poll "$poll" \
-		$([[ $p == rudder && $drift == enabled ]] && echo --drift-edits 20) &
+		$([[ $p == rudder && $drift == enabled ]] && echo --drift-edits 20) > >(tee "$work/figures-$p.txt") &
 	local mpid=$! rc=0
 	stop_pids+=("$mpid")
 	wait "$mpid" || rc=$?
@@ -497,13 +531,27 @@ EOF
 		python3 "$here/releases.py" --kind rudder --chart "$here/chart" --values-json "$work/values.json" \
 			--releases "$releases" --interval "$interval" ${drift:+--drift "$drift"} >"$work/objects-rudder.json"
 	fi
-	measure rudder rudder.dev/v1alpha1 "rudder-controller=$pid" ||
+	local margs=()
+	if ((restart)); then
+		# measure.py stops the controller and starts it again with the same command line.
+		python3 -c 'import json, sys; json.dump({"argv": sys.argv[2:], "log": sys.argv[1]}, sys.stdout)' \
+			"$work/rudder.log" "$rudder_bin" "${args[@]}" >"$work/restart-rudder.json"
+		margs+=(--restart-cmd "$work/restart-rudder.json" --restart-signal "$restart_signal")
+	fi
+	((floor == 0)) || margs+=(--save-release "$work/release0")
+	measure rudder rudder.dev/v1alpha1 "rudder-controller=$pid" -- "${margs[@]}" ||
 		{ tail -n 20 "$work/rudder.log" >&2; die "rudder: measurement failed"; }
 	local rc=0
-	kill -TERM "$pid"
-	wait "$pid" || rc=$?
-	forget_pid "$pid"
-	echo "rudder_controller_exit_status $rc code"
+	if ((restart)); then
+		# Killed by measure.py, which started, stopped and reported its successor.
+		wait "$pid" 2>/dev/null || true
+		forget_pid "$pid"
+	else
+		kill -TERM "$pid"
+		wait "$pid" || rc=$?
+		forget_pid "$pid"
+		echo "rudder_controller_exit_status $rc code"
+	fi
 	# Drift detection's caches, from the memory line logged once at shutdown (before anything is freed).
 	[[ -z $drift ]] || grep -F 'msg=memory' "$work/rudder.log" | head -n 1 | python3 -c '
 import re, sys
@@ -520,7 +568,61 @@ if n:
 		grep -oE '(index_fetches|index_not_modified|downloads|disk_hits|memory_hits|charts_loaded|charts_cached|chart_cache_bytes)=[0-9]+' |
 		sed 's/^\(.*\)=\(.*\)$/rudder_sources_\1 \2 count/' || true
 	[[ -z $servers ]] || nginx_figures rudder "$nginx0" '^rudder$'
+	((floor == 0)) || run_floor
 	stop_cluster
+}
+
+# The floor on rudder's control plane, after rudder's run and as its user: the writes of N
+# installs with no controller logic (bench/scale/floor.c), bodies made from what rudder's run
+# wrote (release 0's record and status, saved by measure.py) and from `rudder template`.
+run_floor() {
+	local v0=$work/release0/values.json ready audit_from
+	python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))[0]["spec"]["values"], sys.stdout)' \
+		"$work/objects-rudder.json" >"$v0"
+	"$rudder_bin" template app-00000 "$here/chart" -n scale-1 -f "$v0" >"$work/release0/manifests.yaml" ||
+		die "floor: rudder template failed"
+	local fargs=()
+	if ((upgrade)); then
+		# The upgrade's objects: release 0 with the image tag measure.py's upgrade gives it.
+		python3 -c 'import json, sys; v = json.load(open(sys.argv[1])); v["image"]["tag"] = "2.5.0"; json.dump(v, sys.stdout)' \
+			"$v0" >"$work/release0/values-upgrade.json"
+		"$rudder_bin" template app-00000 "$here/chart" -n scale-1 -f "$work/release0/values-upgrade.json" \
+			>"$work/release0/manifests-upgrade.yaml" || die "floor: rudder template failed"
+		fargs+=(--upgrade-manifests "$work/release0/manifests-upgrade.yaml")
+	fi
+	[[ -z $keep_logs ]] || { mkdir -p "$keep_logs/release0" && cp "$work"/release0/* "$keep_logs/release0/"; }
+	audit_from=$(stat -c %s "$state/logs/audit.log")
+	say "floor: $floor_bin --releases $releases --namespaces $namespaces --concurrency $floor_concurrency"
+	"$floor_bin" --kubeconfig "$work/rudder-controller.kubeconfig" --objects "$work/objects-rudder.json" \
+		--manifests "$work/release0/manifests.yaml" --record "$work/release0/record.json" \
+		--status "$work/release0/release.json" --releases "$releases" --namespaces "$namespaces" \
+		--concurrency "$floor_concurrency" --apiserver-pid "$(component_pid "$state" kube-apiserver)" \
+		--etcd-pid "$(component_pid "$state" etcd)" "${fargs[@]}" >"$work/floor.txt" 2>"$work/floor.log" ||
+		{ cat "$work/floor.txt"; tail -n 20 "$work/floor.log" >&2; die "floor failed"; }
+	cat "$work/floor.txt"
+	sleep 0.3 # the API server's last audit events
+	# Its requests as the API server logged them (the untimed namespaces and HelmReleases included).
+	python3 - "$here" "$state/logs/audit.log" "$audit_from" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import measure
+au = measure.Audit(sys.argv[2], ["rudder-controller"], r"app-\d{5}")
+au.pos = int(sys.argv[3])
+c, _ = au.take()
+print(f"floor_audit_requests {sum(c.values())} requests")
+for (_, verb, res), v in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])):
+    print(f"floor_audit_requests_by.{verb}.{res.replace('/', '_').strip('_')} {v} requests")
+EOF
+	python3 - "$work/figures-rudder.txt" "$work/floor.txt" <<'EOF'
+import re, sys
+def fig(path, name):
+    m = re.search(r"^" + name + r" ([0-9.]+) s$", open(path).read(), re.M)
+    return float(m.group(1)) if m else None
+for phase in ("install", "upgrade"):
+    r, f = fig(sys.argv[1], f"rudder_{phase}_ready_seconds"), fig(sys.argv[2], f"floor_{phase}_seconds")
+    if r and f:
+        print(f"rudder_{phase}_ready_over_floor {r / f:.2f} ratio")
+EOF
 }
 
 # --- the run -------------------------------------------------------------------------

@@ -1,0 +1,523 @@
+/* bench/scale/floor: the writes of N Helm installs with no controller logic (issue 16 §2).
+ *
+ * For each release it sends exactly the writes rudder's install sends for the bench chart: the
+ * release record Secret's create (labels status=pending-install), the server-side applies of the
+ * chart's 4 objects, the record's update (status=deployed, at the create's resourceVersion) and a
+ * merge patch of the HelmRelease's status; nothing is read, nothing decided. The bodies are made
+ * once from real ones: the record's data and the status from a release rudder installed
+ * (--record, --status), the objects from `rudder template` of the bench chart for release 0
+ * (--manifests) with Helm's ownership metadata added as rudder adds it (manifest_object_json);
+ * release i gets them with its name written over release 0's ("app-00000", the same width).
+ *
+ * One round per --concurrency value C, each on fresh namespaces of its own (floor-cC-1..K): the
+ * namespaces and the N HelmRelease objects (--objects, as the harness creates them for rudder)
+ * are made first, untimed; then the clock runs from the first write until the last answer, with at
+ * most C requests in flight (a release's writes go in order, its 4 applies together, releases
+ * already started first). With --upgrade-manifests (the chart rendered with release 0's new
+ * values) each round then sends the writes of an upgrade of the same releases: the record v2's
+ * create (pending-upgrade), the 4 applies of the changed objects, v2's update (deployed), v1's
+ * (superseded) and the status patch (at lastAppliedRevision 2, so that it changes something).
+ * Prints `name value unit` lines per round and the best rounds as floor_install_seconds and
+ * floor_upgrade_seconds. No thresholds.
+ *
+ *   floor --kubeconfig FILE --objects FILE --manifests FILE --record FILE --status FILE
+ *         [--upgrade-manifests FILE] [--releases N] [--namespaces K] [--concurrency C[,C...]]
+ *         [--apiserver-pid P] [--etcd-pid P] */
+#include "watch/client.h"
+#include "base/buf.h"
+#include "helm/render/manifest.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FLOOR_NAME0 "app-00000" /* release 0's name in every body; release i's is app-%05d */
+#define FLOOR_MAX_DOCS 8
+
+/* The steps, in order: setup (untimed), the install's writes, the upgrade's writes. */
+enum {
+  FLOOR_NS_CREATE, FLOOR_HR_CREATE,
+  FLOOR_REC_CREATE, FLOOR_APPLY, FLOOR_REC_UPDATE, FLOOR_STATUS,
+  FLOOR_UP_REC_CREATE, FLOOR_UP_APPLY, FLOOR_UP_REC_UPDATE, FLOOR_UP_OLD_UPDATE, FLOOR_UP_STATUS,
+};
+
+typedef struct floor_doc_s {
+  const char *resource; /* path segments: group ("" for core), version, resource */
+  const char *group;
+  const char *version;
+  char *name;           /* metadata.name, with FLOOR_NAME0 in it */
+  char **body;          /* per namespace: the JSON to apply */
+  char **body_up;       /* per namespace: the JSON the upgrade applies (the new values) */
+} floor_doc_t;
+
+typedef struct floor_rel_s floor_rel_t;
+typedef struct floor_s floor_t;
+
+struct floor_rel_s {
+  floor_t *f;
+  int i;              /* release (or namespace) index */
+  int step;           /* FLOOR_* */
+  int failed;         /* a write of it failed */
+  int sent, pending;  /* requests of this step sent, and not yet answered */
+  floor_rel_t *next;  /* in the ready queue */
+};
+
+struct floor_s {
+  uv_loop_t loop;
+  kube_client_t *client;
+  cJSON *objects;          /* the HelmRelease objects (an array) */
+  floor_doc_t docs[FLOOR_MAX_DOCS];
+  size_t ndocs;
+  char *record_data;       /* the record Secret's data.release (base64 text) */
+  char *status_patch;      /* {"status": ...} */
+  char *status_patch_up;   /* the same at lastAppliedRevision 2 (a patch that changes nothing writes nothing) */
+  char now[24];            /* the records' modifiedAt label on update (Helm 4's), Unix seconds */
+  char (*rv)[2][32];       /* per release: records v1 and v2's resourceVersions, from their last write */
+  int n, k;
+  char **ns;               /* this round's namespaces */
+  /* the phase being run */
+  floor_rel_t *rels;
+  int count, last_step;
+  int started, finished, failed, inflight, limit;
+  floor_rel_t *head, *tail;
+  unsigned long requests;
+  char *first_error;
+};
+
+static void floor__die(const char *what, const char *detail) {
+  fprintf(stderr, "floor: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+  exit(1);
+}
+
+static char *floor__read_file(const char *path, size_t *len) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) floor__die(path, strerror(errno));
+  buf_t b = BUF_INIT;
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+    if (buf_append(&b, chunk, n)) floor__die("out of memory", NULL);
+  fclose(fp);
+  if (len) *len = b.len;
+  return buf_steal(&b);
+}
+
+static double floor__now(uv_loop_t *loop) {
+  uv_update_time(loop);
+  return (double)uv_hrtime() / 1e9;
+}
+
+/* CPU seconds (utime + stime) of pid from /proc; 0 when pid is 0 or unreadable. */
+static double floor__proc_cpu(int pid) {
+  if (pid <= 0) return 0;
+  char path[64], text[4096];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *fp = fopen(path, "r");
+  if (!fp) return 0;
+  size_t n = fread(text, 1, sizeof text - 1, fp);
+  fclose(fp);
+  text[n] = 0;
+  const char *p = strrchr(text, ')');
+  if (!p) return 0;
+  unsigned long ut = 0, st = 0;
+  /* after ") ": state is field 3; utime and stime are fields 14 and 15 */
+  if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) return 0;
+  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Writes release i's name over every FLOOR_NAME0 in s (release 0's bodies are the templates). */
+static void floor__rename(char *s, int i) {
+  char name[16];
+  snprintf(name, sizeof name, "app-%05d", i % 100000);
+  for (char *p = s; (p = strstr(p, FLOOR_NAME0)); p += sizeof FLOOR_NAME0 - 1) memcpy(p, name, sizeof FLOOR_NAME0 - 1);
+}
+
+/* The API path segments of the chart's kinds; the floor does no discovery. */
+static int floor__map(floor_doc_t *d, const char *api_version, const char *kind) {
+  static const struct { const char *av, *kind, *group, *version, *resource; } map[] = {
+      {"apps/v1", "Deployment", "apps", "v1", "deployments"},
+      {"v1", "Service", "", "v1", "services"},
+      {"v1", "ServiceAccount", "", "v1", "serviceaccounts"},
+      {"networking.k8s.io/v1", "Ingress", "networking.k8s.io", "v1", "ingresses"},
+      {"v1", "ConfigMap", "", "v1", "configmaps"},
+  };
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+    if (!strcmp(map[i].av, api_version) && !strcmp(map[i].kind, kind)) {
+      d->group = map[i].group, d->version = map[i].version, d->resource = map[i].resource;
+      return 0;
+    }
+  return -1;
+}
+
+/* Reads a file of rendered templates (`rudder template` output) into *set as Helm's install
+ * splits and orders it; returns the text, which the caller frees after the set. */
+static char *floor__manifests_read(const char *path, manifest_set_t *set) {
+  size_t len;
+  char *text = floor__read_file(path, &len);
+  manifest_file_t file = {.name = "scale-app/templates/all.yaml", .text = text, .len = len};
+  manifest_error_t err;
+  *set = (manifest_set_t){0};
+  if (manifest_build("scale-app", &file, 1, MANIFEST_INSTALL_ORDER, set, &err)) floor__die(path, err.message);
+  return text;
+}
+
+/* Reads the rendered chart's documents, in Helm's install order: their kinds' paths and names. */
+static void floor_manifests_load(floor_t *f, const char *path) {
+  manifest_set_t set;
+  char *text = floor__manifests_read(path, &set);
+  for (size_t i = 0; i < set.ndocs; i++) {
+    if (set.docs[i].is_empty) continue;
+    if (f->ndocs == FLOOR_MAX_DOCS) floor__die(path, "more documents than the floor takes");
+    floor_doc_t *d = &f->docs[f->ndocs];
+    if (floor__map(d, set.docs[i].api_version, set.docs[i].kind)) floor__die("a kind the floor does not map", set.docs[i].kind);
+    if (!(d->name = strdup(set.docs[i].name))) floor__die("out of memory", NULL);
+    f->ndocs++;
+  }
+  /* The bodies depend on the namespace (metadata.namespace, meta.helm.sh/release-namespace):
+   * floor_bodies_make makes them per round. */
+  manifest_set_free(&set);
+  free(text);
+}
+
+/* Makes each document's body (or, with up, the upgrade's) for each of the round's namespaces, as
+ * rudder applies them. */
+static void floor_bodies_make(floor_t *f, const char *path, int up) {
+  manifest_set_t set;
+  manifest_error_t err;
+  char *text = floor__manifests_read(path, &set);
+  size_t di = 0;
+  for (size_t i = 0; i < set.ndocs; i++) {
+    if (set.docs[i].is_empty) continue;
+    if (di == f->ndocs) floor__die(path, "more documents than the install's");
+    floor_doc_t *d = &f->docs[di++];
+    if (strcmp(d->name, set.docs[i].name)) floor__die(path, "not the same documents as the install's");
+    char ***slot = up ? &d->body_up : &d->body;
+    if (*slot)
+      for (int k = 0; k < f->k; k++) free((*slot)[k]);
+    free(*slot);
+    char **bodies = *slot = calloc((size_t)f->k, sizeof **slot);
+    if (!bodies) floor__die("out of memory", NULL);
+    for (int k = 0; k < f->k; k++) {
+      cJSON *obj;
+      if (manifest_object_json(&set.docs[i], FLOOR_NAME0, f->ns[k], NULL, &obj, &err)) floor__die(path, err.message);
+      cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+      if (!cJSON_GetObjectItemCaseSensitive(meta, "namespace") && !cJSON_AddStringToObject(meta, "namespace", f->ns[k]))
+        floor__die("out of memory", NULL);
+      if (!(bodies[k] = cJSON_PrintUnformatted(obj))) floor__die("out of memory", NULL);
+      cJSON_Delete(obj);
+    }
+  }
+  manifest_set_free(&set);
+  free(text);
+}
+
+/* ---- the phase runner: up to f->limit requests in flight ---- */
+
+static void floor__pump(floor_t *f);
+
+static int floor__step_requests(const floor_t *f, int step) {
+  return step == FLOOR_APPLY || step == FLOOR_UP_APPLY ? (int)f->ndocs : 1;
+}
+
+/* Which record (0: v1, 1: v2) a step writes; -1 for none. */
+static int floor__step_record(int step) {
+  switch (step) {
+  case FLOOR_REC_CREATE: case FLOOR_REC_UPDATE: case FLOOR_UP_OLD_UPDATE: return 0;
+  case FLOOR_UP_REC_CREATE: case FLOOR_UP_REC_UPDATE: return 1;
+  default: return -1;
+  }
+}
+
+static void floor__push(floor_t *f, floor_rel_t *x) {
+  x->next = NULL;
+  if (f->tail) f->tail->next = x;
+  else f->head = x;
+  f->tail = x;
+}
+
+static void floor__done(const kube_response_t *res, void *data) {
+  floor_rel_t *x = data;
+  floor_t *f = x->f;
+  f->inflight--;
+  x->pending--;
+  if (!kube_response_ok(res)) {
+    if (!f->first_error) {
+      buf_t b = BUF_INIT;
+      buf_printf(&b, "step %d of %d: %s", x->step, x->i, res->errmsg ? res->errmsg : uv_strerror(res->err));
+      f->first_error = buf_steal(&b);
+    }
+    x->failed = 1; /* the release's later steps are not sent */
+  } else if (floor__step_record(x->step) >= 0 && res->body) {
+    /* A record's next update goes at the resourceVersion of its last write, as a store's does. */
+    const char *p = strstr(res->body, "\"resourceVersion\":\"");
+    if (p) {
+      p += sizeof "\"resourceVersion\":\"" - 1;
+      size_t n = strcspn(p, "\"");
+      char *rv = f->rv[x->i][floor__step_record(x->step)];
+      if (n < sizeof f->rv[0][0]) memcpy(rv, p, n), rv[n] = 0;
+    }
+  }
+  if (x->pending == 0 && x->sent == floor__step_requests(f, x->step)) {
+    if (!x->failed && x->step < f->last_step) {
+      x->step++;
+      x->sent = 0;
+      floor__push(f, x);
+    } else {
+      f->failed += x->failed;
+      f->finished++;
+    }
+  }
+  floor__pump(f);
+}
+
+/* Sends request number x->sent of x's step. */
+static void floor__send(floor_t *f, floor_rel_t *x) {
+  buf_t path = BUF_INIT, body = BUF_INIT;
+  char name[16];
+  snprintf(name, sizeof name, "app-%05d", x->i % 100000);
+  const char *ns = f->ns[x->i % f->k];
+  kube_req_t *r = NULL;
+  int rc = 0;
+  switch (x->step) {
+  case FLOOR_NS_CREATE:
+    rc = buf_printf(&body, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", f->ns[x->i]);
+    if (!rc) r = kube_create(f->client, "/api/v1/namespaces", body.data, floor__done, x);
+    break;
+  case FLOOR_HR_CREATE: {
+    cJSON *o = cJSON_Duplicate(cJSON_GetArrayItem(f->objects, x->i), 1);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "namespace");
+    char *s = meta && cJSON_AddStringToObject(meta, "namespace", ns) ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    rc = s ? kube_path(&path, "rudder.dev", "v1alpha1", "helmreleases", ns, NULL, NULL) : -ENOMEM;
+    if (!rc) r = kube_create(f->client, path.data, s, floor__done, x);
+    free(s);
+    break;
+  }
+  case FLOOR_REC_CREATE:
+  case FLOOR_REC_UPDATE:
+  case FLOOR_UP_REC_CREATE:
+  case FLOOR_UP_REC_UPDATE:
+  case FLOOR_UP_OLD_UPDATE: {
+    static const char *status[] = {[FLOOR_REC_CREATE] = "pending-install", [FLOOR_REC_UPDATE] = "deployed",
+                                   [FLOOR_UP_REC_CREATE] = "pending-upgrade", [FLOOR_UP_REC_UPDATE] = "deployed",
+                                   [FLOOR_UP_OLD_UPDATE] = "superseded"};
+    int update = x->step != FLOOR_REC_CREATE && x->step != FLOOR_UP_REC_CREATE, v = floor__step_record(x->step) + 1;
+    const char *rv = f->rv[x->i][v - 1];
+    rc = buf_printf(&body,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"sh.helm.release.v1.%s.v%d\","
+                    "\"namespace\":\"%s\",%s%s%s\"labels\":{%s%s%s\"name\":\"%s\",\"owner\":\"helm\",\"status\":\"%s\","
+                    "\"version\":\"%d\"}},\"type\":\"helm.sh/release.v1\",\"data\":{\"release\":\"%s\"}}",
+                    name, v, ns, update ? "\"resourceVersion\":\"" : "", update ? rv : "", update ? "\"," : "",
+                    update ? "\"modifiedAt\":\"" : "", update ? f->now : "", update ? "\"," : "", name, status[x->step], v,
+                    f->record_data);
+    buf_t rec = BUF_INIT;
+    rc |= buf_printf(&rec, "sh.helm.release.v1.%s.v%d", name, v);
+    rc |= kube_path(&path, NULL, "v1", "secrets", ns, update && !rc ? rec.data : NULL, NULL);
+    buf_free(&rec);
+    if (!rc) r = update ? kube_update(f->client, path.data, body.data, floor__done, x)
+                        : kube_create(f->client, path.data, body.data, floor__done, x);
+    break;
+  }
+  case FLOOR_APPLY:
+  case FLOOR_UP_APPLY: {
+    floor_doc_t *d = &f->docs[x->sent];
+    rc = buf_puts(&body, (x->step == FLOOR_APPLY ? d->body : d->body_up)[x->i % f->k]);
+    buf_t nm = BUF_INIT;
+    rc |= buf_puts(&nm, d->name);
+    if (!rc) floor__rename(body.data, x->i), floor__rename(nm.data, x->i);
+    rc |= kube_path(&path, d->group, d->version, d->resource, ns, nm.data, NULL);
+    buf_free(&nm);
+    if (!rc) r = kube_apply(f->client, path.data, body.data, "rudder", true, floor__done, x);
+    break;
+  }
+  case FLOOR_STATUS:
+  case FLOOR_UP_STATUS:
+    rc = kube_path(&path, "rudder.dev", "v1alpha1", "helmreleases", ns, name, "status");
+    if (!rc) r = kube_merge_patch(f->client, path.data, x->step == FLOOR_STATUS ? f->status_patch : f->status_patch_up,
+                                  floor__done, x);
+    break;
+  }
+  buf_free(&path);
+  buf_free(&body);
+  if (!r) floor__die("cannot send a request", rc ? "out of memory" : "the client refused it");
+  x->sent++;
+  x->pending++;
+  f->inflight++;
+  f->requests++;
+}
+
+static void floor__pump(floor_t *f) {
+  while (f->inflight < f->limit) {
+    floor_rel_t *x = f->head;
+    if (!x) {
+      if (f->started == f->count) return;
+      x = &f->rels[f->started++];
+      floor__push(f, x);
+    }
+    floor__send(f, x);
+    if (x->sent == floor__step_requests(f, x->step)) {
+      f->head = x->next;
+      if (!f->head) f->tail = NULL;
+    }
+  }
+}
+
+/* Runs steps first..last for count releases (or namespaces) with up to limit requests in flight;
+ * returns the seconds from the first request to the last answer. */
+static double floor_phase_run(floor_t *f, int count, int first, int last, int limit) {
+  free(f->rels);
+  if (!(f->rels = calloc((size_t)count, sizeof *f->rels))) floor__die("out of memory", NULL);
+  for (int i = 0; i < count; i++) f->rels[i] = (floor_rel_t){.f = f, .i = i, .step = first};
+  f->count = count, f->last_step = last, f->limit = limit;
+  f->started = f->finished = f->failed = f->inflight = 0;
+  f->head = f->tail = NULL;
+  f->requests = 0;
+  double t0 = floor__now(&f->loop);
+  floor__pump(f);
+  while (f->finished < count) uv_run(&f->loop, UV_RUN_ONCE);
+  return floor__now(&f->loop) - t0;
+}
+
+/* Runs a timed phase of the round (steps first..last for every release at limit in flight) and
+ * prints its figures; returns its seconds, or 0 when a release failed. */
+static double floor_phase_timed(floor_t *f, const char *what, int limit, int first, int last, int api_pid,
+                                int etcd_pid) {
+  double api0 = floor__proc_cpu(api_pid), etcd0 = floor__proc_cpu(etcd_pid);
+  double s = floor_phase_run(f, f->n, first, last, limit);
+  double api1 = floor__proc_cpu(api_pid), etcd1 = floor__proc_cpu(etcd_pid);
+  printf("floor_c%d_%s_seconds %.3f s\n", limit, what, s);
+  printf("floor_c%d_%s_requests %lu requests\n", limit, what, f->requests);
+  printf("floor_c%d_%s_requests_per_second %.1f 1/s\n", limit, what, (double)f->requests / s);
+  printf("floor_c%d_%s_failed_releases %d count\n", limit, what, f->failed);
+  if (api_pid) printf("floor_c%d_%s_apiserver_cpu_seconds %.2f s\n", limit, what, api1 - api0);
+  if (etcd_pid) printf("floor_c%d_%s_etcd_cpu_seconds %.2f s\n", limit, what, etcd1 - etcd0);
+  fflush(stdout);
+  if (f->first_error) fprintf(stderr, "floor: concurrency %d: %s: first failure: %s\n", limit, what, f->first_error);
+  free(f->first_error);
+  f->first_error = NULL;
+  return f->failed ? 0 : s;
+}
+
+/* ---- main ---- */
+
+static void floor__closed(void *data) { *(int *)data = 1; }
+
+int main(int argc, char **argv) {
+  const char *kubeconfig = NULL, *objects = NULL, *manifests = NULL, *record = NULL, *status = NULL, *up = NULL;
+  const char *concurrency = "10,25,50,100";
+  int releases = 0, namespaces = 4, api_pid = 0, etcd_pid = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) floor__die("a flag without its value", a);
+    i++;
+    if (!strcmp(a, "--kubeconfig")) kubeconfig = v;
+    else if (!strcmp(a, "--objects")) objects = v;
+    else if (!strcmp(a, "--manifests")) manifests = v;
+    else if (!strcmp(a, "--upgrade-manifests")) up = v;
+    else if (!strcmp(a, "--record")) record = v;
+    else if (!strcmp(a, "--status")) status = v;
+    else if (!strcmp(a, "--releases")) releases = atoi(v);
+    else if (!strcmp(a, "--namespaces")) namespaces = atoi(v);
+    else if (!strcmp(a, "--concurrency")) concurrency = v;
+    else if (!strcmp(a, "--apiserver-pid")) api_pid = atoi(v);
+    else if (!strcmp(a, "--etcd-pid")) etcd_pid = atoi(v);
+    else floor__die("unknown flag (see the comment at the top of bench/scale/floor.c)", a);
+  }
+  if (!kubeconfig || !objects || !manifests || !record || !status)
+    floor__die("needs --kubeconfig, --objects, --manifests, --record and --status", NULL);
+
+  static floor_t fl;
+  floor_t *f = &fl;
+  char *text = floor__read_file(objects, NULL);
+  f->objects = cJSON_Parse(text);
+  free(text);
+  if (!cJSON_IsArray(f->objects)) floor__die(objects, "not a JSON array");
+  if (releases <= 0) releases = cJSON_GetArraySize(f->objects);
+  if (releases > cJSON_GetArraySize(f->objects)) floor__die(objects, "fewer objects than --releases");
+  f->n = releases;
+  f->k = namespaces < 1 ? 1 : namespaces > releases ? releases : namespaces;
+
+  /* The record's data and the status, from the Secret and the HelmRelease rudder made for release 0. */
+  text = floor__read_file(record, NULL);
+  cJSON *sec = cJSON_Parse(text);
+  free(text);
+  const cJSON *rel = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sec, "data"), "release");
+  if (!cJSON_IsString(rel) || !(f->record_data = strdup(rel->valuestring))) floor__die(record, "no data.release");
+  cJSON_Delete(sec);
+  text = floor__read_file(status, NULL);
+  cJSON *hr = cJSON_Parse(text);
+  free(text);
+  cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(hr, "status");
+  if (!cJSON_IsObject(st)) floor__die(status, "no status");
+  cJSON *patch = cJSON_CreateObject();
+  if (!patch) floor__die("out of memory", NULL);
+  cJSON_AddItemToObject(patch, "status", st);
+  if (!(f->status_patch = cJSON_PrintUnformatted(patch))) floor__die("out of memory", NULL);
+  const char *revs[] = {"lastAppliedRevision", "lastAttemptedRevision"};
+  for (size_t i = 0; i < sizeof revs / sizeof *revs; i++)
+    if (cJSON_GetObjectItemCaseSensitive(st, revs[i])) cJSON_ReplaceItemInObjectCaseSensitive(st, revs[i], cJSON_CreateNumber(2));
+  if (!(f->status_patch_up = cJSON_PrintUnformatted(patch))) floor__die("out of memory", NULL);
+  cJSON_Delete(patch);
+  cJSON_Delete(hr);
+  floor_manifests_load(f, manifests);
+
+  kube_config_t cfg;
+  char *err = NULL;
+  if (kube_config_load(kubeconfig, NULL, &cfg, &err)) floor__die(kubeconfig, err);
+  uv_loop_init(&f->loop);
+  if (kube_client_new(&f->loop, &cfg, &f->client, &err)) floor__die("kube_client_new", err);
+  kube_config_free(&cfg);
+
+  printf("floor_releases %d count\nfloor_objects_per_release %zu count\nfloor_record_data_bytes %zu B\n"
+         "floor_status_patch_bytes %zu B\n", f->n, f->ndocs, strlen(f->record_data), strlen(f->status_patch));
+  if (!(f->rv = calloc((size_t)f->n, sizeof *f->rv))) floor__die("out of memory", NULL);
+  double best = 0, best_up = 0;
+  int best_c = 0, best_up_c = 0;
+  for (const char *c = concurrency; *c;) {
+    int limit = atoi(c);
+    if (limit < 1) floor__die("--concurrency wants positive numbers", concurrency);
+    /* Enough connections for the requests in flight, and no client-side limit: the floor is the server's. */
+    kube_client_limits_t l = {.max_conns = (size_t)limit, .max_idle = (size_t)limit, .qps = -1};
+    kube_client_set_limits(f->client, &l);
+    if (!(f->ns = calloc((size_t)f->k, sizeof *f->ns))) floor__die("out of memory", NULL);
+    for (int k = 0; k < f->k; k++) {
+      buf_t b = BUF_INIT;
+      if (buf_printf(&b, "floor-c%d-%d", limit, k + 1)) floor__die("out of memory", NULL);
+      f->ns[k] = buf_steal(&b);
+    }
+    floor_bodies_make(f, manifests, 0);
+    if (up) floor_bodies_make(f, up, 1);
+    fprintf(stderr, "floor: concurrency %d: making %d namespaces and %d HelmReleases (untimed)\n", limit, f->k, f->n);
+    floor_phase_run(f, f->k, FLOOR_NS_CREATE, FLOOR_NS_CREATE, 10);
+    floor_phase_run(f, f->n, FLOOR_HR_CREATE, FLOOR_HR_CREATE, 25);
+    if (f->failed) floor__die("the untimed setup failed", f->first_error);
+    memset(f->rv, 0, (size_t)f->n * sizeof *f->rv);
+    snprintf(f->now, sizeof f->now, "%lld", (long long)time(NULL));
+    double s = floor_phase_timed(f, "install", limit, FLOOR_REC_CREATE, FLOOR_STATUS, api_pid, etcd_pid);
+    if (s > 0 && (!best_c || s < best)) best = s, best_c = limit;
+    if (up) {
+      s = floor_phase_timed(f, "upgrade", limit, FLOOR_UP_REC_CREATE, FLOOR_UP_STATUS, api_pid, etcd_pid);
+      if (s > 0 && (!best_up_c || s < best_up)) best_up = s, best_up_c = limit;
+    }
+    for (int k = 0; k < f->k; k++) free(f->ns[k]);
+    free(f->ns);
+    f->ns = NULL;
+    c += strcspn(c, ",");
+    if (*c == ',') c++;
+  }
+  if (best_c) {
+    printf("floor_install_seconds %.3f s\n", best);
+    printf("floor_best_concurrency %d count\n", best_c);
+  }
+  if (best_up_c) {
+    printf("floor_upgrade_seconds %.3f s\n", best_up);
+    printf("floor_upgrade_best_concurrency %d count\n", best_up_c);
+  }
+  int closed = 0;
+  kube_client_close(f->client, floor__closed, &closed);
+  while (!closed) uv_run(&f->loop, UV_RUN_ONCE);
+  return best_c ? 0 : 1;
+}
