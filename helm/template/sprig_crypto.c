@@ -29,6 +29,7 @@
 
 #include "base/b64.h"
 #include "base/ed25519.h"
+#include "helm/template/rsa_keygen.h"
 #include "helm/template/sprig_internal.h"
 
 static int os_rng(void *ctx, unsigned char *out, size_t n) {
@@ -169,9 +170,22 @@ static int pem_decode(const char *s, size_t n, char *type, size_t tcap, unsigned
   return rc ? -1 : 0;
 }
 
+/* rsa.GenerateKey(rand.Reader, bits): the primes from rsa_keygen (mbedTLS's generator for
+ * sizes it does not handle), N, D = e^−1 mod lcm(p−1, q−1) and the CRT values by mbedTLS. */
 static int gen_rsa(mbedtls_pk_context *pk, unsigned bits) {
   int rc = mbedtls_pk_setup(pk, mbedtls_pk_info_from_type(MBEDTLS_PK_RSA));
-  if (!rc) rc = mbedtls_rsa_gen_key(mbedtls_pk_rsa(*pk), os_rng, NULL, bits, 65537);
+  if (rc) return rc;
+  mbedtls_rsa_context *rsa = mbedtls_pk_rsa(*pk);
+  if (!rsa_keygen_supported(bits)) return mbedtls_rsa_gen_key(rsa, os_rng, NULL, bits, 65537);
+  unsigned char p[512], q[512];
+  static const unsigned char e[] = {0x01, 0x00, 0x01};
+  size_t pn = bits / 16;
+  rc = rsa_keygen_primes(bits, os_rng, NULL, p, q) ? MBEDTLS_ERR_RSA_KEY_GEN_FAILED : 0;
+  if (!rc) rc = mbedtls_rsa_import_raw(rsa, NULL, 0, p, pn, q, pn, NULL, 0, e, sizeof e);
+  if (!rc) rc = mbedtls_rsa_complete(rsa);
+  if (!rc) rc = mbedtls_rsa_check_privkey(rsa);
+  mbedtls_platform_zeroize(p, sizeof p);
+  mbedtls_platform_zeroize(q, sizeof q);
   return rc;
 }
 
