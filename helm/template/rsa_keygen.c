@@ -445,3 +445,17 @@ int rsa_keygen_primes(unsigned bits, rsa_keygen_rng_fn rng, void *rng_ctx, unsig
   memset(b, 0, sizeof b);
   return 0;
 }
+
+int rsa_keygen__mont_mul(const uint64_t *a, const uint64_t *b, const uint64_t *m,
+                         size_t n, int portable, uint64_t *r) {
+  if (!n || n % 4 || n > RK_MAXL) return -1;
+  mont_t M;
+  limb_t x[RK_MAXL], y[RK_MAXL], z[RK_MAXL];
+  for (size_t j = 0; j < n; j++) x[j] = a[j], y[j] = b[j];
+  mont_setup(&M, m, n);
+  if (!portable && !M.adx) return -1;
+  M.adx = !portable;
+  mont_mul(z, x, y, &M);
+  for (size_t j = 0; j < n; j++) r[j] = z[j];
+  return 0;
+}

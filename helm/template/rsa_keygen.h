@@ -10,6 +10,7 @@
 #define RUDDER_HELM_TEMPLATE_RSA_KEYGEN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef int (*rsa_keygen_rng_fn)(void *ctx, unsigned char *out, size_t n);
 
@@ -19,5 +20,11 @@ int rsa_keygen_supported(unsigned bits);
 /* Writes p and q (p > q), big-endian, bits/16 bytes each. Returns 0, or -1 when rng fails
  * or bits is not supported. */
 int rsa_keygen_primes(unsigned bits, rsa_keygen_rng_fn rng, void *rng_ctx, unsigned char *p, unsigned char *q);
+
+/* For the tests: r = a·b·2^(−64n) mod m (n limbs, least significant first; m odd with its top
+ * bit set, a, b < m, n a multiple of 4 up to 64), by the MULX/ADX rows (portable = 0) or the
+ * portable loops (portable = 1). Returns 0, or −1 when the CPU lacks MULX/ADX or n is wrong. */
+int rsa_keygen__mont_mul(const uint64_t *a, const uint64_t *b, const uint64_t *m,
+                         size_t n, int portable, uint64_t *r);
 
 #endif
