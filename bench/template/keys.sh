@@ -7,11 +7,14 @@
 # -bench mode and bench_template: one warm-up render) under /usr/bin/time; the figure is the
 # process's CPU time (user + system) per key. Prime search time varies from key to key, so
 # use enough keys. No thresholds: figures only.
-# Usage: bench/template/keys.sh [N]   (renders per case after the warm-up, default 3)
+# Usage: bench/template/keys.sh [N [CASE...]]   (renders per case after the warm-up, default 3;
+# cases by name prefix, default all)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 n=${1:-3}
+[ $# -gt 0 ] && shift
+only=${*:-}
 out=${BENCH_OUT:-$root/build-bench}
 mkdir -p "$out"
 oracle=$("$root/tests/oracle/template/build.sh")
@@ -21,14 +24,19 @@ cases='rsa4096_genPrivateKey|4|{{ $c := genPrivateKey "rsa" }}{{ if hasPrefix "-
 rsa2048_genCA|12|{{ $c := genCA "ca" 365 }}{{ if hasPrefix "-----BEGIN RSA PRIVATE KEY" $c.Key }}ok{{ end }}
 rsa2048_genSelfSignedCert|12|{{ $c := genSelfSignedCert "x" nil (list "a.example") 365 }}{{ if hasPrefix "-----BEGIN CERTIFICATE" $c.Cert }}ok{{ end }}
 rsa2048_genSignedCert|12|{{ $c := genSignedCert "x" nil nil 365 $.ca }}{{ if hasPrefix "-----BEGIN RSA PRIVATE KEY" $c.Key }}ok{{ end }}
-ecdsa_genPrivateKey|500|{{ $c := genPrivateKey "ecdsa" }}{{ if hasPrefix "-----BEGIN EC PRIVATE KEY" $c }}ok{{ end }}
-ed25519_genPrivateKey|500|{{ $c := genPrivateKey "ed25519" }}{{ if hasPrefix "-----BEGIN PRIVATE KEY" $c }}ok{{ end }}'
+ecdsa_genPrivateKey|5000|{{ $c := genPrivateKey "ecdsa" }}{{ if hasPrefix "-----BEGIN EC PRIVATE KEY" $c }}ok{{ end }}
+ed25519_genPrivateKey|5000|{{ $c := genPrivateKey "ed25519" }}{{ if hasPrefix "-----BEGIN PRIVATE KEY" $c }}ok{{ end }}'
 cpu() { # command... -> "user+sys seconds" on stdout, the command's output in $out/cpu.out
   /usr/bin/time -f "%U %S" -o "$out/cpu.time" "$@" > "$out/cpu.out"
   awk '{ printf "%.3f", $1 + $2 }' "$out/cpu.time"
 }
 printf '%-28s %6s %16s %16s %9s %s\n' case keys "Go ms/key" "rudder ms/key" Go/rudder same-output
 echo "$cases" | while IFS='|' read -r name k body; do
+  if [ -n "$only" ]; then
+    pick=no
+    for o in $only; do case $name in "$o"*) pick=yes ;; esac; done
+    [ $pick = yes ] || continue
+  fi
   set=$out/keys_$name.tcase
   {
     echo "=== $name"

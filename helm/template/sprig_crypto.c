@@ -29,6 +29,7 @@
 
 #include "base/b64.h"
 #include "base/ed25519.h"
+#include "helm/template/p256.h"
 #include "helm/template/rsa_keygen.h"
 #include "helm/template/sprig_internal.h"
 
@@ -186,6 +187,19 @@ static int gen_rsa(mbedtls_pk_context *pk, unsigned bits) {
   if (!rc) rc = mbedtls_rsa_check_privkey(rsa);
   mbedtls_platform_zeroize(p, sizeof p);
   mbedtls_platform_zeroize(q, sizeof q);
+  return rc;
+}
+
+/* ecdsa.GenerateKey(elliptic.P256(), rand.Reader): d and d·G from p256.c, checked on the curve. */
+static int gen_p256(mbedtls_pk_context *pk) {
+  unsigned char d[32], q[65] = {4};
+  int rc = mbedtls_pk_setup(pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY));
+  if (!rc) rc = p256_keygen(os_rng, NULL, d, q + 1, q + 33) ? MBEDTLS_ERR_ECP_RANDOM_FAILED : 0;
+  mbedtls_ecp_keypair *kp = mbedtls_pk_ec(*pk);
+  if (!rc) rc = mbedtls_ecp_read_key(MBEDTLS_ECP_DP_SECP256R1, kp, d, sizeof d);
+  if (!rc) rc = mbedtls_ecp_point_read_binary(&kp->grp, &kp->Q, q, sizeof q);
+  if (!rc) rc = mbedtls_ecp_check_pubkey(&kp->grp, &kp->Q);
+  mbedtls_platform_zeroize(d, sizeof d);
   return rc;
 }
 
@@ -543,8 +557,7 @@ SPRIG_FN(f_gen_private_key) {
   if (!tn || (tn == 3 && !memcmp(t, "rsa", 3))) {
     rc = gen_rsa(&pk, 4096);
   } else if (tn == 5 && !memcmp(t, "ecdsa", 5)) {
-    rc = mbedtls_pk_setup(&pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY));
-    if (!rc) rc = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(pk), os_rng, NULL);
+    rc = gen_p256(&pk);
   } else if ((tn == 3 && !memcmp(t, "dsa", 3)) || (tn == 7 && !memcmp(t, "ed25519", 7))) {
     mbedtls_pk_free(&pk);
     rc = tn == 3 ? gen_dsa(&o) : gen_ed25519(&o);
