@@ -8,6 +8,8 @@
 
 #include <mbedtls/ecp.h>
 
+#include "helm/template/rsa_keygen.h"
+
 typedef uint64_t fe_t[4]; /* Montgomery form, R = 2^256, least significant limb first */
 typedef unsigned __int128 u128;
 
@@ -28,7 +30,7 @@ static inline void fe_reduce_once(fe_t r, const uint64_t a[4], uint64_t hi) {
 /* a·b·R^−1 mod p by rows (CIOS). −p^−1 mod 2^64 is 1, so a row's multiplier q is its lowest
  * limb, and adding q·p turns that limb into a carry of q (p[0] = 2^64 − 1) and adds nothing
  * two limbs up (p[2] = 0). */
-static void fe_mul(fe_t r, const fe_t a, const fe_t b) {
+static void fe_mul_c(fe_t r, const fe_t a, const fe_t b) {
   uint64_t t[6] = {0};
   _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
     uint64_t c = 0;
@@ -54,6 +56,51 @@ static void fe_mul(fe_t r, const fe_t a, const fe_t b) {
   }
   fe_reduce_once(r, t, t[4]);
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same rows with MULX, ADOX for the low halves and ADCX for the high ones; the six limbs of
+ * t live in registers whose roles turn by one limb per row. */
+static const uint64_t fe_zero_limb = 0;
+#define FE_ROW(S, A0, A1, A2, A3, A4, A5) \
+  "xor %k[lo], %k[lo]\n\t" \
+  "mulx %[" S "0], %[lo], %[hi]\n\t" "adox %[lo], %[" A0 "]\n\t" "adcx %[hi], %[" A1 "]\n\t" \
+  "mulx %[" S "1], %[lo], %[hi]\n\t" "adox %[lo], %[" A1 "]\n\t" "adcx %[hi], %[" A2 "]\n\t" \
+  "mulx %[" S "2], %[lo], %[hi]\n\t" "adox %[lo], %[" A2 "]\n\t" "adcx %[hi], %[" A3 "]\n\t" \
+  "mulx %[" S "3], %[lo], %[hi]\n\t" "adox %[lo], %[" A3 "]\n\t" "adcx %[hi], %[" A4 "]\n\t" \
+  "adox %[z], %[" A4 "]\n\t" "adcx %[z], %[" A5 "]\n\t" "adox %[z], %[" A5 "]\n\t"
+#define FE_MULROW(i, A0, A1, A2, A3, A4, A5) \
+  "mov " #i "(%[b]), %%rdx\n\t" "xor %k[" A5 "], %k[" A5 "]\n\t" FE_ROW("a", A0, A1, A2, A3, A4, A5)
+#define FE_REDROW(A0, A1, A2, A3, A4, A5) "mov %[" A0 "], %%rdx\n\t" FE_ROW("p", A0, A1, A2, A3, A4, A5)
+static void fe_mul_adx(fe_t r, const fe_t a, const fe_t b) {
+  uint64_t r0, r1, r2, r3, r4, r5, lo, hi;
+  __asm__("xor %k[r0], %k[r0]\n\t"
+          "xor %k[r1], %k[r1]\n\t"
+          "xor %k[r2], %k[r2]\n\t"
+          "xor %k[r3], %k[r3]\n\t"
+          "xor %k[r4], %k[r4]\n\t"
+          FE_MULROW(0, "r0", "r1", "r2", "r3", "r4", "r5") FE_REDROW("r0", "r1", "r2", "r3", "r4", "r5")
+          FE_MULROW(8, "r1", "r2", "r3", "r4", "r5", "r0") FE_REDROW("r1", "r2", "r3", "r4", "r5", "r0")
+          FE_MULROW(16, "r2", "r3", "r4", "r5", "r0", "r1") FE_REDROW("r2", "r3", "r4", "r5", "r0", "r1")
+          FE_MULROW(24, "r3", "r4", "r5", "r0", "r1", "r2") FE_REDROW("r3", "r4", "r5", "r0", "r1", "r2")
+          : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [r5] "=&r"(r5),
+            [lo] "=&r"(lo), [hi] "=&r"(hi)
+          : [a0] "m"(a[0]), [a1] "m"(a[1]), [a2] "m"(a[2]), [a3] "m"(a[3]), [b] "r"(b), [p0] "m"(P[0]),
+            [p1] "m"(P[1]), [p2] "m"(P[2]), [p3] "m"(P[3]), [z] "m"(fe_zero_limb)
+          : "rdx", "cc", "memory");
+  const uint64_t t[4] = {r4, r5, r0, r1};
+  fe_reduce_once(r, t, r2);
+}
+#undef FE_ROW
+#undef FE_MULROW
+#undef FE_REDROW
+static int fe_adx; /* set once by p256_init */
+static void fe_mul(fe_t r, const fe_t a, const fe_t b) {
+  if (fe_adx) fe_mul_adx(r, a, b);
+  else fe_mul_c(r, a, b);
+}
+#else
+static void fe_mul(fe_t r, const fe_t a, const fe_t b) { fe_mul_c(r, a, b); }
+#endif
 
 static void fe_sqr(fe_t r, const fe_t a) { fe_mul(r, a, a); }
 
@@ -255,6 +302,9 @@ static unsigned char order_be[32];
 static pthread_once_t tab_once = PTHREAD_ONCE_INIT;
 
 static void p256_init(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  fe_adx = rsa_keygen__have_adx();
+#endif
   /* R mod p = 2^256 − p; R² mod p by doubling it 256 times */
   uint64_t borrow = 0;
   _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {

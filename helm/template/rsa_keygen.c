@@ -109,7 +109,7 @@ static inline limb_t addmul_adx(limb_t *rp, const limb_t *up, size_t k, limb_t v
   return hi;
 }
 
-static int have_adx(void) {
+int rsa_keygen__have_adx(void) {
   static int known; /* 1 + the answer; the same for every thread, so a race only repeats it */
   int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
   if (!k) {
@@ -196,7 +196,7 @@ static void mont_dbl(limb_t *r, const limb_t *a, const mont_t *M) {
 static void mont_setup(mont_t *M, const limb_t *m, size_t n) {
   M->n = n;
 #if defined(__x86_64__) && defined(__GNUC__)
-  M->adx = have_adx();
+  M->adx = rsa_keygen__have_adx();
 #else
   M->adx = 0;
 #endif

@@ -21,6 +21,9 @@ int rsa_keygen_supported(unsigned bits);
  * or bits is not supported. */
 int rsa_keygen_primes(unsigned bits, rsa_keygen_rng_fn rng, void *rng_ctx, unsigned char *p, unsigned char *q);
 
+/* True when the CPU has MULX and ADCX/ADOX (x86-64 BMI2 and ADX); also used by p256.c. */
+int rsa_keygen__have_adx(void);
+
 /* For the tests: r = a·b·2^(−64n) mod m (n limbs, least significant first; m odd with its top
  * bit set, a, b < m, n a multiple of 4 up to 64), by the MULX/ADX rows (portable = 0) or the
  * portable loops (portable = 1). Returns 0, or −1 when the CPU lacks MULX/ADX or n is wrong. */
