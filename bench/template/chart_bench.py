@@ -139,6 +139,19 @@ def bench(name, n, rudder, helm, args, tmp):
     sys.stdout.flush()
 
 
+def find_tools(rudder, helm):
+    """The helm to run (given, or the pinned one from tests/cluster/build); exits unless rudder,
+    helm and /usr/bin/time are there."""
+    if not helm:
+        bindir = subprocess.run([os.path.join(ROOT, "tests/cluster/build"), "--print-bin-dir"],
+                                capture_output=True, text=True).stdout.strip()
+        helm = os.path.join(bindir, "helm")
+    for tool in (rudder, helm, "/usr/bin/time"):
+        if not os.access(tool, os.X_OK):
+            sys.exit("FAIL: %s is missing (build rudder; run tests/cluster/build for helm)" % tool)
+    return helm
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=10, help="renders per tool and chart (default 10)")
@@ -146,14 +159,7 @@ def main():
     ap.add_argument("--helm", default=None, help="default: $(tests/cluster/build --print-bin-dir)/helm")
     ap.add_argument("--keep", default=None, help="write the generated chart here and keep it")
     a = ap.parse_args()
-    helm = a.helm
-    if not helm:
-        bindir = subprocess.run([os.path.join(ROOT, "tests/cluster/build"), "--print-bin-dir"],
-                                capture_output=True, text=True).stdout.strip()
-        helm = os.path.join(bindir, "helm")
-    for tool in (a.rudder, helm, "/usr/bin/time"):
-        if not os.access(tool, os.X_OK):
-            sys.exit("FAIL: %s is missing (build rudder; run tests/cluster/build for helm)" % tool)
+    helm = find_tools(a.rudder, a.helm)
     tmp = tempfile.mkdtemp(prefix="chart-bench-")
     try:
         env_home = os.path.join(tmp, "home")

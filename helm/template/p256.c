@@ -230,6 +230,20 @@ static void pt_dbl(jac_t *r, const jac_t *p) {
   fe_sub(r->y, t, gamma);
 }
 
+/* The end of both additions: X3 = r² − J − 2V, Y3 = r·(V − X3) − 2·S1·J. */
+static void pt_add_xy(jac_t *out, const fe_t rr, const fe_t j, const fe_t v, const fe_t s1) {
+  fe_t t, u;
+  fe_sqr(t, rr);
+  fe_sub(t, t, j);
+  fe_sub(t, t, v);
+  fe_sub(out->x, t, v);
+  fe_sub(t, v, out->x);
+  fe_mul(t, rr, t);
+  fe_mul(u, s1, j);
+  fe_add(u, u, u);
+  fe_sub(out->y, t, u);
+}
+
 /* add-2007-bl, for p ≠ ±q, neither at infinity (only used to make the table). */
 static void pt_add(jac_t *r, const jac_t *p, const jac_t *q) {
   fe_t z1z1, z2z2, u1, u2, s1, s2, h, i, j, rr, v, t;
@@ -248,15 +262,7 @@ static void pt_add(jac_t *r, const jac_t *p, const jac_t *q) {
   fe_sub(rr, s2, s1);
   fe_add(rr, rr, rr);
   fe_mul(v, u1, i);
-  fe_sqr(t, rr);
-  fe_sub(t, t, j);
-  fe_sub(t, t, v);
-  fe_sub(r->x, t, v);
-  fe_sub(t, v, r->x);
-  fe_mul(t, rr, t);
-  fe_mul(s1, s1, j);
-  fe_add(s1, s1, s1);
-  fe_sub(r->y, t, s1);
+  pt_add_xy(r, rr, j, v, s1);
   fe_add(t, p->z, q->z);
   fe_sqr(t, t);
   fe_sub(t, t, z1z1);
@@ -279,15 +285,7 @@ static void pt_madd(jac_t *r, const jac_t *p, const aff_t *q) {
   fe_sub(rr, s2, p->y);
   fe_add(rr, rr, rr);
   fe_mul(v, p->x, i);
-  fe_sqr(t, rr);
-  fe_sub(t, t, j);
-  fe_sub(t, t, v);
-  fe_sub(r->x, t, v);
-  fe_sub(t, v, r->x);
-  fe_mul(t, rr, t);
-  fe_mul(j, p->y, j);
-  fe_add(j, j, j);
-  fe_sub(r->y, t, j);
+  pt_add_xy(r, rr, j, v, p->y);
   fe_add(t, p->z, h);
   fe_sqr(t, t);
   fe_sub(t, t, z1z1);

@@ -178,18 +178,12 @@ static void mont_mul(limb_t *r, const limb_t *a, const limb_t *b, const mont_t *
 /* r = 2a mod m, for a < m. */
 static void mont_dbl(limb_t *r, const limb_t *a, const mont_t *M) {
   size_t n = M->n;
-  limb_t t[RK_MAXL], d[RK_MAXL], carry = 0, borrow = 0;
+  limb_t t[RK_MAXL], carry = 0;
   for (size_t j = 0; j < n; j++) {
     t[j] = (a[j] << 1) | carry;
     carry = a[j] >> 63;
   }
-  for (size_t j = 0; j < n; j++) {
-    dlimb_t s = (dlimb_t)t[j] - M->m[j] - borrow;
-    d[j] = (limb_t)s;
-    borrow = (limb_t)(s >> 64) & 1;
-  }
-  limb_t mask = (limb_t)0 - ((carry | (borrow ^ 1)) & 1);
-  for (size_t j = 0; j < n; j++) r[j] = (d[j] & mask) | (t[j] & ~mask);
+  mont_reduce_final(r, t, carry, M);
 }
 
 /* The constants for an odd m of n limbs whose top bit is set. */

@@ -21,13 +21,7 @@ static char dir[] = "/tmp/rudder-rsakeygen-XXXXXX";
 
 static int rng(void *ctx, unsigned char *out, size_t n) {
   (void)ctx;
-  while (n) {
-    ssize_t k = getrandom(out, n, 0);
-    if (k <= 0) return -1;
-    out += k;
-    n -= (size_t)k;
-  }
-  return 0;
+  return getrandom(out, n, 0) == (ssize_t)n ? 0 : -1; /* short only if a signal interrupts it */
 }
 
 static int mpi_rng(void *ctx, unsigned char *out, size_t n) { return rng(ctx, out, n); }
