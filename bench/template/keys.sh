@@ -23,7 +23,7 @@ bench=$("$here/build.sh")
 cases='rsa4096_genPrivateKey|4|{{ $c := genPrivateKey "rsa" }}{{ if hasPrefix "-----BEGIN RSA PRIVATE KEY" $c }}ok{{ end }}
 rsa2048_genCA|12|{{ $c := genCA "ca" 365 }}{{ if hasPrefix "-----BEGIN RSA PRIVATE KEY" $c.Key }}ok{{ end }}
 rsa2048_genSelfSignedCert|12|{{ $c := genSelfSignedCert "x" nil (list "a.example") 365 }}{{ if hasPrefix "-----BEGIN CERTIFICATE" $c.Cert }}ok{{ end }}
-rsa2048_genSignedCert|12|{{ $c := genSignedCert "x" nil nil 365 $.ca }}{{ if hasPrefix "-----BEGIN RSA PRIVATE KEY" $c.Key }}ok{{ end }}
+rsa2048_genSignedCert|12|{{ $c := genSignedCert "x" nil nil 365 $ca }}{{ if hasPrefix "-----BEGIN RSA PRIVATE KEY" $c.Key }}ok{{ end }}
 ecdsa_genPrivateKey|5000|{{ $c := genPrivateKey "ecdsa" }}{{ if hasPrefix "-----BEGIN EC PRIVATE KEY" $c }}ok{{ end }}
 ed25519_genPrivateKey|5000|{{ $c := genPrivateKey "ed25519" }}{{ if hasPrefix "-----BEGIN PRIVATE KEY" $c }}ok{{ end }}'
 cpu() { # command... -> "user+sys seconds" on stdout, the command's output in $out/cpu.out
@@ -44,7 +44,7 @@ echo "$cases" | while IFS='|' read -r name k body; do
     echo "{\"n\": $k}"
     echo "--- template t/k.yaml"
     case $name in
-      *genSignedCert) echo "{{ \$_ := set \$ \"ca\" (genCA \"ca\" 365) }}{{ range until (int .n) }}$body" ;;
+      *genSignedCert) echo "{{ \$ca := genCA \"ca\" 365 }}{{ range until (int .n) }}$body" ;;
       *) echo "{{ range until (int .n) }}$body" ;;
     esac
     echo "{{ end }}"
