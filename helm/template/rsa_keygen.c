@@ -329,6 +329,12 @@ static int mr_test(const limb_t *p, size_t n, rsa_keygen_rng_fn rng, void *rng_c
 
 /* ---- the search ---------------------------------------------------------------- */
 
+/* memset that the compiler keeps: for the primes and what is near them. */
+static void rk_wipe(void *p, size_t n) {
+  volatile unsigned char *v = p;
+  while (n--) *v++ = 0;
+}
+
 /* x mod each group's product, from the most significant 32 bits down. */
 static void residues(const limb_t *x, size_t n, uint32_t bound, uint32_t *res) {
   for (size_t g = 0; g < rk_ngroups && rk_groups[g].first < rk_nprimes && rk_primes[rk_groups[g].first] < bound; g++) {
@@ -391,6 +397,9 @@ static int gen_prime(size_t n, rsa_keygen_rng_fn rng, void *rng_ctx, limb_t *p) 
       int rc = mr_test(y, n, rng, rng_ctx);
       if (rc) {
         if (rc > 0) memcpy(p, y, n * sizeof *y);
+        rk_wipe(x, sizeof x);
+        rk_wipe(y, sizeof y);
+        rk_wipe(res, rk_nprimes * sizeof *res);
         free(res);
         return rc > 0 ? 0 : -1;
       }
@@ -435,8 +444,9 @@ int rsa_keygen_primes(unsigned bits, rsa_keygen_rng_fn rng, void *rng_ctx, unsig
   }
   to_be(a, n, p);
   to_be(b, n, q);
-  memset(a, 0, sizeof a);
-  memset(b, 0, sizeof b);
+  rk_wipe(a, sizeof a);
+  rk_wipe(b, sizeof b);
+  rk_wipe(diff, sizeof diff);
   return 0;
 }
 
