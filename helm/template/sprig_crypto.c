@@ -190,19 +190,6 @@ static int gen_rsa(mbedtls_pk_context *pk, unsigned bits) {
   return rc;
 }
 
-/* ecdsa.GenerateKey(elliptic.P256(), rand.Reader): d and d·G from p256.c, checked on the curve. */
-static int gen_p256(mbedtls_pk_context *pk) {
-  unsigned char d[32], q[65] = {4};
-  int rc = mbedtls_pk_setup(pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY));
-  if (!rc) rc = p256_keygen(os_rng, NULL, d, q + 1, q + 33) ? MBEDTLS_ERR_ECP_RANDOM_FAILED : 0;
-  mbedtls_ecp_keypair *kp = mbedtls_pk_ec(*pk);
-  if (!rc) rc = mbedtls_ecp_read_key(MBEDTLS_ECP_DP_SECP256R1, kp, d, sizeof d);
-  if (!rc) rc = mbedtls_ecp_point_read_binary(&kp->grp, &kp->Q, q, sizeof q);
-  if (!rc) rc = mbedtls_ecp_check_pubkey(&kp->grp, &kp->Q);
-  mbedtls_platform_zeroize(d, sizeof d);
-  return rc;
-}
-
 static int key_pem(mbedtls_pk_context *pk, buf_t *out) {
   size_t cap = 16000;
   unsigned char *b = malloc(cap);
@@ -251,6 +238,20 @@ static int gen_ed25519(buf_t *out) {
   if (os_rng(NULL, seed, sizeof seed)) return -1;
   int rc = ed25519_pkcs8_pem(seed, out);
   mbedtls_platform_zeroize(seed, sizeof seed);
+  return rc;
+}
+
+/* ecdsa.GenerateKey(elliptic.P256(), rand.Reader) + x509.MarshalECPrivateKey: d and d·G from
+ * p256.c in SEC 1's ECPrivateKey, whose layout is fixed for P-256: version 1, d as 32 bytes, the
+ * namedCurve OID prime256v1 in [0], the uncompressed point in a BIT STRING in [1]. */
+static int gen_p256(buf_t *out) {
+  unsigned char der[121] = {0x30, 0x77, 0x02, 0x01, 0x01, 0x04, 0x20};
+  static const unsigned char mid[] = {0xa0, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07,
+                                      0xa1, 0x44, 0x03, 0x42, 0x00, 0x04};
+  memcpy(der + 39, mid, sizeof mid);
+  if (p256_keygen(os_rng, NULL, der + 7, der + 57, der + 89)) return MBEDTLS_ERR_ECP_RANDOM_FAILED;
+  int rc = pem_encode(out, "EC PRIVATE KEY", der, sizeof der);
+  mbedtls_platform_zeroize(der, sizeof der);
   return rc;
 }
 
@@ -556,11 +557,10 @@ SPRIG_FN(f_gen_private_key) {
   buf_t o = BUF_INIT;
   if (!tn || (tn == 3 && !memcmp(t, "rsa", 3))) {
     rc = gen_rsa(&pk, 4096);
-  } else if (tn == 5 && !memcmp(t, "ecdsa", 5)) {
-    rc = gen_p256(&pk);
-  } else if ((tn == 3 && !memcmp(t, "dsa", 3)) || (tn == 7 && !memcmp(t, "ed25519", 7))) {
+  } else if ((tn == 3 && !memcmp(t, "dsa", 3)) || (tn == 5 && !memcmp(t, "ecdsa", 5)) ||
+             (tn == 7 && !memcmp(t, "ed25519", 7))) {
     mbedtls_pk_free(&pk);
-    rc = tn == 3 ? gen_dsa(&o) : gen_ed25519(&o);
+    rc = tn == 3 ? gen_dsa(&o) : tn == 5 ? gen_p256(&o) : gen_ed25519(&o);
     if (rc == TPL_ENOMEM) return buf_free(&o), rc;
     if (rc) {
       buf_reset(&o);
