@@ -139,6 +139,16 @@ def bench(name, n, rudder, helm, args, tmp):
     sys.stdout.flush()
 
 
+def arg_parser(runs, keep_help):
+    """The options both chart benchmarks take: -n, --rudder, --helm, --keep."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-n", type=int, default=runs, help="runs per tool and chart (default %d)" % runs)
+    ap.add_argument("--rudder", default=os.path.join(ROOT, "build", "rudder"))
+    ap.add_argument("--helm", default=None, help="default: $(tests/cluster/build --print-bin-dir)/helm")
+    ap.add_argument("--keep", default=None, help=keep_help)
+    return ap
+
+
 def find_tools(rudder, helm):
     """The helm to run (given, or the pinned one from tests/cluster/build); exits unless rudder,
     helm and /usr/bin/time are there."""
@@ -153,12 +163,7 @@ def find_tools(rudder, helm):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("-n", type=int, default=10, help="renders per tool and chart (default 10)")
-    ap.add_argument("--rudder", default=os.path.join(ROOT, "build", "rudder"))
-    ap.add_argument("--helm", default=None, help="default: $(tests/cluster/build --print-bin-dir)/helm")
-    ap.add_argument("--keep", default=None, help="write the generated chart here and keep it")
-    a = ap.parse_args()
+    a = arg_parser(10, "write the generated chart here and keep it").parse_args()
     helm = find_tools(a.rudder, a.helm)
     tmp = tempfile.mkdtemp(prefix="chart-bench-")
     try:

@@ -20,7 +20,7 @@ Charts (all generated, deterministic):
 Usage: bench/template/real_charts.py [-n N] [--rudder PATH] [--helm PATH] [--keep DIR] [CHART...]
 No thresholds: the figures are printed, nothing is asserted (except identical output).
 """
-import argparse, json, os, random, shutil, statistics, subprocess, sys, tempfile, time
+import json, os, random, shutil, statistics, subprocess, sys, tempfile, time
 
 import chart_bench
 
@@ -415,11 +415,7 @@ def bench(name, label, n, rudder, helm, args, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("-n", type=int, default=5, help="runs per tool and chart (default 5)")
-    ap.add_argument("--rudder", default=os.path.join(ROOT, "build", "rudder"))
-    ap.add_argument("--helm", default=None, help="default: $(tests/cluster/build --print-bin-dir)/helm")
-    ap.add_argument("--keep", default=None, help="write the charts under this directory and keep them")
+    ap = chart_bench.arg_parser(5, "write the charts under this directory and keep them")
     ap.add_argument("charts", nargs="*", default=list(CHARTS))
     a = ap.parse_args()
     helm = chart_bench.find_tools(a.rudder, a.helm)
