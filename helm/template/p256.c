@@ -104,7 +104,7 @@ static void fe_mul(fe_t r, const fe_t a, const fe_t b) { fe_mul_c(r, a, b); }
 
 static void fe_sqr(fe_t r, const fe_t a) { fe_mul(r, a, a); }
 
-static void fe_add(fe_t r, const fe_t a, const fe_t b) {
+static inline __attribute__((always_inline)) void fe_add(fe_t r, const fe_t a, const fe_t b) {
   uint64_t t[4], c = 0;
   _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
     u128 s = (u128)a[j] + b[j] + c;
@@ -114,7 +114,7 @@ static void fe_add(fe_t r, const fe_t a, const fe_t b) {
   fe_reduce_once(r, t, c);
 }
 
-static void fe_sub(fe_t r, const fe_t a, const fe_t b) {
+static inline __attribute__((always_inline)) void fe_sub(fe_t r, const fe_t a, const fe_t b) {
   uint64_t t[4], borrow = 0, c = 0;
   _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
     u128 s = (u128)a[j] - b[j] - borrow;
@@ -132,7 +132,7 @@ static void fe_sub(fe_t r, const fe_t a, const fe_t b) {
 static void fe_copy(fe_t r, const fe_t a) { memcpy(r, a, sizeof(fe_t)); }
 
 /* r = mask ? a : r */
-static void fe_cmov(fe_t r, const fe_t a, uint64_t mask) {
+static inline __attribute__((always_inline)) void fe_cmov(fe_t r, const fe_t a, uint64_t mask) {
   _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) r[j] = (a[j] & mask) | (r[j] & ~mask);
 }
 
