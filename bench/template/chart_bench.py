@@ -139,21 +139,32 @@ def bench(name, n, rudder, helm, args, tmp):
     sys.stdout.flush()
 
 
-def main():
+def arg_parser(runs, keep_help):
+    """The options both chart benchmarks take: -n, --rudder, --helm, --keep."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("-n", type=int, default=10, help="renders per tool and chart (default 10)")
+    ap.add_argument("-n", type=int, default=runs, help="runs per tool and chart (default %d)" % runs)
     ap.add_argument("--rudder", default=os.path.join(ROOT, "build", "rudder"))
     ap.add_argument("--helm", default=None, help="default: $(tests/cluster/build --print-bin-dir)/helm")
-    ap.add_argument("--keep", default=None, help="write the generated chart here and keep it")
-    a = ap.parse_args()
-    helm = a.helm
+    ap.add_argument("--keep", default=None, help=keep_help)
+    return ap
+
+
+def find_tools(rudder, helm):
+    """The helm to run (given, or the pinned one from tests/cluster/build); exits unless rudder,
+    helm and /usr/bin/time are there."""
     if not helm:
         bindir = subprocess.run([os.path.join(ROOT, "tests/cluster/build"), "--print-bin-dir"],
                                 capture_output=True, text=True).stdout.strip()
         helm = os.path.join(bindir, "helm")
-    for tool in (a.rudder, helm, "/usr/bin/time"):
+    for tool in (rudder, helm, "/usr/bin/time"):
         if not os.access(tool, os.X_OK):
             sys.exit("FAIL: %s is missing (build rudder; run tests/cluster/build for helm)" % tool)
+    return helm
+
+
+def main():
+    a = arg_parser(10, "write the generated chart here and keep it").parse_args()
+    helm = find_tools(a.rudder, a.helm)
     tmp = tempfile.mkdtemp(prefix="chart-bench-")
     try:
         env_home = os.path.join(tmp, "home")

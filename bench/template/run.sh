@@ -13,14 +13,11 @@ sets=${*:-$here/chart.tcase}
 out=${BENCH_OUT:-$root/build-bench}
 mkdir -p "$out"
 oracle=$("$root/tests/oracle/template/build.sh")
-# The engine, all of base/ and what the harness uses from helm/, optimised.
-cc -std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter -Werror -DNDEBUG -I"$root" -I/usr/include/cjson -o "$out/bench_template" "$here/bench_template.c" \
-  $(ls "$root"/helm/template/*.c "$root"/base/*.c) "$root/helm/release/release.c" "$root/helm/render/manifest.c" \
-  -lcjson -lyaml -lpcre2-8 -lmbedx509 -lmbedcrypto -lz -lm
+bench=$("$here/build.sh")
 for s in $sets; do
   "$oracle" "$s" > "$out/set.jsonl"
   go=$("$oracle" -bench "$n" "$s")
-  c=$("$out/bench_template" "$n" "$out/set.jsonl")
+  c=$("$bench" "$n" "$out/set.jsonl")
   echo "$go"
   echo "$c"
   printf '%s\n%s\n' "$go" "$c" | awk '

@@ -29,6 +29,8 @@
 
 #include "base/b64.h"
 #include "base/ed25519.h"
+#include "helm/template/p256.h"
+#include "helm/template/rsa_keygen.h"
 #include "helm/template/sprig_internal.h"
 
 static int os_rng(void *ctx, unsigned char *out, size_t n) {
@@ -169,9 +171,22 @@ static int pem_decode(const char *s, size_t n, char *type, size_t tcap, unsigned
   return rc ? -1 : 0;
 }
 
+/* rsa.GenerateKey(rand.Reader, bits): the primes from rsa_keygen (mbedTLS's generator for
+ * sizes it does not handle), N, D = e^−1 mod lcm(p−1, q−1) and the CRT values by mbedTLS. */
 static int gen_rsa(mbedtls_pk_context *pk, unsigned bits) {
   int rc = mbedtls_pk_setup(pk, mbedtls_pk_info_from_type(MBEDTLS_PK_RSA));
-  if (!rc) rc = mbedtls_rsa_gen_key(mbedtls_pk_rsa(*pk), os_rng, NULL, bits, 65537);
+  if (rc) return rc;
+  mbedtls_rsa_context *rsa = mbedtls_pk_rsa(*pk);
+  if (!rsa_keygen_supported(bits)) return mbedtls_rsa_gen_key(rsa, os_rng, NULL, bits, 65537);
+  unsigned char p[512], q[512];
+  static const unsigned char e[] = {0x01, 0x00, 0x01};
+  size_t pn = bits / 16;
+  rc = rsa_keygen_primes(bits, os_rng, NULL, p, q) ? MBEDTLS_ERR_RSA_KEY_GEN_FAILED : 0;
+  if (!rc) rc = mbedtls_rsa_import_raw(rsa, NULL, 0, p, pn, q, pn, NULL, 0, e, sizeof e);
+  if (!rc) rc = mbedtls_rsa_complete(rsa);
+  if (!rc) rc = mbedtls_rsa_check_privkey(rsa);
+  mbedtls_platform_zeroize(p, sizeof p);
+  mbedtls_platform_zeroize(q, sizeof q);
   return rc;
 }
 
@@ -223,6 +238,20 @@ static int gen_ed25519(buf_t *out) {
   if (os_rng(NULL, seed, sizeof seed)) return -1;
   int rc = ed25519_pkcs8_pem(seed, out);
   mbedtls_platform_zeroize(seed, sizeof seed);
+  return rc;
+}
+
+/* ecdsa.GenerateKey(elliptic.P256(), rand.Reader) + x509.MarshalECPrivateKey: d and d·G from
+ * p256.c in SEC 1's ECPrivateKey, whose layout is fixed for P-256: version 1, d as 32 bytes, the
+ * namedCurve OID prime256v1 in [0], the uncompressed point in a BIT STRING in [1]. */
+static int gen_p256(buf_t *out) {
+  unsigned char der[121] = {0x30, 0x77, 0x02, 0x01, 0x01, 0x04, 0x20};
+  static const unsigned char mid[] = {0xa0, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07,
+                                      0xa1, 0x44, 0x03, 0x42, 0x00, 0x04};
+  memcpy(der + 39, mid, sizeof mid);
+  if (p256_keygen(os_rng, NULL, der + 7, der + 57, der + 89)) return MBEDTLS_ERR_ECP_RANDOM_FAILED;
+  int rc = pem_encode(out, "EC PRIVATE KEY", der, sizeof der);
+  mbedtls_platform_zeroize(der, sizeof der);
   return rc;
 }
 
@@ -528,12 +557,10 @@ SPRIG_FN(f_gen_private_key) {
   buf_t o = BUF_INIT;
   if (!tn || (tn == 3 && !memcmp(t, "rsa", 3))) {
     rc = gen_rsa(&pk, 4096);
-  } else if (tn == 5 && !memcmp(t, "ecdsa", 5)) {
-    rc = mbedtls_pk_setup(&pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY));
-    if (!rc) rc = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(pk), os_rng, NULL);
-  } else if ((tn == 3 && !memcmp(t, "dsa", 3)) || (tn == 7 && !memcmp(t, "ed25519", 7))) {
+  } else if ((tn == 3 && !memcmp(t, "dsa", 3)) || (tn == 5 && !memcmp(t, "ecdsa", 5)) ||
+             (tn == 7 && !memcmp(t, "ed25519", 7))) {
     mbedtls_pk_free(&pk);
-    rc = tn == 3 ? gen_dsa(&o) : gen_ed25519(&o);
+    rc = tn == 3 ? gen_dsa(&o) : tn == 5 ? gen_p256(&o) : gen_ed25519(&o);
     if (rc == TPL_ENOMEM) return buf_free(&o), rc;
     if (rc) {
       buf_reset(&o);

@@ -1,0 +1,426 @@
+/* P-256 base-point multiplication for key generation: see p256.h. */
+#include "helm/template/p256.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mbedtls/ecp.h>
+
+#include "helm/template/rsa_keygen.h"
+
+typedef uint64_t fe_t[4]; /* Montgomery form, R = 2^256, least significant limb first */
+typedef unsigned __int128 u128;
+
+static const uint64_t P[4] = {0xffffffffffffffffull, 0x00000000ffffffffull, 0, 0xffffffff00000001ull};
+
+/* r = a − p if that does not borrow (with the carry limb hi), else a. */
+static inline void fe_reduce_once(fe_t r, const uint64_t a[4], uint64_t hi) {
+  uint64_t d[4], borrow = 0;
+  _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+    u128 s = (u128)a[j] - P[j] - borrow;
+    d[j] = (uint64_t)s;
+    borrow = (uint64_t)(s >> 64) & 1;
+  }
+  uint64_t mask = (uint64_t)0 - ((hi | (borrow ^ 1)) & 1);
+  _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) r[j] = (d[j] & mask) | (a[j] & ~mask);
+}
+
+/* a·b·R^−1 mod p by rows (CIOS). −p^−1 mod 2^64 is 1, so a row's multiplier q is its lowest
+ * limb, and adding q·p turns that limb into a carry of q (p[0] = 2^64 − 1) and adds nothing
+ * two limbs up (p[2] = 0). */
+static void fe_mul_c(fe_t r, const fe_t a, const fe_t b) {
+  uint64_t t[6] = {0};
+  _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
+    uint64_t c = 0;
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+      u128 s = (u128)a[j] * b[i] + t[j] + c;
+      t[j] = (uint64_t)s;
+      c = (uint64_t)(s >> 64);
+    }
+    u128 s = (u128)t[4] + c;
+    t[4] = (uint64_t)s;
+    t[5] = (uint64_t)(s >> 64);
+    uint64_t q = t[0];
+    s = (u128)q * P[1] + t[1] + q;
+    t[0] = (uint64_t)s;
+    s = (u128)t[2] + (uint64_t)(s >> 64);
+    t[1] = (uint64_t)s;
+    s = (u128)q * P[3] + t[3] + (uint64_t)(s >> 64);
+    t[2] = (uint64_t)s;
+    c = (uint64_t)(s >> 64);
+    s = (u128)t[4] + c;
+    t[3] = (uint64_t)s;
+    t[4] = t[5] + (uint64_t)(s >> 64);
+  }
+  fe_reduce_once(r, t, t[4]);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same rows with MULX, ADOX for the low halves and ADCX for the high ones; the six limbs of
+ * t live in registers whose roles turn by one limb per row. */
+static const uint64_t fe_zero_limb = 0;
+#define FE_ROW(S, A0, A1, A2, A3, A4, A5) \
+  "xor %k[lo], %k[lo]\n\t" \
+  "mulx %[" S "0], %[lo], %[hi]\n\t" "adox %[lo], %[" A0 "]\n\t" "adcx %[hi], %[" A1 "]\n\t" \
+  "mulx %[" S "1], %[lo], %[hi]\n\t" "adox %[lo], %[" A1 "]\n\t" "adcx %[hi], %[" A2 "]\n\t" \
+  "mulx %[" S "2], %[lo], %[hi]\n\t" "adox %[lo], %[" A2 "]\n\t" "adcx %[hi], %[" A3 "]\n\t" \
+  "mulx %[" S "3], %[lo], %[hi]\n\t" "adox %[lo], %[" A3 "]\n\t" "adcx %[hi], %[" A4 "]\n\t" \
+  "adox %[z], %[" A4 "]\n\t" "adcx %[z], %[" A5 "]\n\t" "adox %[z], %[" A5 "]\n\t"
+#define FE_MULROW(i, A0, A1, A2, A3, A4, A5) \
+  "mov " #i "(%[b]), %%rdx\n\t" "xor %k[" A5 "], %k[" A5 "]\n\t" FE_ROW("a", A0, A1, A2, A3, A4, A5)
+#define FE_REDROW(A0, A1, A2, A3, A4, A5) "mov %[" A0 "], %%rdx\n\t" FE_ROW("p", A0, A1, A2, A3, A4, A5)
+static void fe_mul_adx(fe_t r, const fe_t a, const fe_t b) {
+  uint64_t r0, r1, r2, r3, r4, r5, lo, hi;
+  __asm__("xor %k[r0], %k[r0]\n\t"
+          "xor %k[r1], %k[r1]\n\t"
+          "xor %k[r2], %k[r2]\n\t"
+          "xor %k[r3], %k[r3]\n\t"
+          "xor %k[r4], %k[r4]\n\t"
+          FE_MULROW(0, "r0", "r1", "r2", "r3", "r4", "r5") FE_REDROW("r0", "r1", "r2", "r3", "r4", "r5")
+          FE_MULROW(8, "r1", "r2", "r3", "r4", "r5", "r0") FE_REDROW("r1", "r2", "r3", "r4", "r5", "r0")
+          FE_MULROW(16, "r2", "r3", "r4", "r5", "r0", "r1") FE_REDROW("r2", "r3", "r4", "r5", "r0", "r1")
+          FE_MULROW(24, "r3", "r4", "r5", "r0", "r1", "r2") FE_REDROW("r3", "r4", "r5", "r0", "r1", "r2")
+          : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [r5] "=&r"(r5),
+            [lo] "=&r"(lo), [hi] "=&r"(hi)
+          : [a0] "m"(a[0]), [a1] "m"(a[1]), [a2] "m"(a[2]), [a3] "m"(a[3]), [b] "r"(b), [p0] "m"(P[0]),
+            [p1] "m"(P[1]), [p2] "m"(P[2]), [p3] "m"(P[3]), [z] "m"(fe_zero_limb)
+          : "rdx", "cc", "memory");
+  const uint64_t t[4] = {r4, r5, r0, r1};
+  fe_reduce_once(r, t, r2);
+}
+#undef FE_ROW
+#undef FE_MULROW
+#undef FE_REDROW
+static int fe_adx; /* set once by p256_init */
+static void fe_mul(fe_t r, const fe_t a, const fe_t b) {
+  if (fe_adx) fe_mul_adx(r, a, b);
+  else fe_mul_c(r, a, b);
+}
+#else
+static void fe_mul(fe_t r, const fe_t a, const fe_t b) { fe_mul_c(r, a, b); }
+#endif
+
+static void fe_sqr(fe_t r, const fe_t a) { fe_mul(r, a, a); }
+
+static inline __attribute__((always_inline)) void fe_add(fe_t r, const fe_t a, const fe_t b) {
+  uint64_t t[4], c = 0;
+  _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+    u128 s = (u128)a[j] + b[j] + c;
+    t[j] = (uint64_t)s;
+    c = (uint64_t)(s >> 64);
+  }
+  fe_reduce_once(r, t, c);
+}
+
+static inline __attribute__((always_inline)) void fe_sub(fe_t r, const fe_t a, const fe_t b) {
+  uint64_t t[4], borrow = 0, c = 0;
+  _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+    u128 s = (u128)a[j] - b[j] - borrow;
+    t[j] = (uint64_t)s;
+    borrow = (uint64_t)(s >> 64) & 1;
+  }
+  uint64_t mask = (uint64_t)0 - borrow; /* add p back when it borrowed */
+  _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+    u128 s = (u128)t[j] + (P[j] & mask) + c;
+    r[j] = (uint64_t)s;
+    c = (uint64_t)(s >> 64);
+  }
+}
+
+static void fe_copy(fe_t r, const fe_t a) { memcpy(r, a, sizeof(fe_t)); }
+
+/* r = mask ? a : r */
+static inline __attribute__((always_inline)) void fe_cmov(fe_t r, const fe_t a, uint64_t mask) {
+  _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) r[j] = (a[j] & mask) | (r[j] & ~mask);
+}
+
+static fe_t fe_one, fe_r2; /* R mod p, R² mod p: set once by p256_init */
+
+static void fe_sqr_n(fe_t r, const fe_t a, int n) {
+  fe_copy(r, a);
+  while (n-- > 0) fe_sqr(r, r);
+}
+
+/* a^(p−2) (Fermat). p − 2 from the top: 32 ones, 31 zeros, a one, 96 zeros, 94 ones, a zero, a
+ * one; built from x_k = a^(2^k − 1): 255 squarings and 13 multiplications. */
+static void fe_inv(fe_t r, const fe_t a) {
+  fe_t x2, x4, x8, x16, x32, t;
+  fe_sqr(t, a);
+  fe_mul(x2, t, a);
+  fe_sqr_n(t, x2, 2);
+  fe_mul(x4, t, x2);
+  fe_sqr_n(t, x4, 4);
+  fe_mul(x8, t, x4);
+  fe_sqr_n(t, x8, 8);
+  fe_mul(x16, t, x8);
+  fe_sqr_n(t, x16, 16);
+  fe_mul(x32, t, x16);
+  fe_sqr_n(t, x32, 32);
+  fe_mul(t, t, a);
+  fe_sqr_n(t, t, 128);
+  fe_mul(t, t, x32);
+  fe_sqr_n(t, t, 32);
+  fe_mul(t, t, x32);
+  fe_sqr_n(t, t, 16);
+  fe_mul(t, t, x16);
+  fe_sqr_n(t, t, 8);
+  fe_mul(t, t, x8);
+  fe_sqr_n(t, t, 4);
+  fe_mul(t, t, x4);
+  fe_sqr_n(t, t, 2);
+  fe_mul(t, t, x2);
+  fe_sqr_n(t, t, 2);
+  fe_mul(r, t, a);
+}
+
+static void fe_from_be(fe_t r, const unsigned char *b) {
+  uint64_t t[4];
+  _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+    t[j] = 0;
+    for (int k = 0; k < 8; k++) t[j] = t[j] << 8 | b[(3 - j) * 8 + k];
+  }
+  fe_mul(r, t, fe_r2);
+}
+
+static void fe_to_be(unsigned char *b, const fe_t a) {
+  static const fe_t one = {1, 0, 0, 0};
+  fe_t t;
+  fe_mul(t, a, one);
+  _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)
+    for (int k = 0; k < 8; k++) b[(3 - j) * 8 + k] = (unsigned char)(t[j] >> (56 - 8 * k));
+}
+
+/* ---- points ------------------------------------------------------------------------ */
+
+typedef struct {
+  fe_t x, y, z;
+} jac_t; /* Jacobian: (X/Z², Y/Z³) */
+typedef struct {
+  fe_t x, y;
+} aff_t;
+
+/* dbl-2001-b (a = −3). */
+static void pt_dbl(jac_t *r, const jac_t *p) {
+  fe_t delta, gamma, beta, alpha, t, u;
+  fe_sqr(delta, p->z);
+  fe_sqr(gamma, p->y);
+  fe_mul(beta, p->x, gamma);
+  fe_sub(t, p->x, delta);
+  fe_add(u, p->x, delta);
+  fe_mul(alpha, t, u);
+  fe_add(t, alpha, alpha);
+  fe_add(alpha, t, alpha);
+  fe_add(t, p->y, p->z);
+  fe_sqr(t, t);
+  fe_sub(t, t, gamma);
+  fe_sub(r->z, t, delta);
+  fe_add(beta, beta, beta);
+  fe_add(beta, beta, beta); /* 4·beta */
+  fe_sqr(t, alpha);
+  fe_add(u, beta, beta);
+  fe_sub(r->x, t, u);
+  fe_sub(t, beta, r->x);
+  fe_mul(t, alpha, t);
+  fe_sqr(gamma, gamma);
+  fe_add(gamma, gamma, gamma);
+  fe_add(gamma, gamma, gamma);
+  fe_add(gamma, gamma, gamma); /* 8·gamma² */
+  fe_sub(r->y, t, gamma);
+}
+
+/* The end of both additions: X3 = r² − J − 2V, Y3 = r·(V − X3) − 2·S1·J. */
+static void pt_add_xy(jac_t *out, const fe_t rr, const fe_t j, const fe_t v, const fe_t s1) {
+  fe_t t, u;
+  fe_sqr(t, rr);
+  fe_sub(t, t, j);
+  fe_sub(t, t, v);
+  fe_sub(out->x, t, v);
+  fe_sub(t, v, out->x);
+  fe_mul(t, rr, t);
+  fe_mul(u, s1, j);
+  fe_add(u, u, u);
+  fe_sub(out->y, t, u);
+}
+
+/* add-2007-bl, for p ≠ ±q, neither at infinity (only used to make the table). */
+static void pt_add(jac_t *r, const jac_t *p, const jac_t *q) {
+  fe_t z1z1, z2z2, u1, u2, s1, s2, h, i, j, rr, v, t;
+  fe_sqr(z1z1, p->z);
+  fe_sqr(z2z2, q->z);
+  fe_mul(u1, p->x, z2z2);
+  fe_mul(u2, q->x, z1z1);
+  fe_mul(t, q->z, z2z2);
+  fe_mul(s1, p->y, t);
+  fe_mul(t, p->z, z1z1);
+  fe_mul(s2, q->y, t);
+  fe_sub(h, u2, u1);
+  fe_add(t, h, h);
+  fe_sqr(i, t);
+  fe_mul(j, h, i);
+  fe_sub(rr, s2, s1);
+  fe_add(rr, rr, rr);
+  fe_mul(v, u1, i);
+  pt_add_xy(r, rr, j, v, s1);
+  fe_add(t, p->z, q->z);
+  fe_sqr(t, t);
+  fe_sub(t, t, z1z1);
+  fe_sub(t, t, z2z2);
+  fe_mul(r->z, t, h);
+}
+
+/* madd-2007-bl: p + q with q affine, for p ≠ ±q and p not at infinity. */
+static void pt_madd(jac_t *r, const jac_t *p, const aff_t *q) {
+  fe_t z1z1, u2, s2, h, hh, i, j, rr, v, t;
+  fe_sqr(z1z1, p->z);
+  fe_mul(u2, q->x, z1z1);
+  fe_mul(t, p->z, z1z1);
+  fe_mul(s2, q->y, t);
+  fe_sub(h, u2, p->x);
+  fe_sqr(hh, h);
+  fe_add(i, hh, hh);
+  fe_add(i, i, i);
+  fe_mul(j, h, i);
+  fe_sub(rr, s2, p->y);
+  fe_add(rr, rr, rr);
+  fe_mul(v, p->x, i);
+  pt_add_xy(r, rr, j, v, p->y);
+  fe_add(t, p->z, h);
+  fe_sqr(t, t);
+  fe_sub(t, t, z1z1);
+  fe_sub(r->z, t, hh);
+}
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+static aff_t tab[64][15]; /* tab[i][j − 1] = j·16^i·G */
+static int tab_ok;
+static unsigned char order_be[32];
+static pthread_once_t tab_once = PTHREAD_ONCE_INIT;
+
+static void p256_init(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  fe_adx = rsa_keygen__have_adx();
+#endif
+  /* R mod p = 2^256 − p; R² mod p by doubling it 256 times */
+  uint64_t borrow = 0;
+  _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+    u128 s = (u128)0 - P[j] - borrow;
+    fe_one[j] = (uint64_t)s;
+    borrow = (uint64_t)(s >> 64) & 1;
+  }
+  fe_copy(fe_r2, fe_one);
+  for (int k = 0; k < 256; k++) fe_add(fe_r2, fe_r2, fe_r2);
+  mbedtls_ecp_group grp;
+  mbedtls_ecp_group_init(&grp);
+  unsigned char gx[32], gy[32];
+  int rc = mbedtls_ecp_group_load(&grp, MBEDTLS_ECP_DP_SECP256R1);
+  if (!rc) rc = mbedtls_mpi_write_binary(&grp.G.X, gx, 32);
+  if (!rc) rc = mbedtls_mpi_write_binary(&grp.G.Y, gy, 32);
+  if (!rc) rc = mbedtls_mpi_write_binary(&grp.N, order_be, 32);
+  mbedtls_ecp_group_free(&grp);
+  jac_t *all = malloc(64 * 15 * sizeof *all);
+  fe_t *acc = malloc(64 * 15 * sizeof *acc);
+  if (rc || !all || !acc) {
+    free(all);
+    free(acc);
+    return;
+  }
+  jac_t b;
+  fe_from_be(b.x, gx);
+  fe_from_be(b.y, gy);
+  fe_copy(b.z, fe_one);
+  for (int i = 0; i < 64; i++) {
+    jac_t *row = all + 15 * i;
+    row[0] = b;
+    pt_dbl(&row[1], &row[0]);
+    _Pragma("GCC unroll 4") for (int j = 2; j < 15; j++) pt_add(&row[j], &row[j - 1], &row[0]);
+    pt_dbl(&b, &row[7]); /* 16·b */
+  }
+  /* every Z inverted at once: prefix products, one inversion, then back */
+  fe_copy(acc[0], all[0].z);
+  for (int k = 1; k < 64 * 15; k++) fe_mul(acc[k], acc[k - 1], all[k].z);
+  fe_t inv, zi, zi2;
+  fe_inv(inv, acc[64 * 15 - 1]);
+  for (int k = 64 * 15 - 1; k >= 0; k--) {
+    if (k) {
+      fe_mul(zi, inv, acc[k - 1]);
+      fe_mul(inv, inv, all[k].z);
+    } else {
+      fe_copy(zi, inv);
+    }
+    fe_sqr(zi2, zi);
+    aff_t *t = &tab[k / 15][k % 15];
+    fe_mul(t->x, all[k].x, zi2);
+    fe_mul(zi2, zi2, zi);
+    fe_mul(t->y, all[k].y, zi2);
+  }
+  free(all);
+  free(acc);
+  tab_ok = 1;
+}
+
+/* d·G into x, y (affine, big-endian); d in [1, n − 1]. */
+static void base_mul(const unsigned char d[32], unsigned char x[32], unsigned char y[32]) {
+  jac_t acc, sum;
+  memset(&acc, 0, sizeof acc);
+  uint64_t inf = ~(uint64_t)0; /* acc is the point at infinity */
+  for (int i = 0; i < 64; i++) {
+    unsigned digit = (d[31 - i / 2] >> (4 * (i % 2))) & 15;
+    aff_t sel;
+    memset(&sel, 0, sizeof sel);
+    for (unsigned j = 1; j < 16; j++) {
+      uint64_t m = (uint64_t)0 - (uint64_t)(((j ^ digit) - 1u) >> 31 & 1); /* j == digit */
+      fe_cmov(sel.x, tab[i][j - 1].x, m);
+      fe_cmov(sel.y, tab[i][j - 1].y, m);
+    }
+    uint64_t nonzero = (uint64_t)0 - (uint64_t)(digit != 0);
+    pt_madd(&sum, &acc, &sel);
+    jac_t fresh; /* sel as a Jacobian point, for when acc was at infinity */
+    fe_copy(fresh.x, sel.x);
+    fe_copy(fresh.y, sel.y);
+    fe_copy(fresh.z, fe_one);
+    uint64_t use_fresh = inf & nonzero, use_sum = ~inf & nonzero;
+    fe_cmov(acc.x, fresh.x, use_fresh);
+    fe_cmov(acc.y, fresh.y, use_fresh);
+    fe_cmov(acc.z, fresh.z, use_fresh);
+    fe_cmov(acc.x, sum.x, use_sum);
+    fe_cmov(acc.y, sum.y, use_sum);
+    fe_cmov(acc.z, sum.z, use_sum);
+    inf &= ~nonzero;
+  }
+  fe_t zi, zi2, ax, ay;
+  fe_inv(zi, acc.z);
+  fe_sqr(zi2, zi);
+  fe_mul(ax, acc.x, zi2);
+  fe_mul(zi2, zi2, zi);
+  fe_mul(ay, acc.y, zi2);
+  fe_to_be(x, ax);
+  fe_to_be(y, ay);
+}
+
+int p256__base_mul(const unsigned char d[32], unsigned char x[32], unsigned char y[32]) {
+  pthread_once(&tab_once, p256_init);
+  if (!tab_ok) return -1;
+  base_mul(d, x, y);
+  return 0;
+}
+
+int p256_keygen(p256_rng_fn rng, void *rng_ctx, unsigned char d[32], unsigned char x[32], unsigned char y[32]) {
+  pthread_once(&tab_once, p256_init);
+  if (!tab_ok) return -1;
+  for (;;) {
+    if (rng(rng_ctx, d, 32)) return -1;
+    int lt = 0, zero = 1; /* d < n and d ≠ 0 */
+    for (int k = 0; k < 32; k++) {
+      zero &= d[k] == 0;
+      if (!lt && d[k] != order_be[k]) {
+        lt = d[k] < order_be[k] ? 1 : -1;
+      }
+    }
+    if (lt == 1 && !zero) break;
+  }
+  base_mul(d, x, y);
+  return 0;
+}
