@@ -56,6 +56,7 @@ typedef struct memo_s {
    * applied revision have been compared since the last sign of drift (drift_ok; a new revision
    * clears it); drift_all: compare every object next time (the last comparison failed). */
   unsigned char drift_mode, drift_ok, drift_all;
+  unsigned char acted; /* an action ran for this object in this process (it may have written records) */
   char *owner;   /* in the release index: the object key that manages this release */
   char *repo;    /* the chart repository the release's chart comes from, or NULL */
   char *release; /* the release index entry this object holds ("namespace/name"), or NULL */
@@ -145,6 +146,85 @@ static void memo_free_all(memo_table_t *t) {
   memset(t, 0, sizeof *t);
 }
 
+/* How many release records the records informer holds per "storage namespace/release name", kept
+ * on its every add and delete: a release the cache holds none of (once synced) is installed without
+ * listing its records, which cannot exist (a record written meanwhile by someone else makes the
+ * install's create of v1 fail with a conflict, as two helm installs do). */
+typedef struct reccount_s {
+  struct reccount_s *next;
+  unsigned n;
+  char key[];
+} reccount_t;
+
+typedef struct reccount_table_s {
+  reccount_t **b;
+  size_t nb, n;
+} reccount_table_t;
+
+/* The entry of key, made (at 0) when make and missing; NULL when missing or out of memory. */
+static reccount_t *reccount__get(reccount_table_t *t, const char *key, int make) {
+  if (t->nb)
+    for (reccount_t *c = t->b[memo__hash(key) & (t->nb - 1)]; c; c = c->next)
+      if (!strcmp(c->key, key)) return c;
+  if (!make) return NULL;
+  if (t->n + 1 > t->nb) {
+    size_t nb = t->nb ? t->nb * 2 : 64;
+    reccount_t **b = calloc(nb, sizeof *b);
+    if (!b) return NULL;
+    for (size_t i = 0; i < t->nb; i++)
+      for (reccount_t *c = t->b[i], *nx; c; c = nx) {
+        nx = c->next;
+        size_t h = memo__hash(c->key) & (nb - 1);
+        c->next = b[h];
+        b[h] = c;
+      }
+    free(t->b);
+    t->b = b;
+    t->nb = nb;
+  }
+  size_t len = strlen(key);
+  reccount_t *c = calloc(1, sizeof *c + len + 1);
+  if (!c) return NULL;
+  memcpy(c->key, key, len + 1);
+  size_t h = memo__hash(key) & (t->nb - 1);
+  c->next = t->b[h];
+  t->b[h] = c;
+  t->n++;
+  return c;
+}
+
+/* Counts a record Secret (its namespace and `name` label) in or out; an entry at 0 goes. */
+static void reccount__note(reccount_table_t *t, const cJSON *secret, int delta) {
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(secret, "metadata");
+  const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "labels"), "name");
+  if (!cJSON_IsString(ns) || !cJSON_IsString(name)) return;
+  buf_t k = BUF_INIT;
+  buf_printf(&k, "%s/%s", ns->valuestring, name->valuestring);
+  reccount_t *c = k.data ? reccount__get(t, k.data, delta > 0) : NULL;
+  if (c && delta > 0) c->n++;
+  else if (c && c->n && !--c->n) {
+    for (reccount_t **p = &t->b[memo__hash(k.data) & (t->nb - 1)]; *p; p = &(*p)->next)
+      if (*p == c) {
+        *p = c->next;
+        free(c);
+        t->n--;
+        break;
+      }
+  }
+  buf_free(&k);
+}
+
+static void reccount__free(reccount_table_t *t) {
+  for (size_t i = 0; i < t->nb; i++)
+    for (reccount_t *c = t->b[i], *nx; c; c = nx) {
+      nx = c->next;
+      free(c);
+    }
+  free(t->b);
+  memset(t, 0, sizeof *t);
+}
+
 /* ---- the engine ---- */
 
 typedef struct rc_s rc_t;
@@ -180,6 +260,7 @@ struct engine_s {
   discovery_t *d;
   informer_t *inf;
   informer_t *records; /* Helm's release Secrets (labels only): a change made elsewhere queues its release */
+  reccount_table_t reccount; /* the records it holds, per release */
   queue_t q;
   char *ns;
   char *field_manager;
@@ -210,6 +291,10 @@ struct engine_s {
    * those being uninstalled included) and, in owner, the summary last written as its status. */
   memo_table_t fanout;
   rc_t *running;      /* reconciles in flight (doubly linked) */
+  /* Reconciling (Progressing) is reported only for actions still running after progress_delay_ms
+   * (engine_opts_t): one timer for all, armed for the earliest such report due. */
+  uv_timer_t progress_timer;
+  long progress_delay_ms;
   engine_stats_t stats;
   int stopping;
   void (*stop_cb)(void *);
@@ -262,6 +347,9 @@ struct rc_s {
   int outcome;
   uint64_t after_ms;
   act_kind_t tested_kind; /* the action whose release the tests run against */
+  uint64_t progress_due;  /* when the running action's Reconciling report is due (loop ms); 0: none */
+  kube_req_t *progress_req; /* that report being written while the action runs */
+  int action_waiting;     /* the action finished while the report was being written */
   long long remediate_to; /* the revision a remediating rollback goes back to */
   /* outcome for status */
   release_outcome_t out;
@@ -275,6 +363,7 @@ static void engine__remotes_done(engine_t *e);
 static void engine__record_event_in(engine_t *e, const cJSON *secret, int deleted, const char *target,
                                     const char *only_ns);
 static void rc__list_records(rc_t *x);
+static void rc__records_read(rc_t *x);
 static void rc__decide(rc_t *x);
 static void rc__run(rc_t *x, act_kind_t kind);
 static void rc__start_action(rc_t *x, act_kind_t kind);
@@ -1665,6 +1754,11 @@ static void rc__records_listed(const kube_response_t *res, void *data) {
     return;
   }
   buf_free(&bad);
+  rc__records_read(x);
+}
+
+/* With the release's records in x->recs (none, or listed). */
+static void rc__records_read(rc_t *x) {
   if (x->listing_prev) {
     x->listing_prev = 0;
     x->prev_done = 1;
@@ -1688,10 +1782,32 @@ static void rc__records_listed(const kube_response_t *res, void *data) {
   rc__decide(x);
 }
 
+/* Whether the release surely has no record: its first install, seen from the records informer's
+ * cache (synced, holding the storage namespace, none named for the release) before this process
+ * acted on the object; a record of ours the cache has not seen yet cannot be missed that way. */
+static int rc__no_records(rc_t *x) {
+  engine_t *e = x->e;
+  if (x->cluster || x->coordinator || x->req.deleting || !e->records || !informer_has_synced(e->records)) return 0;
+  if (e->ns && strcmp(e->ns, x->req.storage_ns)) return 0;
+  const memo_t *m = memo_get(&e->memo, x->key);
+  if ((m && (m->acted || m->revision)) || x->req.applied_revision) return 0;
+  buf_t k = BUF_INIT;
+  buf_printf(&k, "%s/%s", x->req.storage_ns, x->req.release_name);
+  int none = k.data && !reccount__get(&e->reccount, k.data, 0);
+  buf_free(&k);
+  return none;
+}
+
 static void rc__list_records(rc_t *x) {
   /* Renamed (releaseName, targetNamespace or storageNamespace changed): the release it managed before
    * is looked at first, and uninstalled when it is this object's. */
   x->listing_prev = x->req.prev_release_name && !x->prev_done && !x->req.deleting && !x->coordinator && !x->cluster;
+  if (!x->listing_prev && rc__no_records(x)) {
+    x->e->stats.lists_skipped++;
+    rc__records_free(x);
+    rc__records_read(x);
+    return;
+  }
   buf_reset(&x->path);
   kube_path(&x->path, "", "v1", "secrets", x->listing_prev ? x->req.prev_storage_ns : x->req.storage_ns, NULL, NULL);
   buf_t sel = BUF_INIT;
@@ -2293,6 +2409,14 @@ static void rc__drift_done(rc_t *x) {
 static void rc__start_action(rc_t *x, act_kind_t kind) {
   engine_t *e = x->e;
   release_req_t *r = &x->req;
+  memo_t *am = kind == ACT_DRIFT ? NULL : memo_put(&e->memo, x->key);
+  if (am) am->acted = 1; /* from now on its records are listed (rc__no_records) */
+  else if (kind != ACT_DRIFT) {
+    buf_reset(&x->err);
+    buf_puts(&x->err, "out of memory");
+    rc__fail(x, "InternalError", RC_RETRY);
+    return;
+  }
   if (kind == ACT_INSTALL && r->create_namespace && !x->ns_created) {
     buf_reset(&x->err);
     const act_env_t *env = rc__env(x, &x->err);
@@ -2385,50 +2509,116 @@ static void rc__act_go(rc_t *x) {
   x->act_running = 1;
 }
 
+/* The report's answer: our write moved the object's resourceVersion, and the finalizer patch (which
+ * asserts it) must not take our own write for someone else's. */
+static void rc__progress_written(rc_t *x, const kube_response_t *res) {
+  /* Only a report: the action runs whether or not it was written. */
+  if (!kube_response_ok(res)) {
+    if (res->err != UV_ECANCELED)
+      LOG_W("cannot write the Reconciling condition", "release", x->key, "error", res->errmsg ? res->errmsg : "");
+    return;
+  }
+  cJSON *o = cJSON_ParseWithLength(res->body, res->body_len);
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+  const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
+  const cJSON *fins = cJSON_GetObjectItemCaseSensitive(meta, "finalizers");
+  /* Only when the finalizers are still the ones we read (else the patch must fail and re-read). */
+  int same = (!fins && !x->req.finalizers) || (fins && x->req.finalizers && cJSON_Compare(fins, x->req.finalizers, 1));
+  char *nrv = same && cJSON_IsString(rv) ? strdup(rv->valuestring) : NULL;
+  if (nrv) {
+    free(x->req.resource_version);
+    x->req.resource_version = nrv;
+  }
+  cJSON_Delete(o);
+}
+
 static void rc__progress_done(const kube_response_t *res, void *data) {
   rc_t *x = data;
   if (rc__cancelled(x, res)) return;
-  /* Only a report: the action runs whether or not it was written. */
-  if (!kube_response_ok(res)) {
-    LOG_W("cannot write the Reconciling condition", "release", x->key, "error", res->errmsg ? res->errmsg : "");
-  } else {
-    /* Our write moved the object's resourceVersion: the finalizer patch (which asserts it) must
-     * not take our own write for someone else's. */
-    cJSON *o = cJSON_ParseWithLength(res->body, res->body_len);
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
-    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
-    const cJSON *fins = cJSON_GetObjectItemCaseSensitive(meta, "finalizers");
-    /* Only when the finalizers are still the ones we read (else the patch must fail and re-read). */
-    int same = (!fins && !x->req.finalizers) || (fins && x->req.finalizers && cJSON_Compare(fins, x->req.finalizers, 1));
-    char *nrv = same && cJSON_IsString(rv) ? strdup(rv->valuestring) : NULL;
-    if (nrv) {
-      free(x->req.resource_version);
-      x->req.resource_version = nrv;
-    }
-    cJSON_Delete(o);
-  }
+  rc__progress_written(x, res);
   rc__act_go(x);
 }
 
+/* The body of the Reconciling report for the action about to run (NULL: the door writes none). */
+static char *rc__progress_body(rc_t *x) {
+  char d[32], msg[96];
+  rc__go_duration(x->act.timeout_ms ? x->act.timeout_ms : 300000, d, sizeof d);
+  snprintf(msg, sizeof msg, "Running '%s' action with timeout of %s", act_kind_name(x->act.kind), d);
+  release_outcome_t o = {.req = &x->req, .progressing = msg};
+  return x->e->door->status_patch(&o);
+}
+
+/* A report written while its action runs: the action's end waits for the answer (rc__action_done). */
+static void rc__progress_late_done(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  x->progress_req = NULL;
+  rc__progress_written(x, res);
+  if (x->action_waiting) {
+    x->action_waiting = 0;
+    rc__action_done(&x->act, x);
+  }
+}
+
+static void engine__progress_arm(engine_t *e, uint64_t due);
+
+/* Writes the reports that are due, for the actions still running; re-arms for the next one. */
+static void engine__progress_tick(uv_timer_t *t) {
+  engine_t *e = t->data;
+  uint64_t now = uv_now(e->loop), next = 0;
+  for (rc_t *x = e->running; x; x = x->next) {
+    if (!x->progress_due) continue;
+    if (!x->act_running || x->cancelled || x->progress_req) {
+      x->progress_due = 0;
+      continue;
+    }
+    if (x->progress_due > now) {
+      if (!next || x->progress_due < next) next = x->progress_due;
+      continue;
+    }
+    x->progress_due = 0;
+    char *body = rc__progress_body(x);
+    if (!body) continue;
+    rc__obj_path(x, "status");
+    x->progress_req = kube_merge_patch(e->env.c, x->path.data, body, rc__progress_late_done, x);
+    free(body);
+  }
+  if (next) engine__progress_arm(e, next);
+}
+
+static void engine__progress_arm(engine_t *e, uint64_t due) {
+  if (e->stopping) return;
+  uint64_t now = uv_now(e->loop);
+  uint64_t at = now + uv_timer_get_due_in(&e->progress_timer);
+  if (uv_is_active((uv_handle_t *)&e->progress_timer) && at <= due) return;
+  uv_timer_start(&e->progress_timer, engine__progress_tick, due > now ? due - now : 0, 0);
+}
+
 /* Reconciling=True (Progressing) with the action and its timeout, as Flux writes it before each
- * action; the outcome's status write removes it. */
+ * action; the outcome's status write removes it. Written before the action when progress_delay_ms
+ * is negative, else only once the action has run that long: an action done sooner costs one status
+ * write (its outcome), not two, and status.observedGeneration tells kstatus readers it is not
+ * done meanwhile. */
 static void rc__progress(rc_t *x) {
   /* A drift comparison changes no release: it writes no progress (nothing at all when nothing drifted). */
   if (x->cluster || x->act.kind == ACT_DRIFT) { /* the object's key reports for every cluster */
     rc__act_go(x);
     return;
   }
-  char d[32], msg[96];
-  rc__go_duration(x->act.timeout_ms ? x->act.timeout_ms : 300000, d, sizeof d);
-  snprintf(msg, sizeof msg, "Running '%s' action with timeout of %s", act_kind_name(x->act.kind), d);
-  release_outcome_t o = {.req = &x->req, .progressing = msg};
-  char *body = x->e->door->status_patch(&o);
+  engine_t *e = x->e;
+  if (e->progress_delay_ms >= 0) {
+    x->progress_due = uv_now(e->loop) + (uint64_t)e->progress_delay_ms;
+    if (!x->progress_due) x->progress_due = 1;
+    engine__progress_arm(e, x->progress_due);
+    rc__act_go(x);
+    return;
+  }
+  char *body = rc__progress_body(x);
   rc__obj_path(x, "status");
   if (!body) {
     rc__act_go(x);
     return;
   }
-  rc__send(x, kube_merge_patch(x->e->env.c, x->path.data, body, rc__progress_done, x));
+  rc__send(x, kube_merge_patch(e->env.c, x->path.data, body, rc__progress_done, x));
   free(body);
 }
 
@@ -2539,6 +2729,11 @@ static void rc__action_done(act_t *a, void *data) {
   rc_t *x = data;
   release_req_t *r = &x->req;
   x->act_running = 0;
+  x->progress_due = 0;
+  if (x->progress_req) { /* the report's answer first: nothing may overtake it */
+    x->action_waiting = 1;
+    return;
+  }
   if (a->rc == UV_ECANCELED || x->cancelled) {
     rc__finish(x, RC_RETRY);
     return;
@@ -2801,6 +2996,8 @@ static void rc__cancel(rc_t *x) {
   } else if (x->rendering) {
     uv_cancel((uv_req_t *)&x->work); /* fails when already running: it finishes and sees cancelled */
   }
+  /* Last: its answer may end the reconcile (an action that finished and waits for it). */
+  if (x->progress_req) kube_request_cancel(x->progress_req);
 }
 
 static rc_t *engine__running(engine_t *e, const char *key) {
@@ -3200,15 +3397,22 @@ static void engine__record_event_in(engine_t *e, const cJSON *secret, int delete
 }
 
 static void engine__rec_add(informer_t *inf, const char *key, const cJSON *obj, void *data) {
-  engine__record_event(data, obj, 0);
+  engine_t *e = data;
+  reccount__note(&e->reccount, obj, 1);
+  engine__record_event(e, obj, 0);
 }
 
 static void engine__rec_update(informer_t *inf, const char *key, const cJSON *old, const cJSON *obj, void *data) {
-  engine__record_event(data, obj, 0);
+  engine_t *e = data;
+  reccount__note(&e->reccount, old, -1); /* its name label may have changed */
+  reccount__note(&e->reccount, obj, 1);
+  engine__record_event(e, obj, 0);
 }
 
 static void engine__rec_delete(informer_t *inf, const char *key, const cJSON *obj, void *data) {
-  engine__record_event(data, obj, 1);
+  engine_t *e = data;
+  reccount__note(&e->reccount, obj, -1);
+  engine__record_event(e, obj, 1);
 }
 
 /* An object the informer could not read (too deep, too big, malformed): it alone fails, with a
@@ -3275,6 +3479,7 @@ static void engine__queue_closed(queue_t *q) {
   void (*cb)(void *) = e->stop_cb;
   void *data = e->stop_data;
   memo_free_all(&e->memo);
+  reccount__free(&e->reccount);
   memo_free_all(&e->releases);
   memo_free_all(&e->dependants);
   memo_free_all(&e->fanout);
@@ -3300,6 +3505,7 @@ static void engine__sa_closed(void *data) {
 }
 
 static void engine__lookups_closed(uv_handle_t *h);
+static void engine__close_handles(engine_t *e);
 
 int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t *door, const engine_opts_t *o,
                  engine_t **out) {
@@ -3332,6 +3538,10 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   uv_mutex_init(&e->lk_mu);
   uv_async_init(loop, &e->lookups, engine__lookups_cb);
   e->lookups.data = e;
+  uv_timer_init(loop, &e->progress_timer);
+  e->progress_timer.data = e;
+  e->progress_delay_ms = !o || !o->progress_after_ms ? ENGINE_PROGRESS_AFTER_MS
+                         : o->progress_after_ms < 0 ? -1 : o->progress_after_ms;
   buf_t path = BUF_INIT;
   kube_path(&path, door->group, door->version, door->resource, e->ns, NULL, NULL);
   /* A shard sees only its objects: one relabelled away is a delete here (the watch says so), so it
@@ -3355,7 +3565,7 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   }
   if (rc) {
     e->stopping = 1;
-    uv_close((uv_handle_t *)&e->lookups, engine__lookups_closed);
+    engine__close_handles(e);
     return rc;
   }
   if (refs_new(c, engine__ref_changed, e, &e->refs)) e->refs = NULL; /* then valuesFrom changes wait for the interval */
@@ -3373,11 +3583,19 @@ static void engine__lookups_closed(uv_handle_t *h) {
   queue_close(&e->q, engine__queue_closed);
 }
 
+static void engine__timer_closed(uv_handle_t *h) {
+  engine_t *e = h->data;
+  uv_close((uv_handle_t *)&e->lookups, engine__lookups_closed);
+}
+
+/* The engine's own handles closed, one after the other, then the queue. */
+static void engine__close_handles(engine_t *e) { uv_close((uv_handle_t *)&e->progress_timer, engine__timer_closed); }
+
 /* Every render has finished once the queue is drained: no lookup can be asked any more. */
 static void engine__drained(queue_t *q, void *data) {
   engine_t *e = data;
   engine__lookups_cb(&e->lookups); /* answers any still queued */
-  uv_close((uv_handle_t *)&e->lookups, engine__lookups_closed);
+  engine__close_handles(e);
 }
 
 static void engine__remotes_done(engine_t *e) { queue_shutdown(&e->q, engine__drained, e); }

@@ -34,7 +34,13 @@ typedef struct engine_opts_s {
   struct clusters_s *clusters; /* other clusters (the caller's; NULL: releases go to the local cluster only) */
   const char *label_selector; /* a shard: only the kind's objects whose labels match (checked by the
                                  caller, watch/selector.h); NULL or "": all */
+  /* The Reconciling (Progressing) condition is written for an action still running after this many
+   * ms (0: ENGINE_PROGRESS_AFTER_MS); negative: before every action, as Flux writes it. */
+  long progress_after_ms;
 } engine_opts_t;
+
+/* How long an action runs before its Reconciling condition is written (engine_opts_t.progress_after_ms). */
+#define ENGINE_PROGRESS_AFTER_MS 2000
 
 /* Counters for tests and benchmarks. */
 typedef struct engine_stats_s {
@@ -43,6 +49,7 @@ typedef struct engine_stats_s {
   unsigned long actions;     /* actions run (install, upgrade, rollback, uninstall, unlock) */
   unsigned long renders;     /* charts rendered (on the thread pool) */
   unsigned long cancelled;   /* reconciles cancelled mid-flight */
+  unsigned long lists_skipped; /* records lists not sent: a first install the records cache shows none for */
   /* What the engine holds now, in bytes of heap. The memo tables count each block as glibc's
    * malloc holds it (INFORMER_BLOCK_BYTES, as the informer caches are counted) and are walked when
    * the stats are read (O(releases)); the queue's figure is its own (queue_metrics_t.memory_bytes:

@@ -280,6 +280,9 @@ def main():
                          "--restart-signal and start it again with this command line, its output appended to PATH; "
                          "time until caught up, and the requests (writes above all) it sends")
     ap.add_argument("--restart-signal", choices=("KILL", "TERM"), default="KILL")
+    ap.add_argument("--perf", metavar="FILE",
+                    help="record the (first) controller with `perf record -g` from the first create until all are Ready "
+                         "into FILE, then print its flat profile (perf report) on stderr and to FILE.txt")
     ap.add_argument("--restart-quiet", type=float, default=10.0,
                     help="restart: caught up once /readyz answers 200 and no request has come for this long")
     a = ap.parse_args()
@@ -458,6 +461,12 @@ def run(a, restarted):
     # --- install ---------------------------------------------------------------
     log(f"{a.peer}: creating {a.releases} HelmReleases in {len(nss)} namespaces")
     created_at = {}
+    perf = None
+    if a.perf:
+        # DWARF unwinding: the RelWithDebInfo build has no frame pointers. 499 Hz keeps the cost small.
+        perf = subprocess.Popen(["perf", "record", "-q", "-F", "499", "--call-graph", "dwarf,16384", "-o", a.perf,
+                                 "-p", str(ctrl[0][1])], stdout=subprocess.DEVNULL)
+        time.sleep(1.0)  # attached before the clock starts
     t0 = time.monotonic()
 
     def create(o):
@@ -474,6 +483,15 @@ def run(a, restarted):
     poll_bytes0 = kube.bytes_in
     polls = poll_until(list_releases, t0, "Ready", ready_at)
     t_ready = time.monotonic()
+    if perf:
+        perf.send_signal(signal.SIGINT)
+        perf.wait()
+        flat = subprocess.run(["perf", "report", "-i", a.perf, "--stdio", "--no-children", "--sort", "dso,symbol",
+                               "-g", "none", "--percent-limit", "0.5"], capture_output=True, text=True).stdout
+        with open(a.perf + ".txt", "w") as f:
+            f.write(flat)
+        log(f"{a.peer}: the controller's profile over the install (perf report, symbols over 0.5 %):\n" +
+            "\n".join(l for l in flat.splitlines() if l and not l.startswith("#")))
     s_ready = snap()
     out("install_ready_seconds", t_ready - t0, "s")
     time_to_ready("install", created_at, ready_at)

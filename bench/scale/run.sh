@@ -7,7 +7,7 @@
 #                      [--poll table|json] [--rudder PATH] [--peer flux]
 #                      [--peer-only] [--flux-wait] [--keep-logs DIR]
 #                      [--no-upgrade] [--no-restart] [--restart-signal KILL|TERM]
-#                      [--floor] [--floor-concurrency C[,C...]]
+#                      [--floor] [--floor-concurrency C[,C...]] [--perf FILE]
 #
 #   --releases N      HelmReleases to create (default 100)
 #   --concurrency C   the controller's --concurrency (default 10)
@@ -23,6 +23,10 @@
 #                       downloads, index fetches) and the controller's own
 #                       count at shutdown (the `chart sources` log line)
 #   --qps Q           the controller's --qps (default: the controller's own)
+#   --perf FILE       record rudder with `perf record -g` (DWARF call graphs,
+#                     499 Hz) from the first create until all are Ready into
+#                     FILE; its flat profile (symbols over 0.5 %) goes to
+#                     FILE.txt and the log
 #   --interval D      the releases' spec.interval, a Go duration (default 1m);
 #                     the resync phase watches one such interval
 #   --namespaces K    spread the releases over K namespaces (default 4)
@@ -99,6 +103,7 @@ restart=1
 restart_signal=KILL
 floor=0
 floor_concurrency=10,25,50,100
+perf_out=
 
 die() { echo "run.sh: error: $*" >&2; exit 1; }
 say() { echo "run.sh: $*" >&2; }
@@ -122,6 +127,7 @@ while [[ $# -gt 0 ]]; do
 	--no-restart) restart=0 ;;
 	--restart-signal) restart_signal=${2:?}; shift ;;
 	--floor) floor=1 ;;
+	--perf) perf_out=${2:?}; shift ;;
 	--floor-concurrency) floor_concurrency=${2:?}; shift ;;
 	--*=*) a=$1; shift; set -- "${a%%=*}" "${a#*=}" "$@"; continue ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -538,6 +544,7 @@ EOF
 			"$work/rudder.log" "$rudder_bin" "${args[@]}" >"$work/restart-rudder.json"
 		margs+=(--restart-cmd "$work/restart-rudder.json" --restart-signal "$restart_signal")
 	fi
+	[[ -z $perf_out ]] || margs+=(--perf "$perf_out")
 	((floor == 0)) || margs+=(--save-release "$work/release0")
 	measure rudder rudder.dev/v1alpha1 "rudder-controller=$pid" -- "${margs[@]}" ||
 		{ tail -n 20 "$work/rudder.log" >&2; die "rudder: measurement failed"; }
