@@ -2985,6 +2985,13 @@ static void rc__cancel(rc_t *x) {
   x->cancelled = 1;
   x->e->stats.cancelled++;
   LOG_D("cancelling", "release", x->key);
+  if (x->progress_req) {
+    /* A late Reconciling report is only written while the action runs: the action is cancelled
+     * (its end waits for the report), then the report, whose answer ends the reconcile. */
+    if (x->act_running) act_cancel(&x->act);
+    kube_request_cancel(x->progress_req);
+    return;
+  }
   if (x->inflight) {
     kube_req_t *r = x->inflight;
     x->inflight = NULL;
@@ -2996,8 +3003,6 @@ static void rc__cancel(rc_t *x) {
   } else if (x->rendering) {
     uv_cancel((uv_req_t *)&x->work); /* fails when already running: it finishes and sees cancelled */
   }
-  /* Last: its answer may end the reconcile (an action that finished and waits for it). */
-  if (x->progress_req) kube_request_cancel(x->progress_req);
 }
 
 static rc_t *engine__running(engine_t *e, const char *key) {

@@ -847,6 +847,8 @@ static void kube__tls_pump(kube_conn_t *conn) {
       return;
     }
     conn->state = CONN_READY;
+    c->stats.tls_handshakes++;
+    if (!conn->tls.conf->insecure && !conn->tls.saw_cert) c->stats.tls_resumed++;
     kube__conn_send(conn);
     if (conn->state == CONN_CLOSING) return;
   }

@@ -104,6 +104,8 @@ typedef struct kube_client_stats_s {
   uint64_t auth_retries; /* 401 responses retried with refreshed credentials */
   bool flow_control;     /* the server answered with flow-control headers (qps_auto then dropped the limit) */
   uint64_t connects;    /* connections opened (watch connections included) */
+  uint64_t tls_handshakes; /* TLS handshakes completed */
+  uint64_t tls_resumed;    /* of them, sessions resumed (no certificate from the server: verifying clients only) */
 } kube_client_stats_t;
 
 /* Creates a client for cfg (which is copied); 0 or a negative code with *errmsg (malloc'd).

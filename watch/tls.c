@@ -51,6 +51,8 @@ static void tls__system_unref(void) {
 }
 
 void watch_tls_conf_free(watch_tls_conf_t *t) {
+  mbedtls_ssl_session_free(&t->saved);
+  t->have_saved = 0;
   mbedtls_ssl_config_free(&t->conf);
   if (t->system_ca) tls__system_unref();
   t->system_ca = 0;
@@ -66,6 +68,7 @@ void watch_tls_conf_free(watch_tls_conf_t *t) {
 
 static void tls__conf_zero(watch_tls_conf_t *t) {
   memset(t, 0, sizeof *t);
+  mbedtls_ssl_session_init(&t->saved);
   mbedtls_ssl_config_init(&t->conf);
   mbedtls_x509_crt_init(&t->ca);
   mbedtls_x509_crt_init(&t->cert);
@@ -278,6 +281,7 @@ static int tls__cert_has_ip(const mbedtls_x509_crt *crt, const unsigned char *ip
 
 static int tls__verify(void *ctx, mbedtls_x509_crt *crt, int depth, uint32_t *flags) {
   watch_tls_t *s = ctx;
+  s->saw_cert = 1;
   if (depth == 0 && s->conf->ip_len && !tls__cert_has_ip(crt, s->conf->ip, s->conf->ip_len)) {
     s->ip_mismatch = 1;
     *flags |= MBEDTLS_X509_BADCERT_CN_MISMATCH;
@@ -316,8 +320,28 @@ int watch_tls_init(watch_tls_t *s, watch_tls_conf_t *conf) {
   }
   if (!conf->insecure) mbedtls_ssl_set_verify(&s->ssl, tls__verify, s);
   mbedtls_ssl_set_bio(&s->ssl, s, tls__send, tls__recv, NULL);
+  /* Offered for resumption; a server that refuses it gets a full handshake (mbedTLS falls back). */
+  if (conf->have_saved && mbedtls_ssl_set_session(&s->ssl, &conf->saved)) {
+    mbedtls_ssl_session_free(&conf->saved); /* unusable: the next full handshake saves another */
+    mbedtls_ssl_session_init(&conf->saved);
+    conf->have_saved = 0;
+  }
   conf->refs++;
   return 0;
+}
+
+/* Keeps the session of s for the next connection (a failure keeps the one saved before). */
+static void tls__save_session(watch_tls_t *s) {
+  watch_tls_conf_t *c = s->conf;
+  mbedtls_ssl_session n;
+  mbedtls_ssl_session_init(&n);
+  if (mbedtls_ssl_get_session(&s->ssl, &n)) {
+    mbedtls_ssl_session_free(&n);
+    return;
+  }
+  mbedtls_ssl_session_free(&c->saved);
+  c->saved = n; /* moved: n's heap parts now belong to saved */
+  c->have_saved = 1;
 }
 
 void watch_tls_free(watch_tls_t *s) {
@@ -339,6 +363,10 @@ int watch_tls_push(watch_tls_t *s, const char *p, size_t n) {
 int watch_tls_handshake(watch_tls_t *s) {
   int r = mbedtls_ssl_handshake(&s->ssl);
   if (r == MBEDTLS_ERR_SSL_WANT_READ || r == MBEDTLS_ERR_SSL_WANT_WRITE) return 1;
+  if (!r) {
+    /* A full handshake brought a new session (and ticket); a resumed one may carry a new ticket too. */
+    tls__save_session(s);
+  }
   return r;
 }
 
@@ -347,7 +375,10 @@ int watch_tls_read(watch_tls_t *s, char *p, size_t n) {
   if (r > 0) return r;
   if (r == MBEDTLS_ERR_SSL_WANT_READ || r == MBEDTLS_ERR_SSL_WANT_WRITE) return 0;
 #ifdef MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET
-  if (r == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET) return 0;
+  if (r == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET) { /* TLS 1.3 sends its tickets after the handshake */
+    tls__save_session(s);
+    return 0;
+  }
 #endif
   if (r == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY || r == 0) return UV_EOF;
   return r;

@@ -29,6 +29,10 @@ typedef struct watch_tls_conf_s {
   char *ip_text;
   int refs;               /* sessions using it, plus the owner's reference to a derived conf */
   int derived;            /* made by watch_tls_conf_with_cert: heap-allocated, freed by its last unref */
+  /* The last session a full handshake (or a new ticket) gave: the next connection offers it for
+   * resumption, which spares both sides the key exchange and the certificates' signatures. */
+  mbedtls_ssl_session saved;
+  int have_saved;
 } watch_tls_conf_t;
 
 /* One TLS session. */
@@ -39,6 +43,7 @@ typedef struct watch_tls_s {
   size_t in_off;
   buf_t out;        /* ciphertext waiting to be written to the transport */
   int ip_mismatch;  /* the peer certificate did not list the server IP */
+  int saw_cert;     /* the server sent its certificate (a full handshake, verified) */
 } watch_tls_t;
 
 /* Sets up trust and credentials from cfg; 0 or a negative code with *errmsg. */
@@ -54,7 +59,8 @@ int watch_tls_conf_with_cert(watch_tls_conf_t **out, watch_tls_conf_t *base, con
                              const char *key, size_t key_len, char **errmsg);
 /* Drops a reference; frees a derived conf when it was the last (NULL is fine). */
 void watch_tls_conf_unref(watch_tls_conf_t *t);
-/* Starts a client session, holding a reference on conf; 0 or UV_ENOMEM. */
+/* Starts a client session, holding a reference on conf and offering its saved session for
+ * resumption; 0 or UV_ENOMEM. */
 int watch_tls_init(watch_tls_t *s, watch_tls_conf_t *conf);
 /* Frees a session and drops its reference on its conf. */
 void watch_tls_free(watch_tls_t *s);

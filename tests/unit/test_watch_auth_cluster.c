@@ -101,6 +101,12 @@ static void setup_bad_ca(kube_config_t *cfg, void *d) {
 
 static void never_accept(uv_stream_t *s, int status) {}
 
+static int resumed_events;
+static void resumed_event(kube_watch_t *w, const char *type, cJSON *obj, void *d) {
+  if (!strcmp(type, "ADDED")) resumed_events++;
+}
+static void resumed_end(kube_watch_t *w, const kube_response_t *res, void *d) {}
+
 static int synced;
 static void on_synced(informer_t *i, void *d) { synced = 1; }
 
@@ -116,6 +122,41 @@ int main(void) {
   char want1[128], want2[128];
   snprintf(want1, sizeof want1, "system:serviceaccount:%s:one", ns);
   snprintf(want2, sizeof want2, "system:serviceaccount:%s:two", ns);
+
+  /* 0. TLS sessions are resumed: the first handshake's session ticket is offered by the next
+   * connection (a watch here, which takes a connection of its own), the server takes it (no
+   * certificate sent), and the resumed connection is still the client certificate's identity. */
+  {
+    kube_client_t *rc = k_client(0);
+    int rst;
+    char *rwho = whoami(rc, &rst);
+    CHECK_EQ_INT(rst, 201);
+    kube_client_stats_t s0 = kube_client_get_stats(rc);
+    CHECK_EQ_INT(s0.tls_handshakes, 1);
+    CHECK_EQ_INT(s0.tls_resumed, 0);
+    char wpath[160];
+    snprintf(wpath, sizeof wpath, "/api/v1/namespaces/%s/configmaps?watch=1&fieldSelector=metadata.name%%3Dresumed", ns);
+    resumed_events = 0;
+    kube_watch_t *w = kube_watch_start(rc, wpath, resumed_event, resumed_end, NULL);
+    CHECK(w != NULL);
+    run_for(500);
+    char cpath[128];
+    snprintf(cpath, sizeof cpath, "/api/v1/namespaces/%s/configmaps", ns);
+    kres_t cr = k_do(admin, "POST", cpath, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"resumed\"}}");
+    CHECK_EQ_INT(cr.status, 201);
+    kres_free(&cr);
+    RUN_UNTIL(resumed_events >= 1, 10000);
+    CHECK_EQ_INT(resumed_events, 1); /* the watch was served: authenticated and authorized as rc */
+    kube_client_stats_t s1 = kube_client_get_stats(rc);
+    CHECK_EQ_INT(s1.tls_handshakes, 2);
+    CHECK_EQ_INT(s1.tls_resumed, 1);
+    char *rwho2 = whoami(rc, &rst); /* the first connection again */
+    CHECK_EQ_STR(rwho2, rwho);
+    free(rwho);
+    free(rwho2);
+    if (w) kube_watch_stop(w);
+    k_client_close(rc);
+  }
 
   /* 1. Token file: a bad token is refused (after one re-read), a rotated one is picked up on the
    * 401, and with a short refresh interval without any 401. */
