@@ -58,51 +58,157 @@ static void fe_mul_c(fe_t r, const fe_t a, const fe_t b) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* The same rows with MULX, ADOX for the low halves and ADCX for the high ones; the six limbs of
- * t live in registers whose roles turn by one limb per row. */
+/* x86-64: the product's 8 limbs by MULX rows (ADOX for the low halves, ADCX for the high ones),
+ * then Montgomery reduction of the low 4 limbs alone, added to the high 4. The low half L is
+ * reduced one limb at a time on a window of four registers: with q its lowest limb, L + q·p =
+ * L − q + q·(p + 1) where p + 1 = 2^96 + (2^64 − 2^32 + 1)·2^192, so the lowest limb cancels,
+ * q·2^96 is two shifts and only the top term needs a MULX; (L + q·p)/2^64 < 2^192 + p fits in
+ * four limbs, the top one being the high half plus the carry. What is left, (L + m·p)/2^256 ≤ p,
+ * plus the high half (< p for inputs below p) is below 2p: one conditional subtraction. The
+ * four limbs come out in registers, so no output pointer is held (12 registers: the asm builds
+ * even with a frame pointer at -O0). */
 static const uint64_t fe_zero_limb = 0;
-#define FE_ROW(S, A0, A1, A2, A3, A4, A5) \
-  "xor %k[lo], %k[lo]\n\t" \
-  "mulx %[" S "0], %[lo], %[hi]\n\t" "adox %[lo], %[" A0 "]\n\t" "adcx %[hi], %[" A1 "]\n\t" \
-  "mulx %[" S "1], %[lo], %[hi]\n\t" "adox %[lo], %[" A1 "]\n\t" "adcx %[hi], %[" A2 "]\n\t" \
-  "mulx %[" S "2], %[lo], %[hi]\n\t" "adox %[lo], %[" A2 "]\n\t" "adcx %[hi], %[" A3 "]\n\t" \
-  "mulx %[" S "3], %[lo], %[hi]\n\t" "adox %[lo], %[" A3 "]\n\t" "adcx %[hi], %[" A4 "]\n\t" \
-  "adox %[z], %[" A4 "]\n\t" "adcx %[z], %[" A5 "]\n\t" "adox %[z], %[" A5 "]\n\t"
-#define FE_MULROW(i, A0, A1, A2, A3, A4, A5) \
-  "mov " #i "(%[b]), %%rdx\n\t" "xor %k[" A5 "], %k[" A5 "]\n\t" FE_ROW("a", A0, A1, A2, A3, A4, A5)
-#define FE_REDROW(A0, A1, A2, A3, A4, A5) "mov %[" A0 "], %%rdx\n\t" FE_ROW("p", A0, A1, A2, A3, A4, A5)
+#define FE_RED(Q, A, B, C) \
+  "mov %[" Q "], %%rdx\n\t" "mov %[" Q "], %[lo]\n\t" "shl $32, %[lo]\n\t" "mov %[" Q "], %[hi]\n\t" \
+  "shr $32, %[hi]\n\t" "add %[lo], %[" A "]\n\t" "adc %[hi], %[" B "]\n\t" "mulx %[p3], %[lo], %[hi]\n\t" \
+  "adc %[lo], %[" C "]\n\t" "adc $0, %[hi]\n\t" "mov %[hi], %[" Q "]\n\t"
+/* t0..t3 = reduce(t0..t3) + t4..t7, then minus p unless that borrows */
+#define FE_TAIL \
+  FE_RED("t0", "t1", "t2", "t3") FE_RED("t1", "t2", "t3", "t0") FE_RED("t2", "t3", "t0", "t1") \
+  FE_RED("t3", "t0", "t1", "t2") \
+  "xor %k[hi], %k[hi]\n\t" "add %[t4], %[t0]\n\t" "adc %[t5], %[t1]\n\t" "adc %[t6], %[t2]\n\t" \
+  "adc %[t7], %[t3]\n\t" "adc $0, %[hi]\n\t" \
+  "mov %[t0], %[t4]\n\t" "mov %[t1], %[t5]\n\t" "mov %[t2], %[t6]\n\t" "mov %[t3], %[t7]\n\t" \
+  "mov $0xffffffff, %k[lo]\n\t" "sub $-1, %[t4]\n\t" "sbb %[lo], %[t5]\n\t" "sbb $0, %[t6]\n\t" \
+  "sbb %[p3], %[t7]\n\t" "sbb $0, %[hi]\n\t" \
+  "cmovnc %[t4], %[t0]\n\t" "cmovnc %[t5], %[t1]\n\t" "cmovnc %[t6], %[t2]\n\t" "cmovnc %[t7], %[t3]\n\t"
+#define FE_OUTS \
+  [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5), \
+  [t6] "=&r"(t6), [t7] "=&r"(t7), [lo] "=&r"(lo), [hi] "=&r"(hi)
+/* row i ≥ 1 of the product: t[i..i+4] += a·b[i] (t[i+4] was zero; the sum cannot carry out) */
+#define FE_MROW(I, A0, A1, A2, A3, A4) \
+  "mov " #I "(%[b]), %%rdx\n\t" "xor %k[" A4 "], %k[" A4 "]\n\t" \
+  "mulx 0(%[a]), %[lo], %[hi]\n\t" "adox %[lo], %[" A0 "]\n\t" "adcx %[hi], %[" A1 "]\n\t" \
+  "mulx 8(%[a]), %[lo], %[hi]\n\t" "adox %[lo], %[" A1 "]\n\t" "adcx %[hi], %[" A2 "]\n\t" \
+  "mulx 16(%[a]), %[lo], %[hi]\n\t" "adox %[lo], %[" A2 "]\n\t" "adcx %[hi], %[" A3 "]\n\t" \
+  "mulx 24(%[a]), %[lo], %[hi]\n\t" "adox %[lo], %[" A3 "]\n\t" "adcx %[hi], %[" A4 "]\n\t" \
+  "adox %[z], %[" A4 "]\n\t"
 static void fe_mul_adx(fe_t r, const fe_t a, const fe_t b) {
-  uint64_t r0, r1, r2, r3, r4, r5, lo, hi;
-  __asm__("xor %k[r0], %k[r0]\n\t"
-          "xor %k[r1], %k[r1]\n\t"
-          "xor %k[r2], %k[r2]\n\t"
-          "xor %k[r3], %k[r3]\n\t"
-          "xor %k[r4], %k[r4]\n\t"
-          FE_MULROW(0, "r0", "r1", "r2", "r3", "r4", "r5") FE_REDROW("r0", "r1", "r2", "r3", "r4", "r5")
-          FE_MULROW(8, "r1", "r2", "r3", "r4", "r5", "r0") FE_REDROW("r1", "r2", "r3", "r4", "r5", "r0")
-          FE_MULROW(16, "r2", "r3", "r4", "r5", "r0", "r1") FE_REDROW("r2", "r3", "r4", "r5", "r0", "r1")
-          FE_MULROW(24, "r3", "r4", "r5", "r0", "r1", "r2") FE_REDROW("r3", "r4", "r5", "r0", "r1", "r2")
-          : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [r5] "=&r"(r5),
-            [lo] "=&r"(lo), [hi] "=&r"(hi)
-          : [a0] "m"(a[0]), [a1] "m"(a[1]), [a2] "m"(a[2]), [a3] "m"(a[3]), [b] "r"(b), [p0] "m"(P[0]),
-            [p1] "m"(P[1]), [p2] "m"(P[2]), [p3] "m"(P[3]), [z] "m"(fe_zero_limb)
+  uint64_t t0, t1, t2, t3, t4, t5, t6, t7, lo, hi;
+  __asm__("mov 0(%[b]), %%rdx\n\t"
+          "mulx 0(%[a]), %[t0], %[t1]\n\t"
+          "mulx 8(%[a]), %[lo], %[t2]\n\t"
+          "add %[lo], %[t1]\n\t"
+          "mulx 16(%[a]), %[lo], %[t3]\n\t"
+          "adc %[lo], %[t2]\n\t"
+          "mulx 24(%[a]), %[lo], %[t4]\n\t"
+          "adc %[lo], %[t3]\n\t"
+          "adc $0, %[t4]\n\t"
+          FE_MROW(8, "t1", "t2", "t3", "t4", "t5") FE_MROW(16, "t2", "t3", "t4", "t5", "t6")
+          FE_MROW(24, "t3", "t4", "t5", "t6", "t7") FE_TAIL
+          : FE_OUTS
+          : [a] "r"(a), [b] "r"(b), [p3] "m"(P[3]), [z] "m"(fe_zero_limb)
           : "rdx", "cc", "memory");
-  const uint64_t t[4] = {r4, r5, r0, r1};
-  fe_reduce_once(r, t, r2);
+  r[0] = t0, r[1] = t1, r[2] = t2, r[3] = t3;
 }
-#undef FE_ROW
-#undef FE_MULROW
-#undef FE_REDROW
+/* The square: the six cross products once, doubled, plus the four squares (10 MULX, not 16). */
+static void fe_sqr_adx(fe_t r, const fe_t a) {
+  uint64_t t0, t1, t2, t3, t4, t5, t6, t7, lo, hi;
+  __asm__("mov 0(%[a]), %%rdx\n\t"
+          "mulx 8(%[a]), %[t1], %[t2]\n\t"
+          "mulx 16(%[a]), %[lo], %[t3]\n\t"
+          "add %[lo], %[t2]\n\t"
+          "mulx 24(%[a]), %[lo], %[t4]\n\t"
+          "adc %[lo], %[t3]\n\t"
+          "adc $0, %[t4]\n\t"
+          "mov 8(%[a]), %%rdx\n\t"
+          "xor %k[t5], %k[t5]\n\t"
+          "mulx 16(%[a]), %[lo], %[hi]\n\t"
+          "adox %[lo], %[t3]\n\t"
+          "adcx %[hi], %[t4]\n\t"
+          "mulx 24(%[a]), %[lo], %[hi]\n\t"
+          "adox %[lo], %[t4]\n\t"
+          "adcx %[hi], %[t5]\n\t"
+          "adox %[z], %[t5]\n\t"
+          "mov 16(%[a]), %%rdx\n\t"
+          "mulx 24(%[a]), %[lo], %[t6]\n\t"
+          "add %[lo], %[t5]\n\t"
+          "adc $0, %[t6]\n\t"
+          "xor %k[t7], %k[t7]\n\t" /* doubled */
+          "add %[t1], %[t1]\n\t"
+          "adc %[t2], %[t2]\n\t"
+          "adc %[t3], %[t3]\n\t"
+          "adc %[t4], %[t4]\n\t"
+          "adc %[t5], %[t5]\n\t"
+          "adc %[t6], %[t6]\n\t"
+          "adc $0, %[t7]\n\t"
+          "mov 0(%[a]), %%rdx\n\t" /* plus the squares */
+          "mulx %%rdx, %[t0], %[hi]\n\t"
+          "add %[hi], %[t1]\n\t"
+          "mov 8(%[a]), %%rdx\n\t"
+          "mulx %%rdx, %[lo], %[hi]\n\t"
+          "adc %[lo], %[t2]\n\t"
+          "adc %[hi], %[t3]\n\t"
+          "mov 16(%[a]), %%rdx\n\t"
+          "mulx %%rdx, %[lo], %[hi]\n\t"
+          "adc %[lo], %[t4]\n\t"
+          "adc %[hi], %[t5]\n\t"
+          "mov 24(%[a]), %%rdx\n\t"
+          "mulx %%rdx, %[lo], %[hi]\n\t"
+          "adc %[lo], %[t6]\n\t"
+          "adc %[hi], %[t7]\n\t"
+          FE_TAIL
+          : FE_OUTS
+          : [a] "r"(a), [p3] "m"(P[3]), [z] "m"(fe_zero_limb)
+          : "rdx", "cc", "memory");
+  r[0] = t0, r[1] = t1, r[2] = t2, r[3] = t3;
+}
+#undef FE_RED
+#undef FE_TAIL
+#undef FE_OUTS
+#undef FE_MROW
+
+/* a + b, then minus p unless that borrows (add/adc chains; plain x86-64). */
+static inline __attribute__((always_inline)) void fe_add(fe_t r, const fe_t a, const fe_t b) {
+  uint64_t t0 = a[0], t1 = a[1], t2 = a[2], t3 = a[3], u0, u1, u2, u3, c;
+  __asm__("xor %k[c], %k[c]\n\t"
+          "add 0(%[b]), %[t0]\n\t" "adc 8(%[b]), %[t1]\n\t" "adc 16(%[b]), %[t2]\n\t" "adc 24(%[b]), %[t3]\n\t"
+          "adc $0, %[c]\n\t"
+          "mov %[t0], %[u0]\n\t" "mov %[t1], %[u1]\n\t" "mov %[t2], %[u2]\n\t" "mov %[t3], %[u3]\n\t"
+          "sub $-1, %[u0]\n\t" "sbb %[p1], %[u1]\n\t" "sbb $0, %[u2]\n\t" "sbb %[p3], %[u3]\n\t" "sbb $0, %[c]\n\t"
+          "cmovnc %[u0], %[t0]\n\t" "cmovnc %[u1], %[t1]\n\t" "cmovnc %[u2], %[t2]\n\t" "cmovnc %[u3], %[t3]\n\t"
+          : [t0] "+&r"(t0), [t1] "+&r"(t1), [t2] "+&r"(t2), [t3] "+&r"(t3), [u0] "=&r"(u0), [u1] "=&r"(u1),
+            [u2] "=&r"(u2), [u3] "=&r"(u3), [c] "=&r"(c)
+          : [b] "r"(b), "m"(*(const fe_t *)b), [p1] "m"(P[1]), [p3] "m"(P[3])
+          : "cc");
+  r[0] = t0, r[1] = t1, r[2] = t2, r[3] = t3;
+}
+
+/* a − b, plus p where that borrowed (the borrow as a mask selects p's limbs). */
+static inline __attribute__((always_inline)) void fe_sub(fe_t r, const fe_t a, const fe_t b) {
+  uint64_t t0 = a[0], t1 = a[1], t2 = a[2], t3 = a[3], m, m1, m3;
+  __asm__("sub 0(%[b]), %[t0]\n\t" "sbb 8(%[b]), %[t1]\n\t" "sbb 16(%[b]), %[t2]\n\t" "sbb 24(%[b]), %[t3]\n\t"
+          "sbb %[m], %[m]\n\t"
+          "mov %[m], %[m1]\n\t" "shr $32, %[m1]\n\t" "mov %[p3], %[m3]\n\t" "and %[m], %[m3]\n\t"
+          "add %[m], %[t0]\n\t" "adc %[m1], %[t1]\n\t" "adc $0, %[t2]\n\t" "adc %[m3], %[t3]\n\t"
+          : [t0] "+&r"(t0), [t1] "+&r"(t1), [t2] "+&r"(t2), [t3] "+&r"(t3), [m] "=&r"(m), [m1] "=&r"(m1), [m3] "=&r"(m3)
+          : [b] "r"(b), "m"(*(const fe_t *)b), [p3] "m"(P[3])
+          : "cc");
+  r[0] = t0, r[1] = t1, r[2] = t2, r[3] = t3;
+}
+
 static int fe_adx; /* set once by p256_init */
 static void fe_mul(fe_t r, const fe_t a, const fe_t b) {
   if (fe_adx) fe_mul_adx(r, a, b);
   else fe_mul_c(r, a, b);
 }
+static void fe_sqr(fe_t r, const fe_t a) {
+  if (fe_adx) fe_sqr_adx(r, a);
+  else fe_mul_c(r, a, a);
+}
 #else
 static void fe_mul(fe_t r, const fe_t a, const fe_t b) { fe_mul_c(r, a, b); }
-#endif
-
-static void fe_sqr(fe_t r, const fe_t a) { fe_mul(r, a, a); }
+static void fe_sqr(fe_t r, const fe_t a) { fe_mul_c(r, a, a); }
 
 static inline __attribute__((always_inline)) void fe_add(fe_t r, const fe_t a, const fe_t b) {
   uint64_t t[4], c = 0;
@@ -128,6 +234,7 @@ static inline __attribute__((always_inline)) void fe_sub(fe_t r, const fe_t a, c
     c = (uint64_t)(s >> 64);
   }
 }
+#endif
 
 static void fe_copy(fe_t r, const fe_t a) { memcpy(r, a, sizeof(fe_t)); }
 
