@@ -112,27 +112,29 @@ static void fe_mul_adx(fe_t r, const fe_t a, const fe_t b) {
           : "rdx", "cc", "memory");
   r[0] = t0, r[1] = t1, r[2] = t2, r[3] = t3;
 }
-/* The square: the six cross products once, doubled, plus the four squares (10 MULX, not 16). */
-static void fe_sqr_adx(fe_t r, const fe_t a) {
-  uint64_t t0, t1, t2, t3, t4, t5, t6, t7, lo, hi;
-  __asm__("mov 0(%[a]), %%rdx\n\t"
-          "mulx 8(%[a]), %[t1], %[t2]\n\t"
-          "mulx 16(%[a]), %[lo], %[t3]\n\t"
+/* The square of a0..a3 in place, all in registers (so that fe_sqr_n's chains of squarings go
+ * through no memory): the six cross products once, doubled, plus the four squares (10 MULX, not
+ * 16). a0 holds the product's lowest limb once a0² is taken; 13 registers and rdx. */
+static inline __attribute__((always_inline)) void fe_sqr_regs(uint64_t *a0, uint64_t *a1, uint64_t *a2, uint64_t *a3) {
+  uint64_t t1, t2, t3, t4, t5, t6, t7, lo, hi;
+  __asm__("mov %[t0], %%rdx\n\t"
+          "mulx %[a1], %[t1], %[t2]\n\t"
+          "mulx %[a2], %[lo], %[t3]\n\t"
           "add %[lo], %[t2]\n\t"
-          "mulx 24(%[a]), %[lo], %[t4]\n\t"
+          "mulx %[a3], %[lo], %[t4]\n\t"
           "adc %[lo], %[t3]\n\t"
           "adc $0, %[t4]\n\t"
-          "mov 8(%[a]), %%rdx\n\t"
+          "mov %[a1], %%rdx\n\t"
           "xor %k[t5], %k[t5]\n\t"
-          "mulx 16(%[a]), %[lo], %[hi]\n\t"
+          "mulx %[a2], %[lo], %[hi]\n\t"
           "adox %[lo], %[t3]\n\t"
           "adcx %[hi], %[t4]\n\t"
-          "mulx 24(%[a]), %[lo], %[hi]\n\t"
+          "mulx %[a3], %[lo], %[hi]\n\t"
           "adox %[lo], %[t4]\n\t"
           "adcx %[hi], %[t5]\n\t"
           "adox %[z], %[t5]\n\t"
-          "mov 16(%[a]), %%rdx\n\t"
-          "mulx 24(%[a]), %[lo], %[t6]\n\t"
+          "mov %[a2], %%rdx\n\t"
+          "mulx %[a3], %[lo], %[t6]\n\t"
           "add %[lo], %[t5]\n\t"
           "adc $0, %[t6]\n\t"
           "xor %k[t7], %k[t7]\n\t" /* doubled */
@@ -143,27 +145,38 @@ static void fe_sqr_adx(fe_t r, const fe_t a) {
           "adc %[t5], %[t5]\n\t"
           "adc %[t6], %[t6]\n\t"
           "adc $0, %[t7]\n\t"
-          "mov 0(%[a]), %%rdx\n\t" /* plus the squares */
+          "mov %[t0], %%rdx\n\t" /* plus the squares */
           "mulx %%rdx, %[t0], %[hi]\n\t"
           "add %[hi], %[t1]\n\t"
-          "mov 8(%[a]), %%rdx\n\t"
+          "mov %[a1], %%rdx\n\t"
           "mulx %%rdx, %[lo], %[hi]\n\t"
           "adc %[lo], %[t2]\n\t"
           "adc %[hi], %[t3]\n\t"
-          "mov 16(%[a]), %%rdx\n\t"
+          "mov %[a2], %%rdx\n\t"
           "mulx %%rdx, %[lo], %[hi]\n\t"
           "adc %[lo], %[t4]\n\t"
           "adc %[hi], %[t5]\n\t"
-          "mov 24(%[a]), %%rdx\n\t"
+          "mov %[a3], %%rdx\n\t"
           "mulx %%rdx, %[lo], %[hi]\n\t"
           "adc %[lo], %[t6]\n\t"
           "adc %[hi], %[t7]\n\t"
           FE_TAIL
-          : FE_OUTS
-          : [a] "r"(a), [p3] "m"(P[3]), [z] "m"(fe_zero_limb)
-          : "rdx", "cc", "memory");
-  r[0] = t0, r[1] = t1, r[2] = t2, r[3] = t3;
+          "mov %[t1], %[a1]\n\t"
+          "mov %[t2], %[a2]\n\t"
+          "mov %[t3], %[a3]\n\t"
+          : [t0] "+&r"(*a0), [a1] "+&r"(*a1), [a2] "+&r"(*a2), [a3] "+&r"(*a3), [t1] "=&r"(t1), [t2] "=&r"(t2),
+            [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5), [t6] "=&r"(t6), [t7] "=&r"(t7), [lo] "=&r"(lo),
+            [hi] "=&r"(hi)
+          : [p3] "m"(P[3]), [z] "m"(fe_zero_limb)
+          : "rdx", "cc");
 }
+/* r = a^(2^n), n ≥ 0 */
+static void fe_sqr_n_adx(fe_t r, const fe_t a, int n) {
+  uint64_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+  while (n-- > 0) fe_sqr_regs(&a0, &a1, &a2, &a3);
+  r[0] = a0, r[1] = a1, r[2] = a2, r[3] = a3;
+}
+static void fe_sqr_adx(fe_t r, const fe_t a) { fe_sqr_n_adx(r, a, 1); }
 #undef FE_RED
 #undef FE_TAIL
 #undef FE_OUTS
@@ -247,6 +260,12 @@ static inline __attribute__((always_inline)) void fe_cmov(fe_t r, const fe_t a, 
 static fe_t fe_one, fe_r2; /* R mod p, R² mod p: set once by p256_init */
 
 static void fe_sqr_n(fe_t r, const fe_t a, int n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (fe_adx) {
+    fe_sqr_n_adx(r, a, n);
+    return;
+  }
+#endif
   fe_copy(r, a);
   while (n-- > 0) fe_sqr(r, r);
 }
