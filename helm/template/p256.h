@@ -1,9 +1,10 @@
 /* P-256 key generation for Sprig's genPrivateKey "ecdsa": a private scalar d uniform in
  * [1, n − 1] (32 random bytes, redrawn while 0 or ≥ n, as Go's ecdsa.GenerateKey draws it) and
- * the public point d·G, by a fixed-base comb over a table of j·16^i·G (i < 64, j < 16) made once
- * per process. Field arithmetic in Montgomery form on four 64-bit limbs; the table is read by
- * masked scans, additions are selected by masks, so the work does not depend on d. The curve's
- * constants come from mbedTLS's group (mbedtls_ecp_group_load). */
+ * the public point d·G, by a fixed-base comb of signed 6-bit digits over a table of j·64^i·G
+ * (i < 43, 1 ≤ j ≤ 32, 88 KB) made once per process. Field arithmetic in Montgomery form on four
+ * 64-bit limbs; the table is read by masked scans, additions are selected by masks, so the work
+ * does not depend on d. The curve's constants come from mbedTLS's group
+ * (mbedtls_ecp_group_load). */
 #ifndef RUDDER_HELM_TEMPLATE_P256_H
 #define RUDDER_HELM_TEMPLATE_P256_H
 

@@ -1,6 +1,8 @@
 /* P-256 keys from helm/template/p256.c (genPrivateKey "ecdsa"): d·G against mbedTLS's
- * mbedtls_ecp_mul for edge scalars (1, 2, 15, 16, 17, n − 1, scalars with zero digits) and
- * random ones, private scalars in [1, n − 1], and the PEM keys checked by `openssl ec -check`.
+ * mbedtls_ecp_mul for edge scalars (1, 2, 15, 16, 17, n − 1, scalars with zero digits, the signed
+ * 6-bit digits' edges: 2^6i, 2^6i ± 1, 2^(6i−1), 2^k − 1, k·2^252, n − k·2^252) and random ones,
+ * every point also checked on the curve by mbedtls_ecp_check_pubkey, private scalars in
+ * [1, n − 1], and the PEM keys checked by `openssl ec -check`.
  * Needs openssl. */
 #include <mbedtls/ecp.h>
 #include <stdlib.h>
@@ -32,6 +34,12 @@ static void check_mul(mbedtls_ecp_group *g, const unsigned char d[32], const uns
   mbedtls_mpi_write_binary(&q.X, ex, 32);
   mbedtls_mpi_write_binary(&q.Y, ey, 32);
   CHECK(memcmp(x, ex, 32) == 0 && memcmp(y, ey, 32) == 0);
+  mbedtls_ecp_point mine;
+  mbedtls_ecp_point_init(&mine);
+  CHECK(mbedtls_mpi_read_binary(&mine.X, x, 32) == 0 && mbedtls_mpi_read_binary(&mine.Y, y, 32) == 0 &&
+        mbedtls_mpi_lset(&mine.Z, 1) == 0);
+  CHECK(mbedtls_ecp_check_pubkey(g, &mine) == 0);
+  mbedtls_ecp_point_free(&mine);
   mbedtls_mpi_free(&m);
   mbedtls_ecp_point_free(&q);
 }
@@ -62,6 +70,42 @@ int main(void) {
     CHECK(p256__base_mul(e, x, y) == 0);
     check_mul(&g, e, x, y);
   }
+  /* the signed digits' edges: sums that are zero or negative before a digit, the top digit */
+  mbedtls_mpi e, t;
+  mbedtls_mpi_init(&e);
+  mbedtls_mpi_init(&t);
+  int edges = 0;
+  for (int k = 0; k < 256; k++) {
+    for (int v = 0; v < 5; v++) {
+      mbedtls_mpi_lset(&e, 1);
+      mbedtls_mpi_shift_l(&e, (size_t)k); /* 2^k, 2^k − 1, 2^k + 1, n − 2^k, 3·2^k − 1 */
+      if (v == 1) mbedtls_mpi_sub_int(&e, &e, 1);
+      if (v == 2) mbedtls_mpi_add_int(&e, &e, 1);
+      if (v == 3) mbedtls_mpi_sub_mpi(&e, &g.N, &e);
+      if (v == 4) mbedtls_mpi_mul_int(&e, &e, 3), mbedtls_mpi_sub_int(&e, &e, 1);
+      if (mbedtls_mpi_cmp_int(&e, 1) < 0 || mbedtls_mpi_cmp_mpi(&e, &g.N) >= 0) continue;
+      mbedtls_mpi_write_binary(&e, d, 32);
+      CHECK(p256__base_mul(d, x, y) == 0);
+      check_mul(&g, d, x, y);
+      edges++;
+    }
+  }
+  for (int k = 1; k <= 16; k++) { /* k·2^252 and n − k·2^252 */
+    mbedtls_mpi_lset(&t, k);
+    mbedtls_mpi_shift_l(&t, 252);
+    for (int v = 0; v < 2; v++) {
+      if (v) mbedtls_mpi_sub_mpi(&e, &g.N, &t);
+      else mbedtls_mpi_copy(&e, &t);
+      if (mbedtls_mpi_cmp_int(&e, 1) < 0 || mbedtls_mpi_cmp_mpi(&e, &g.N) >= 0) continue;
+      mbedtls_mpi_write_binary(&e, d, 32);
+      CHECK(p256__base_mul(d, x, y) == 0);
+      check_mul(&g, d, x, y);
+      edges++;
+    }
+  }
+  CHECK(edges > 1250);
+  mbedtls_mpi_free(&e);
+  mbedtls_mpi_free(&t);
   for (int i = 0; i < 40; i++) { /* random scalars with runs of zero digits */
     rng(NULL, d, 32);
     d[0] &= 0x7f;
