@@ -5,7 +5,12 @@
 # CRD is installed again afterwards for the tests that follow.
 . "$(dirname "$0")/lib.sh"
 crd=$RUDDER_SOURCE_DIR/deploy/crds/rudder.dev_helmreleases.yaml
-restore() { kubectl apply -f "$crd" >/dev/null 2>&1 || true; kubectl wait --for=condition=Established crd/helmreleases.rudder.dev --timeout=60s >/dev/null 2>&1 || true; cleanup; }
+restore() {
+  local rc=$?
+  kubectl apply -f "$crd" >/dev/null 2>&1 || true
+  kubectl wait --for=condition=Established crd/helmreleases.rudder.dev --timeout=60s >/dev/null 2>&1 || true
+  cleanup $rc
+}
 trap restore EXIT
 
 mkdir -p "$WORK/t"
