@@ -71,9 +71,13 @@ cleanup() {
     kubectl -n "$NS" get helmreleases -o yaml >&2 2>/dev/null || true
     kubectl -n "$NS" get helmrequests.app.alauda.io -o yaml >&2 2>/dev/null || true
   fi
-  # Leave nothing behind: drop our finalizers, then the namespace.
-  for hr in $(kubectl -n "$NS" get helmreleases -o name 2>/dev/null) $(kubectl -n "$NS" get helmrequests.app.alauda.io -o name 2>/dev/null); do
-    kubectl -n "$NS" patch "$hr" --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+  # Leave nothing behind: drop our finalizers, then the namespaces (a finalizer left in one of them
+  # would hold the namespace, and the kind's CRD for e2e.crd_deleted, for ever).
+  local n hr
+  for n in "$NS" ${EXTRA_NAMESPACES[@]+"${EXTRA_NAMESPACES[@]}"}; do
+    for hr in $(kubectl -n "$n" get helmreleases -o name 2>/dev/null) $(kubectl -n "$n" get helmrequests.app.alauda.io -o name 2>/dev/null); do
+      kubectl -n "$n" patch "$hr" --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+    done
   done
   kubectl delete namespace "$NS" "$NS-oracle" ${EXTRA_NAMESPACES[@]+"${EXTRA_NAMESPACES[@]}"} --wait=false >/dev/null 2>&1 || true
   rm -rf "$WORK"
