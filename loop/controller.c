@@ -10,6 +10,7 @@
 #include "reconcile/engine.h"
 #include "reconcile/request.h"
 #include "reconcile/clusters.h"
+#include "reconcile/records.h"
 #include "helm/source/cache.h"
 #include "helm/source/source.h"
 #include "watch/fetch.h"
@@ -43,6 +44,7 @@ typedef struct ctl_s {
   chart_cache_t *charts;  /* charts in memory, one per digest */
   source_t *source;       /* repositories, downloads, the archive cache on disk */
   clusters_t *clusters;   /* other clusters, from kubeconfig Secrets in the chart-repository namespace */
+  records_t *records;     /* Helm's release records, one watch for every front door's engine */
   const char *chartrepo_ns;
   bool publish_charts;    /* Chart objects for every chart of a ChartRepo */
   bool kubeconfig_exec;   /* --insecure-kubeconfig-exec */
@@ -101,10 +103,21 @@ static void ctl__fetch_closed(void *data) {
 }
 
 static void ctl__clusters_stopped(void *data);
+static void ctl__records_stopped(void *data);
 
 static void ctl__kinds_stopped(void *data) {
   ctl_t *c = data;
   c->kinds = NULL;
+  if (c->records) { /* after the engines, which were subscribed to it */
+    records_stop(c->records, ctl__records_stopped, c);
+    return;
+  }
+  ctl__records_stopped(c);
+}
+
+static void ctl__records_stopped(void *data) {
+  ctl_t *c = data;
+  c->records = NULL;
   if (c->clusters) { /* after the engines: their reconciles held clients of other clusters */
     clusters_stop(c->clusters, ctl__clusters_stopped, c);
     return;
@@ -164,8 +177,10 @@ static void ctl__log_memory(ctl_t *c) {
     engine_stats_t s = engine_get_stats(engines[i]);
     objects += s.cache.objects;
     cache += s.cache.bytes;
-    records_objects += s.records_cache.objects;
-    records += s.records_cache.bytes;
+    if (!c->records) { /* else every engine reports the one shared cache: counted once below */
+      records_objects += s.records_cache.objects;
+      records += s.records_cache.bytes;
+    }
     memo += s.memo_bytes;
     index += s.index_bytes;
     queue += s.queue_bytes;
@@ -174,6 +189,11 @@ static void ctl__log_memory(ctl_t *c) {
     engine += s.bytes;
     drift_objects += s.drift_objects;
     drift_bytes += s.drift_bytes;
+  }
+  if (c->records) {
+    informer_memory_t rm = records_memory(c->records);
+    records_objects = rm.objects;
+    records = rm.bytes;
   }
   unsigned long long rss, hwm, heap_used = 0, heap_free = 0, heap_mmap = 0;
   ctl__proc_rss(&rss, &hwm);
@@ -248,6 +268,13 @@ static void ctl__start_reconcilers(ctl_t *c) {
     c->clusters = NULL;
   }
   c->eopts.clusters = c->clusters;
+  int rrc = records_start(c->client, c->eopts.namespace, &c->records);
+  if (rrc) {
+    LOG_W("cannot watch the release records once for all kinds: each kind watches them itself", "error",
+          uv_strerror(rrc));
+    c->records = NULL;
+  }
+  c->eopts.records = c->records;
   kinds_env_t env = {.loop = &c->loop, .client = c->client, .disc = c->disc, .source = c->source, .eopts = &c->eopts,
                      .publish_charts = c->publish_charts};
   int rc = kinds_start(c->kinds, &env, ctl__kind_failed, c);

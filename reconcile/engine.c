@@ -24,6 +24,7 @@
 #include "queue/queue.h"
 #include "reconcile/conditions.h"
 #include "reconcile/drift.h"
+#include "reconcile/records.h"
 #include "reconcile/refs.h"
 #include "reconcile/clusters.h"
 #include "helm/values/values.h"
@@ -146,85 +147,6 @@ static void memo_free_all(memo_table_t *t) {
   memset(t, 0, sizeof *t);
 }
 
-/* How many release records the records informer holds per "storage namespace/release name", kept
- * on its every add and delete: a release the cache holds none of (once synced) is installed without
- * listing its records, which cannot exist (a record written meanwhile by someone else makes the
- * install's create of v1 fail with a conflict, as two helm installs do). */
-typedef struct reccount_s {
-  struct reccount_s *next;
-  unsigned n;
-  char key[];
-} reccount_t;
-
-typedef struct reccount_table_s {
-  reccount_t **b;
-  size_t nb, n;
-} reccount_table_t;
-
-/* The entry of key, made (at 0) when make and missing; NULL when missing or out of memory. */
-static reccount_t *reccount__get(reccount_table_t *t, const char *key, int make) {
-  if (t->nb)
-    for (reccount_t *c = t->b[memo__hash(key) & (t->nb - 1)]; c; c = c->next)
-      if (!strcmp(c->key, key)) return c;
-  if (!make) return NULL;
-  if (t->n + 1 > t->nb) {
-    size_t nb = t->nb ? t->nb * 2 : 64;
-    reccount_t **b = calloc(nb, sizeof *b);
-    if (!b) return NULL;
-    for (size_t i = 0; i < t->nb; i++)
-      for (reccount_t *c = t->b[i], *nx; c; c = nx) {
-        nx = c->next;
-        size_t h = memo__hash(c->key) & (nb - 1);
-        c->next = b[h];
-        b[h] = c;
-      }
-    free(t->b);
-    t->b = b;
-    t->nb = nb;
-  }
-  size_t len = strlen(key);
-  reccount_t *c = calloc(1, sizeof *c + len + 1);
-  if (!c) return NULL;
-  memcpy(c->key, key, len + 1);
-  size_t h = memo__hash(key) & (t->nb - 1);
-  c->next = t->b[h];
-  t->b[h] = c;
-  t->n++;
-  return c;
-}
-
-/* Counts a record Secret (its namespace and `name` label) in or out; an entry at 0 goes. */
-static void reccount__note(reccount_table_t *t, const cJSON *secret, int delta) {
-  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(secret, "metadata");
-  const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
-  const cJSON *name = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "labels"), "name");
-  if (!cJSON_IsString(ns) || !cJSON_IsString(name)) return;
-  buf_t k = BUF_INIT;
-  buf_printf(&k, "%s/%s", ns->valuestring, name->valuestring);
-  reccount_t *c = k.data ? reccount__get(t, k.data, delta > 0) : NULL;
-  if (c && delta > 0) c->n++;
-  else if (c && c->n && !--c->n) {
-    for (reccount_t **p = &t->b[memo__hash(k.data) & (t->nb - 1)]; *p; p = &(*p)->next)
-      if (*p == c) {
-        *p = c->next;
-        free(c);
-        t->n--;
-        break;
-      }
-  }
-  buf_free(&k);
-}
-
-static void reccount__free(reccount_table_t *t) {
-  for (size_t i = 0; i < t->nb; i++)
-    for (reccount_t *c = t->b[i], *nx; c; c = nx) {
-      nx = c->next;
-      free(c);
-    }
-  free(t->b);
-  memset(t, 0, sizeof *t);
-}
-
 /* ---- the engine ---- */
 
 typedef struct rc_s rc_t;
@@ -259,8 +181,8 @@ struct engine_s {
   act_env_t env;
   discovery_t *d;
   informer_t *inf;
-  informer_t *records; /* Helm's release Secrets (labels only): a change made elsewhere queues its release */
-  reccount_table_t reccount; /* the records it holds, per release */
+  records_t *records;  /* Helm's release Secrets (labels only): a change made elsewhere queues its release */
+  int own_records;     /* started by this engine (no shared one given): stopped with it */
   queue_t q;
   char *ns;
   char *field_manager;
@@ -1787,15 +1709,11 @@ static void rc__records_read(rc_t *x) {
  * acted on the object; a record of ours the cache has not seen yet cannot be missed that way. */
 static int rc__no_records(rc_t *x) {
   engine_t *e = x->e;
-  if (x->cluster || x->coordinator || x->req.deleting || !e->records || !informer_has_synced(e->records)) return 0;
-  if (e->ns && strcmp(e->ns, x->req.storage_ns)) return 0;
+  if (x->cluster || x->coordinator || x->req.deleting || !e->records || !records_synced(e->records)) return 0;
+  if (!records_covers(e->records, x->req.storage_ns)) return 0;
   const memo_t *m = memo_get(&e->memo, x->key);
   if ((m && (m->acted || m->revision)) || x->req.applied_revision) return 0;
-  buf_t k = BUF_INIT;
-  buf_printf(&k, "%s/%s", x->req.storage_ns, x->req.release_name);
-  int none = k.data && !reccount__get(&e->reccount, k.data, 0);
-  buf_free(&k);
-  return none;
+  return !records_count(e->records, x->req.storage_ns, x->req.release_name);
 }
 
 static void rc__list_records(rc_t *x) {
@@ -3402,22 +3320,15 @@ static void engine__record_event_in(engine_t *e, const cJSON *secret, int delete
 }
 
 static void engine__rec_add(informer_t *inf, const char *key, const cJSON *obj, void *data) {
-  engine_t *e = data;
-  reccount__note(&e->reccount, obj, 1);
-  engine__record_event(e, obj, 0);
+  engine__record_event(data, obj, 0);
 }
 
 static void engine__rec_update(informer_t *inf, const char *key, const cJSON *old, const cJSON *obj, void *data) {
-  engine_t *e = data;
-  reccount__note(&e->reccount, old, -1); /* its name label may have changed */
-  reccount__note(&e->reccount, obj, 1);
-  engine__record_event(e, obj, 0);
+  engine__record_event(data, obj, 0);
 }
 
 static void engine__rec_delete(informer_t *inf, const char *key, const cJSON *obj, void *data) {
-  engine_t *e = data;
-  reccount__note(&e->reccount, obj, -1);
-  engine__record_event(e, obj, 1);
+  engine__record_event(data, obj, 1);
 }
 
 /* An object the informer could not read (too deep, too big, malformed): it alone fails, with a
@@ -3484,7 +3395,6 @@ static void engine__queue_closed(queue_t *q) {
   void (*cb)(void *) = e->stop_cb;
   void *data = e->stop_data;
   memo_free_all(&e->memo);
-  reccount__free(&e->reccount);
   memo_free_all(&e->releases);
   memo_free_all(&e->dependants);
   memo_free_all(&e->fanout);
@@ -3558,14 +3468,20 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   rc = informer_start(c, &io, &h, &e->inf);
   buf_free(&path);
   if (!rc) {
-    buf_t rp = BUF_INIT;
-    kube_path(&rp, "", "v1", "secrets", e->ns, NULL, NULL);
-    static const char *const keep[] = {"metadata.labels", NULL};
-    informer_opts_t ro = {.path = rp.data, .label_selector = "owner=helm", .keep = keep};
+    /* The records: the process's shared watch when given (it must cover the engine's namespace),
+     * else one of the engine's own. */
+    if (o && o->records && records_covers(o->records, e->ns)) {
+      e->records = o->records;
+    } else {
+      rc = records_start(c, e->ns, &e->records);
+      e->own_records = !rc;
+    }
     informer_handlers_t rh = {.on_add = engine__rec_add, .on_update = engine__rec_update,
                               .on_delete = engine__rec_delete, .data = e};
-    rc = informer_start(c, &ro, &rh, &e->records);
-    buf_free(&rp);
+    if (!rc && (rc = records_subscribe(e->records, &rh)) && e->own_records) {
+      records_stop(e->records, NULL, NULL);
+      e->records = NULL;
+    }
     if (rc) informer_stop(e->inf, NULL, NULL);
   }
   if (rc) {
@@ -3655,7 +3571,9 @@ static void engine__records_stopped(void *data) {
 static void engine__informer_stopped(void *data) {
   engine_t *e = data;
   e->inf = NULL;
-  informer_stop(e->records, engine__records_stopped, e);
+  records_unsubscribe(e->records, e);
+  if (e->own_records) records_stop(e->records, engine__records_stopped, e);
+  else engine__records_stopped(e);
 }
 
 void engine_stop(engine_t *e, void (*cb)(void *data), void *data) {
@@ -3699,7 +3617,7 @@ engine_stats_t engine_get_stats(const engine_t *e) {
   for (const rc_t *x = e->running; x; x = x->next) s.running++;
   s.bytes = s.memo_bytes + s.index_bytes + s.queue_bytes;
   if (e->inf) s.cache = informer_memory(e->inf);
-  if (e->records) s.records_cache = informer_memory(e->records);
+  if (e->records) s.records_cache = records_memory(e->records);
   if (e->drift) {
     s.drift_objects = drift_objects(e->drift);
     s.drift_bytes = drift_bytes(e->drift);

@@ -37,6 +37,10 @@ typedef struct engine_opts_s {
   /* The Reconciling (Progressing) condition is written for an action still running after this many
    * ms (0: ENGINE_PROGRESS_AFTER_MS); negative: before every action, as Flux writes it. */
   long progress_after_ms;
+  /* Helm's release records, watched once for all the process's engines (records.h; the caller's,
+   * started before and stopped after every engine using it); NULL, or one not covering the
+   * engine's namespace: the engine watches them itself. */
+  struct records_s *records;
 } engine_opts_t;
 
 /* How long an action runs before its Reconciling condition is written (engine_opts_t.progress_after_ms). */

@@ -86,6 +86,11 @@ wait_for 30 "the Microservice API served" kubectl -n "$NS" get microservices
 ms_yaml ms2 | kubectl apply -f - >/dev/null
 wait_for 60 "ms2 Deployed" bash -c "[ \"\$(kubectl -n $NS get microservice ms2 -o jsonpath='{.status.phase}')\" = Deployed ]"
 ok "CRD installed again: served again without a restart (ms2 Deployed)"
+# The release records are watched once for every kind's engine (reconcile/records.h): one list
+# although the HelmRelease, HelmRequest and Microservice engines started (Microservice twice).
+n=$(grep -c "request=\"GET /api/v1/namespaces/$NS/secrets?limit=500&labelSelector=owner%3Dhelm\"" "$CTRL_LOG") || true
+[ "$n" = 1 ] || fail "the release records were listed $n times, want once (one watch shared by the engines)"
+ok "one watch of the release records for every kind's engine"
 kubectl -n "$NS" delete microservice ms2 --wait=true --timeout=60s >/dev/null
 [ "$(helm_status helm ms2)" = absent ] || fail "ms2 not uninstalled: $(helm_status helm ms2)"
 helm uninstall ms1 -n "$NS" >/dev/null
