@@ -603,7 +603,7 @@ int sprig__strslice(tpl_call_t *c, const tpl_value_t *in, tpl_value_t *out) {
   buf_t b = BUF_INIT;
   if (v.kind == TPL_LIST) {
     for (size_t i = 0; v.u.list && i < v.u.list->len; i++) {
-      tpl_value_t e = sprig__arg(&v.u.list->items[i]);
+      tpl_value_t it = tpl_list_at(v.u.list, i), e = sprig__arg(&it);
       if (e.kind == TPL_NIL) continue;
       buf_reset(&b);
       sprig__strval(&b, &e);

@@ -1045,7 +1045,8 @@ static void seq_items(ye_t *e, const tpl_list_t *l, size_t from, size_t to, int 
   for (size_t i = from; i < to && !e->rc; i++) {
     write_indent(e);
     write_indicator(e, "-", true, false, true);
-    emit_node(e, &l->items[i], false, true, false, false, depth + 1);
+    tpl_value_t it = tpl_list_at(l, i);
+    emit_node(e, &it, false, true, false, false, depth + 1);
   }
 }
 
@@ -1442,7 +1443,7 @@ static bool key_may_go_stale(const tpl_value_t *v, int depth, size_t *left) {
   if (depth > 10000 || !*left) return false;
   --*left;
   if (v->kind == TPL_LIST && v->u.list) {
-    for (size_t i = 0; i < v->u.list->len; i++)
+    for (size_t i = 0; !v->u.list->bytes && i < v->u.list->len; i++)
       if (key_may_go_stale(&v->u.list->items[i], depth + 1, left)) return true;
   } else if (v->kind == TPL_MAP && v->u.map) {
     const tpl_map_t *m = v->u.map;
