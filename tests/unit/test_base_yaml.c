@@ -345,6 +345,36 @@ static void fast_head_compare(const char *y, size_t *accepted, size_t *refused) 
   cJSON_Delete(jl);
 }
 
+/* A scalar over several lines after "key:" or "-" in a collection at column indent, as encoders
+ * fold long strings: plain, single- or double-quoted, its further lines mostly indented past the
+ * collection (sometimes not), blank and comment lines between them, words that may end it early
+ * or make a key of it. Sets fast_multi. */
+static bool fast_multi, fast_multi_on;
+static void fast_gen_multi(char *doc, size_t *len, size_t cap, int indent) {
+  static const char *const words[] = {"word", "more words", "a: b", "x #y", "- item", "#c", "it''s", "it's",
+                                      "say \"hi\"", "back\\slash", "end:", "?q", "\\u00e9", "\\x41", "---", "...",
+                                      "k:v", "{a}", "[b]", "*x", "&y", "!t", "%p", "@q", "|", ">", "1", "true"};
+  enum { NSAFE = 6 };
+  unsigned q = fast_rnd(3); /* plain, single, double */
+  bool clean = fast_rnd(2);
+  const char *open = q == 1 ? "'" : q == 2 ? "\"" : "";
+  int lines = 1 + (int)fast_rnd(3);
+  fast_multi = true;
+  *len += (size_t)snprintf(doc + *len, cap - *len, " %s%s", open, words[fast_rnd(clean ? NSAFE : sizeof words / sizeof *words)]);
+  for (int i = 0; i < lines && *len < cap - 200; i++) {
+    if (q == 2 && !fast_rnd(4)) *len += (size_t)snprintf(doc + *len, cap - *len, "\\"); /* an escaped line break */
+    *len += (size_t)snprintf(doc + *len, cap - *len, "\n");
+    if (!fast_rnd(6)) *len += (size_t)snprintf(doc + *len, cap - *len, "%*s\n", (int)fast_rnd(2) * (indent + 2), "");
+    if (!clean && !fast_rnd(8)) *len += (size_t)snprintf(doc + *len, cap - *len, "%*s# note\n", indent + 2, "");
+    unsigned w = fast_rnd(clean ? 12 : 8);
+    int ind = w < 6 ? indent + 2 : w < 7 ? indent + 1 : w < 8 ? indent + 4 : w < 10 ? indent : 0;
+    if (clean) ind = w < 11 ? indent + 2 : indent + 5;
+    *len += (size_t)snprintf(doc + *len, cap - *len, "%*s%s", ind, "", words[fast_rnd(clean ? NSAFE : sizeof words / sizeof *words)]);
+  }
+  static const char *const tails[] = {"", "", " # c", " x", ": v"};
+  *len += (size_t)snprintf(doc + *len, cap - *len, "%s%s\n", open, tails[fast_rnd(clean ? 3 : 5)]);
+}
+
 /* A structurally valid block document (the clean half of the generated ones). */
 static void fast_gen_node(char *doc, size_t *len, size_t cap, int indent, int depth, bool seq, const char *const *keys,
                           size_t nk, const char *const *vals, size_t nv);
@@ -353,7 +383,9 @@ static void fast_gen_value(char *doc, size_t *len, size_t cap, int indent, int d
                            const char *const *vals, size_t nv) {
   /* after "key:" or "-": a scalar, a literal block, or a nested mapping or sequence */
   unsigned t = depth > 4 ? fast_rnd(2) : fast_rnd(6);
-  if (t == 0) {
+  if (fast_multi_on && !fast_rnd(4)) {
+    fast_gen_multi(doc, len, cap, indent);
+  } else if (t == 0) {
     *len += (size_t)snprintf(doc + *len, cap - *len, " %s\n", vals[fast_rnd((unsigned)nv)]);
   } else if (t == 1) {
     *len += (size_t)snprintf(doc + *len, cap - *len, " %s\n%*s%s\n\n%*s%s: x\n", fast_rnd(2) ? "|" : ">-", indent + 2, "",
@@ -406,13 +438,18 @@ static void fast_head_tests(void) {
       "x # y: z", "\"\\ud800\""};
   size_t accepted = 0, refused = 0;
   char doc[4096];
+  /* documents with multi-line scalars (a third of the structured ones): how many the scanner took */
+  size_t multi_accepted = 0, multi_refused = 0;
   for (int d = 0; d < 30000; d++) {
     size_t len = 0;
     int cur = 0, nlines = 1 + (int)fast_rnd(18);
     doc[0] = 0;
     if (d % 3 == 0) {
+      fast_multi = false;
+      fast_multi_on = d % 9 == 0;
       fast_gen_node(doc, &len, sizeof doc, 0, 0, false, keys, NSAFE_K, vals, NSAFE_V);
-      fast_head_compare(doc, &accepted, &refused);
+      if (fast_multi) fast_head_compare(doc, &multi_accepted, &multi_refused);
+      else fast_head_compare(doc, &accepted, &refused);
       continue;
     }
     for (int l = 0; l < nlines && len < sizeof doc - 300; l++) {
@@ -445,9 +482,12 @@ static void fast_head_tests(void) {
     fast_head_compare(doc, &accepted, &refused);
   }
   /* both sides of the scanner were exercised */
-  printf("head scanner: %zu generated documents accepted, %zu left to libyaml\n", accepted, refused);
+  printf("head scanner: %zu generated documents accepted, %zu left to libyaml; with multi-line scalars %zu and %zu\n",
+         accepted, refused, multi_accepted, multi_refused);
   CHECK(accepted > 1000);
   CHECK(refused > 1000);
+  CHECK(multi_accepted > 300);
+  CHECK(multi_refused > 300);
   /* manifests as charts render them: in the subset, and the same as the full conversion */
   static const char *const docs[] = {
       "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels:\n    app: web\n  annotations:\n"
