@@ -1122,7 +1122,17 @@ static int yf_plain_more(const char *c, const char *e) {
  * no closing quote, anything but a comment after it). */
 static const char *yf_quoted_lines(const char *p, const char *end, int parent) {
   char qc = *p;
-  for (const char *q = p + 1; q < end; q++) {
+  for (const char *q = p + 1;; q++) {
+    /* to the next byte that matters: the quote, a line break before it or (double-quoted) an escape */
+    const char *nq = memchr(q, qc, (size_t)(end - q));
+    const char *stop = memchr(q, '\n', (size_t)((nq ? nq : end) - q));
+    if (!stop) stop = nq;
+    if (qc == '"' && stop) {
+      const char *bs = memchr(q, '\\', (size_t)(stop - q));
+      if (bs) stop = bs;
+    }
+    if (!stop) return NULL;
+    q = stop;
     if (*q == '\n') {
       /* blank lines, or lines indented past the collection (so no document marker either) */
       const char *l = q + 1;
@@ -1141,20 +1151,18 @@ static const char *yf_quoted_lines(const char *p, const char *end, int parent) {
       if (!yaml__tail_ok(q + 1, e)) return NULL;
       return e < end ? e + 1 : end;
     }
-    if (qc == '"' && *q == '\\') {
-      if (q + 1 >= end) return NULL;
-      char c = q[1];
-      if (c == '\n') continue; /* an escaped line break: the newline is checked next */
-      if (c == 'u') {
-        if (end - q < 6 || !yf_hex4(q + 2)) return NULL;
-        q += 5;
-        continue;
-      }
-      if (!c || !strchr("\"\\nrtbf", c)) return NULL;
-      q++;
+    /* a backslash in a double-quoted scalar */
+    if (q + 1 >= end) return NULL;
+    char c = q[1];
+    if (c == '\n') continue; /* an escaped line break: the newline is checked next */
+    if (c == 'u') {
+      if (end - q < 6 || !yf_hex4(q + 2)) return NULL;
+      q += 5;
+      continue;
     }
+    if (!c || !strchr("\"\\nrtbf", c)) return NULL;
+    q++;
   }
-  return NULL;
 }
 
 int yaml_head_fast(const char *text, size_t len, cJSON **out) {
