@@ -62,6 +62,9 @@ struct tpl_call_s {
 /* Where the running node is: its template's parse name, line and column (Go's ErrorContext). */
 static const char *s_where(const tpl__state_t *s, int *line, size_t *col) {
   const tpl_tree_t *t = s->node->tree ? s->node->tree : s->tmpl;
+  /* A tree of a text parsed again under another name has the first parse's nodes (tpl_set_parse):
+   * the running tree says where they are. */
+  if (s->tmpl && t != s->tmpl && t->root == s->tmpl->root) t = s->tmpl;
   size_t pos = s->node->pos;
   if (pos > t->text_len) pos = t->text_len;
   *line = 1;
