@@ -968,6 +968,36 @@ static unsigned yf_hex4(const char *h) {
   return v >= 0xD800 && v <= 0xDFFF ? 0 : v;
 }
 
+/* A word of a one-line flow collection (yf_flow_words): [A-Za-z0-9_./-], a letter or digit first;
+ * the end of it, or NULL. */
+static const char *yf_flow_word(const char *q, const char *e) {
+  const char *w = q;
+  while (q < e && yf_keych((unsigned char)*q)) q++;
+  unsigned char c0 = q > w ? (unsigned char)*w : 0;
+  return (c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || (c0 >= '0' && c0 <= '9') ? q : NULL;
+}
+
+/* A one-line flow sequence of words (`[Ingress, Egress]`) or mapping of `word: word` pairs at p,
+ * with spaces around the commas: the end of it, or NULL. */
+static const char *yf_flow_words(const char *p, const char *e) {
+  char close = *p == '[' ? ']' : '}';
+  const char *q = p + 1;
+  for (;;) {
+    while (q < e && *q == ' ') q++;
+    if (!(q = yf_flow_word(q, e))) return NULL;
+    if (close == '}') {
+      if (e - q < 2 || q[0] != ':' || q[1] != ' ') return NULL;
+      q += 2;
+      while (q < e && *q == ' ') q++;
+      if (!(q = yf_flow_word(q, e))) return NULL;
+    }
+    while (q < e && *q == ' ') q++;
+    if (q < e && *q == close) return q + 1;
+    if (q >= e || *q != ',') return NULL;
+    q++;
+  }
+}
+
 /* The text of a one-line scalar starting at p (line ends at e): sets *end past it (and past trailing
  * spaces and a comment). For quoted scalars with want, *val gets the unescaped text (malloc'd).
  * 1 = ok plain, 2 = ok quoted, 3 = `{}` or `[]`, 0 = not in the subset. */
@@ -1028,6 +1058,11 @@ static int yf_scalar(const char *p, const char *e, const char **vend, char **val
   }
   if ((*p == '{' && p + 1 < e && p[1] == '}') || (*p == '[' && p + 1 < e && p[1] == ']')) {
     q = p + 2;
+    kind = 3;
+    goto tail;
+  }
+  if (*p == '[' || *p == '{') {
+    if (!(q = yf_flow_words(p, e))) return 0;
     kind = 3;
     goto tail;
   }
@@ -1428,6 +1463,9 @@ typedef struct yt_s {
   int blk_leading_break, blk_leading_blank;
   size_t blk_trailing;
   buf_t blk;
+  /* a root flow collection over several lines (JSON written as YAML): the text's end, past the
+   * line ends that yt_flow may cross; NULL: flow collections end on their line */
+  const char *flow_end;
 } yt_t;
 
 /* Appends item to a cJSON array or object in O(1) (cJSON keeps the tail in child->prev). */
@@ -2012,9 +2050,24 @@ static int yt_flow_item(const yt_t *t, const char **pp, const char *e, size_t de
   return *v ? 1 : bad ? 0 : -1;
 }
 
+/* Skips spaces; in a root flow collection over several lines (t->flow_end) also line breaks and the
+ * spaces after them, *e becoming the end of the line reached. Only between the tokens where JSON
+ * breaks lines (after an opening bracket or a comma, before a comma or a closing bracket): a key
+ * and its ':' stay on one line, as libyaml's simple keys must, and so do scalars. */
+static const char *yt_flow_ws(const yt_t *t, const char *p, const char **e) {
+  for (;;) {
+    while (p < *e && *p == ' ') p++;
+    if (!t->flow_end || p != *e || *e >= t->flow_end) return p;
+    p = *e + 1;
+    const char *ne = memchr(p, '\n', (size_t)(t->flow_end - p));
+    *e = ne ? ne : t->flow_end;
+  }
+}
+
 /* A one-line flow sequence or mapping at *pp ('[' or '{'), the node at depth: *v and *pp past the
  * closing bracket. Entries are items (a sequence) or `key: value` pairs (a mapping), separated by
- * commas, with at most a trailing one. 1, 0 outside the subset, -1 out of memory. */
+ * commas, with at most a trailing one. (With t->flow_end, lines may break between entries: see
+ * yt_flow_ws.) 1, 0 outside the subset, -1 out of memory. */
 static int yt_flow(const yt_t *t, const char **pp, const char *e, size_t depth, cJSON **v) {
   const char *p = *pp;
   int map = *p == '{';
@@ -2026,7 +2079,7 @@ static int yt_flow(const yt_t *t, const char **pp, const char *e, size_t depth, 
   if (!l.node) return -1;
   int rc = 0;
   p++;
-  while (p < e && *p == ' ') p++;
+  p = yt_flow_ws(t, p, &e);
   if (p < e && *p == close) {
     p++;
     goto done;
@@ -2062,7 +2115,11 @@ static int yt_flow(const yt_t *t, const char **pp, const char *e, size_t depth, 
       rc = -1;
       goto out;
     }
-    while (p < e && *p == ' ') p++;
+    if (t->flow_end && p > e) { /* a nested collection went on over lines: the line it ended on */
+      const char *ne = memchr(p, '\n', (size_t)(t->flow_end - p));
+      e = ne ? ne : t->flow_end;
+    }
+    p = yt_flow_ws(t, p, &e);
     if (p < e && *p == close) {
       p++;
       break;
@@ -2072,7 +2129,7 @@ static int yt_flow(const yt_t *t, const char **pp, const char *e, size_t depth, 
       goto out;
     }
     p++;
-    while (p < e && *p == ' ') p++;
+    p = yt_flow_ws(t, p, &e);
     if (p < e && *p == close) { /* one trailing comma */
       p++;
       break;
@@ -2267,6 +2324,19 @@ int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON 
     if (c == e || *c == '#') continue; /* blank or comment */
     if (*c == '\t') goto out;
     if (ind == 0 && e - c >= 3 && (!memcmp(c, "---", 3) || !memcmp(c, "...", 3))) goto out;
+    if (!root && !t.n && !t.pending && (*c == '{' || *c == '[')) {
+      /* the document is a flow collection (JSON written as YAML), perhaps over several lines:
+       * without a CR (line breaks to fold), and nothing after it but blanks and comments */
+      if (memchr(c, '\r', (size_t)(end - c))) goto out;
+      t.flow_end = end;
+      const char *q = c;
+      if (yt_flow(&t, &q, e, 0, &root) <= 0) goto out;
+      e = memchr(q, '\n', (size_t)(end - q));
+      if (!yaml__tail_ok(q, e ? e : end)) goto out;
+      p = e ? e + 1 : end;
+      t.flow_end = NULL;
+      continue;
+    }
     int is_seq = *c == '-' && (c + 1 == e || c[1] == ' ');
     if (t.pending) {
       /* the value of the last `key:` or `-`: a collection on the following lines, or null */
