@@ -37,9 +37,14 @@ struct worker_s {
   pthread_t th;
 };
 
-/* Both sides spin this long before they sleep: a job is often posted (or finished) within a few
- * hundred microseconds, and a sleeping thread takes long to wake. */
+/* A waiter for a job's end spins this long before it sleeps: a job is often finished within a
+ * few hundred microseconds, and a sleeping thread takes long to wake. */
 #define WORKER_SPIN_NS 500000L
+/* The helper, out of jobs, spins only this long: the poster is running templates and posts again
+ * much later than that as often as not, so a longer spin burns a core's time for nothing (it
+ * doubled the CPU time of a chart of 300 small templates parsed ahead) and, on a busy machine,
+ * takes it from the thread doing the work. */
+#define WORKER_IDLE_SPIN_NS 20000L
 
 static long worker__ns(void) {
   struct timespec t;
@@ -65,7 +70,7 @@ static void *worker_main(void *p) {
       long start = worker__ns();
       for (unsigned k = 1; !(j = worker__next(w)) && !worker__stopping(w); k++) {
         worker__relax();
-        if (!(k & 63) && worker__ns() - start > WORKER_SPIN_NS) break;
+        if (!(k & 63) && worker__ns() - start > WORKER_IDLE_SPIN_NS) break;
       }
     }
     if (!j && !worker__stopping(w)) {

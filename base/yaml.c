@@ -912,7 +912,11 @@ static int yaml__skip(yaml__ctx_t *c, yaml_event_t *ev, size_t depth) {
  * printable ASCII without tabs or CR, keys of [A-Za-z0-9_./-] starting with a letter or digit, plain
  * scalars that cannot resolve to NaN/Inf and hold no ": " or " #", one-line quoted scalars with
  * simple escapes, `{}`/`[]`, `|`/`>` blocks, comments, and no anchors, tags, aliases, merges, flow
- * collections, explicit keys, multi-line plain or quoted scalars or document markers. The head's
+ * collections, explicit keys or document markers. Values it does not build may also be plain or
+ * quoted scalars over several lines, as encoders fold long strings (CRD descriptions): every
+ * further line indented past the collection holding the scalar (libyaml asks no more than that of
+ * a plain one, and less of a quoted one), a plain one's lines free of what could end it (`: `, ` #`,
+ * an indicator first), a quoted one's escapes those of one line or an escaped line break. The head's
  * values must be scalars that resolve to strings; repeated head keys also go to libyaml. Anything
  * else: 0, and the caller runs the full converter. */
 
@@ -951,6 +955,49 @@ static int yaml__block_header(const char *p, const char *e, int *chomp) {
   return yaml__tail_ok(q, e);
 }
 
+/* The code point of the 4 hex digits at h of a `\u` escape; 0 when not hex, or NUL or a surrogate
+ * (which the line scanners leave to libyaml). */
+static unsigned yf_hex4(const char *h) {
+  unsigned v = 0;
+  for (int k = 0; k < 4; k++) {
+    char x = h[k];
+    int d = x >= '0' && x <= '9' ? x - '0' : x >= 'a' && x <= 'f' ? x - 'a' + 10 : x >= 'A' && x <= 'F' ? x - 'A' + 10 : -1;
+    if (d < 0) return 0;
+    v = v * 16 + (unsigned)d;
+  }
+  return v >= 0xD800 && v <= 0xDFFF ? 0 : v;
+}
+
+/* A word of a one-line flow collection (yf_flow_words): [A-Za-z0-9_./-], a letter or digit first;
+ * the end of it, or NULL. */
+static const char *yf_flow_word(const char *q, const char *e) {
+  const char *w = q;
+  while (q < e && yf_keych((unsigned char)*q)) q++;
+  unsigned char c0 = q > w ? (unsigned char)*w : 0;
+  return (c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || (c0 >= '0' && c0 <= '9') ? q : NULL;
+}
+
+/* A one-line flow sequence of words (`[Ingress, Egress]`) or mapping of `word: word` pairs at p,
+ * with spaces around the commas: the end of it, or NULL. */
+static const char *yf_flow_words(const char *p, const char *e) {
+  char close = *p == '[' ? ']' : '}';
+  const char *q = p + 1;
+  for (;;) {
+    while (q < e && *q == ' ') q++;
+    if (!(q = yf_flow_word(q, e))) return NULL;
+    if (close == '}') {
+      if (e - q < 2 || q[0] != ':' || q[1] != ' ') return NULL;
+      q += 2;
+      while (q < e && *q == ' ') q++;
+      if (!(q = yf_flow_word(q, e))) return NULL;
+    }
+    while (q < e && *q == ' ') q++;
+    if (q < e && *q == close) return q + 1;
+    if (q >= e || *q != ',') return NULL;
+    q++;
+  }
+}
+
 /* The text of a one-line scalar starting at p (line ends at e): sets *end past it (and past trailing
  * spaces and a comment). For quoted scalars with want, *val gets the unescaped text (malloc'd).
  * 1 = ok plain, 2 = ok quoted, 3 = `{}` or `[]`, 0 = not in the subset. */
@@ -976,15 +1023,8 @@ static int yf_scalar(const char *p, const char *e, const char **vend, char **val
         if (q >= e) goto bad;
         char c = *q;
         if (c == 'u') {
-          if (e - q < 5) goto bad;
-          unsigned v = 0;
-          for (int k = 1; k <= 4; k++) {
-            char h = q[k];
-            int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
-            if (d < 0) goto bad;
-            v = v * 16 + (unsigned)d;
-          }
-          if (v == 0 || (v >= 0xD800 && v <= 0xDFFF)) goto bad;
+          unsigned v;
+          if (e - q < 5 || !(v = yf_hex4(q + 1))) goto bad;
           if (want) {
             char u[4];
             size_t n;
@@ -1018,6 +1058,11 @@ static int yf_scalar(const char *p, const char *e, const char **vend, char **val
   }
   if ((*p == '{' && p + 1 < e && p[1] == '}') || (*p == '[' && p + 1 < e && p[1] == ']')) {
     q = p + 2;
+    kind = 3;
+    goto tail;
+  }
+  if (*p == '[' || *p == '{') {
+    if (!(q = yf_flow_words(p, e))) return 0;
     kind = 3;
     goto tail;
   }
@@ -1093,6 +1138,68 @@ static int yf_printable(const char *text, size_t len) {
   return 1;
 }
 
+/* A further line c..e of a multi-line plain scalar (indented past its collection): 1 when libyaml
+ * reads all of it as more of the scalar. Stricter than libyaml: no indicator first, no `: ` or a
+ * final `:` (which would make a key of it), no ` #` (a comment, after which the next line would be
+ * an error). */
+static int yf_plain_more(const char *c, const char *e) {
+  if (strchr("-?:,[]{}#&*!|>'\"%@`", *c)) return 0;
+  for (const char *q = c; q < e; q++) {
+    if (*q == ':' && (q + 1 == e || q[1] == ' ')) return 0;
+    if (*q == ' ' && q + 1 < e && q[1] == '#') return 0;
+  }
+  return 1;
+}
+
+/* A quoted scalar at p that the text goes on past its line (a value yaml_head_fast does not build),
+ * in a collection at column parent: the start of the line after the one that closes it, or NULL
+ * when outside the subset (a line not indented past parent, an escape the one-line reader refuses,
+ * no closing quote, anything but a comment after it). */
+static const char *yf_quoted_lines(const char *p, const char *end, int parent) {
+  char qc = *p;
+  for (const char *q = p + 1;; q++) {
+    /* to the next byte that matters: the quote, a line break before it or (double-quoted) an escape */
+    const char *nq = memchr(q, qc, (size_t)(end - q));
+    const char *stop = memchr(q, '\n', (size_t)((nq ? nq : end) - q));
+    if (!stop) stop = nq;
+    if (qc == '"' && stop) {
+      const char *bs = memchr(q, '\\', (size_t)(stop - q));
+      if (bs) stop = bs;
+    }
+    if (!stop) return NULL;
+    q = stop;
+    if (*q == '\n') {
+      /* blank lines, or lines indented past the collection (so no document marker either) */
+      const char *l = q + 1;
+      int ind = 0;
+      while (l + ind < end && l[ind] == ' ') ind++;
+      if (l + ind < end && l[ind] != '\n' && ind <= parent) return NULL;
+      continue;
+    }
+    if (*q == qc) {
+      if (qc == '\'' && q + 1 < end && q[1] == '\'') {
+        q++;
+        continue;
+      }
+      const char *e = memchr(q, '\n', (size_t)(end - q));
+      if (!e) e = end;
+      if (!yaml__tail_ok(q + 1, e)) return NULL;
+      return e < end ? e + 1 : end;
+    }
+    /* a backslash in a double-quoted scalar */
+    if (q + 1 >= end) return NULL;
+    char c = q[1];
+    if (c == '\n') continue; /* an escaped line break: the newline is checked next */
+    if (c == 'u') {
+      if (end - q < 6 || !yf_hex4(q + 2)) return NULL;
+      q += 5;
+      continue;
+    }
+    if (!c || !strchr("\"\\nrtbf", c)) return NULL;
+    q++;
+  }
+}
+
 int yaml_head_fast(const char *text, size_t len, cJSON **out) {
   if (!yf_printable(text, len)) return 0;
   yf_level_t st[YF_MAX_DEPTH];
@@ -1103,6 +1210,8 @@ int yaml_head_fast(const char *text, size_t len, cJSON **out) {
   cJSON *pend_obj = NULL;
   /* block scalar: lines more indented than blk_parent belong to it */
   int in_block = 0, blk_parent = 0, blk_indent = 0;
+  /* a plain scalar not built: lines indented past plain_parent go on with it */
+  int in_plain = 0, plain_parent = 0;
   const char *p = text, *end = text + len;
   while (p < end) {
     const char *e = memchr(p, '\n', (size_t)(end - p));
@@ -1112,6 +1221,14 @@ int yaml_head_fast(const char *text, size_t len, cJSON **out) {
     int ind = 0;
     while (line + ind < e && line[ind] == ' ') ind++;
     const char *c = line + ind;
+    if (in_plain) {
+      if (c == e) continue; /* blank: part of the scalar, or nothing */
+      if (*c != '#' && ind > plain_parent) {
+        if (!yf_plain_more(c, e)) goto out;
+        continue;
+      }
+      in_plain = 0; /* a comment ends the scalar too */
+    }
     if (in_block) {
       if (c == e) {
         if (!blk_indent && ind > 0) goto out; /* leading blank lines with spaces: left to libyaml */
@@ -1194,7 +1311,13 @@ int yaml_head_fast(const char *text, size_t len, cJSON **out) {
         }
         const char *ve;
         char *v;
-        if (!yf_scalar(r, e, &ve, &v, 0)) goto out;
+        int sk = yf_scalar(r, e, &ve, &v, 0);
+        if (!sk && (*r == '"' || *r == '\'')) {
+          if (!(p = yf_quoted_lines(r, end, top->indent))) goto out;
+          continue;
+        }
+        if (!sk) goto out;
+        if (sk == 1 && !memchr(ve, '#', (size_t)(e - ve))) in_plain = 1, plain_parent = top->indent;
         continue;
       }
     }
@@ -1244,7 +1367,12 @@ int yaml_head_fast(const char *text, size_t len, cJSON **out) {
     const char *ve;
     char *v = NULL;
     int sk = yf_scalar(r, e, &ve, &v, build);
+    if (!sk && !build && (*r == '"' || *r == '\'')) {
+      if (!(p = yf_quoted_lines(r, end, top->indent))) goto out;
+      continue;
+    }
     if (!sk) goto out;
+    if (!build && sk == 1 && !memchr(ve, '#', (size_t)(e - ve))) in_plain = 1, plain_parent = top->indent;
     if (build) {
       if (sk == 3 || (sk == 1 && !yf_plain_is_str(r, (size_t)(ve - r)))) {
         free(v);
@@ -1335,6 +1463,9 @@ typedef struct yt_s {
   int blk_leading_break, blk_leading_blank;
   size_t blk_trailing;
   buf_t blk;
+  /* a root flow collection over several lines (JSON written as YAML): the text's end, past the
+   * line ends that yt_flow may cross; NULL: flow collections end on their line */
+  const char *flow_end;
 } yt_t;
 
 /* Appends item to a cJSON array or object in O(1) (cJSON keeps the tail in child->prev). */
@@ -1919,9 +2050,24 @@ static int yt_flow_item(const yt_t *t, const char **pp, const char *e, size_t de
   return *v ? 1 : bad ? 0 : -1;
 }
 
+/* Skips spaces; in a root flow collection over several lines (t->flow_end) also line breaks and the
+ * spaces after them, *e becoming the end of the line reached. Only between the tokens where JSON
+ * breaks lines (after an opening bracket or a comma, before a comma or a closing bracket): a key
+ * and its ':' stay on one line, as libyaml's simple keys must, and so do scalars. */
+static const char *yt_flow_ws(const yt_t *t, const char *p, const char **e) {
+  for (;;) {
+    while (p < *e && *p == ' ') p++;
+    if (!t->flow_end || p != *e || *e >= t->flow_end) return p;
+    p = *e + 1;
+    const char *ne = memchr(p, '\n', (size_t)(t->flow_end - p));
+    *e = ne ? ne : t->flow_end;
+  }
+}
+
 /* A one-line flow sequence or mapping at *pp ('[' or '{'), the node at depth: *v and *pp past the
  * closing bracket. Entries are items (a sequence) or `key: value` pairs (a mapping), separated by
- * commas, with at most a trailing one. 1, 0 outside the subset, -1 out of memory. */
+ * commas, with at most a trailing one. (With t->flow_end, lines may break between entries: see
+ * yt_flow_ws.) 1, 0 outside the subset, -1 out of memory. */
 static int yt_flow(const yt_t *t, const char **pp, const char *e, size_t depth, cJSON **v) {
   const char *p = *pp;
   int map = *p == '{';
@@ -1933,7 +2079,7 @@ static int yt_flow(const yt_t *t, const char **pp, const char *e, size_t depth, 
   if (!l.node) return -1;
   int rc = 0;
   p++;
-  while (p < e && *p == ' ') p++;
+  p = yt_flow_ws(t, p, &e);
   if (p < e && *p == close) {
     p++;
     goto done;
@@ -1969,7 +2115,11 @@ static int yt_flow(const yt_t *t, const char **pp, const char *e, size_t depth, 
       rc = -1;
       goto out;
     }
-    while (p < e && *p == ' ') p++;
+    if (t->flow_end && p > e) { /* a nested collection went on over lines: the line it ended on */
+      const char *ne = memchr(p, '\n', (size_t)(t->flow_end - p));
+      e = ne ? ne : t->flow_end;
+    }
+    p = yt_flow_ws(t, p, &e);
     if (p < e && *p == close) {
       p++;
       break;
@@ -1979,7 +2129,7 @@ static int yt_flow(const yt_t *t, const char **pp, const char *e, size_t depth, 
       goto out;
     }
     p++;
-    while (p < e && *p == ' ') p++;
+    p = yt_flow_ws(t, p, &e);
     if (p < e && *p == close) { /* one trailing comma */
       p++;
       break;
@@ -2174,6 +2324,19 @@ int yaml_tree_fast(const char *text, size_t len, const yaml_opts_t *opts, cJSON 
     if (c == e || *c == '#') continue; /* blank or comment */
     if (*c == '\t') goto out;
     if (ind == 0 && e - c >= 3 && (!memcmp(c, "---", 3) || !memcmp(c, "...", 3))) goto out;
+    if (!root && !t.n && !t.pending && (*c == '{' || *c == '[')) {
+      /* the document is a flow collection (JSON written as YAML), perhaps over several lines:
+       * without a CR (line breaks to fold), and nothing after it but blanks and comments */
+      if (memchr(c, '\r', (size_t)(end - c))) goto out;
+      t.flow_end = end;
+      const char *q = c;
+      if (yt_flow(&t, &q, e, 0, &root) <= 0) goto out;
+      e = memchr(q, '\n', (size_t)(end - q));
+      if (!yaml__tail_ok(q, e ? e : end)) goto out;
+      p = e ? e + 1 : end;
+      t.flow_end = NULL;
+      continue;
+    }
     int is_seq = *c == '-' && (c + 1 == e || c[1] == ' ');
     if (t.pending) {
       /* the value of the last `key:` or `-`: a collection on the following lines, or null */

@@ -267,21 +267,16 @@ static tpl_value_t render__files_value(tpl_arena_t *a, const chart_t *c) {
   if (m.kind != TPL_MAP) return m;
   for (size_t i = 0; i < c->nfiles; i++) {
     const chart_file_t *f = &c->files[i];
-    tpl_value_t b = tpl_value_bytes(a, f->data, f->len);
+    /* compact and borrowed: the chart outlives the render, and a []byte is never written in place */
+    tpl_value_t b = tpl_value_bytes_ref(a, f->data, f->len);
     if (b.kind != TPL_LIST || tpl_map_set(a, m.u.map, f->name, strlen(f->name), b)) return tpl_value_invalid();
   }
   return m;
 }
 
-/* A []byte entry as a string in the arena (Go's string(b)); NULL when out of memory. */
+/* A []byte entry as a string (Go's string(b)): its bytes; NULL when out of memory. */
 static const char *render__bytes_text(tpl_arena_t *a, const tpl_value_t *v, size_t *n) {
-  const tpl_list_t *l = v->kind == TPL_LIST ? v->u.list : NULL;
-  *n = l ? l->len : 0;
-  char *p = tpl_arena_alloc(a, *n + 1);
-  if (!p) return NULL;
-  for (size_t i = 0; i < *n; i++) p[i] = (char)l->items[i].u.u;
-  p[*n] = 0;
-  return p;
+  return tpl_value_bytes_text(a, v, n);
 }
 
 static int render__files_get(tpl_call_t *call, tpl_value_t *args, size_t nargs, tpl_value_t *res) {

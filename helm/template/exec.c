@@ -62,6 +62,9 @@ struct tpl_call_s {
 /* Where the running node is: its template's parse name, line and column (Go's ErrorContext). */
 static const char *s_where(const tpl__state_t *s, int *line, size_t *col) {
   const tpl_tree_t *t = s->node->tree ? s->node->tree : s->tmpl;
+  /* A tree of a text parsed again under another name has the first parse's nodes (tpl_set_parse):
+   * the running tree says where they are. */
+  if (s->tmpl && t != s->tmpl && t->root == s->tmpl->root) t = s->tmpl;
   size_t pos = s->node->pos;
   if (pos > t->text_len) pos = t->text_len;
   *line = 1;
@@ -898,7 +901,7 @@ static int walk_range(tpl__state_t *s, tpl_value_t dot, const tpl_node_t *r) {
     tpl_list_t *l = val.u.list;
     for (size_t i = 0; l && i < l->len && !rc; i++) {
       ran = true;
-      tpl_value_t e = l->items[i];
+      tpl_value_t e = tpl_list_at(l, i);
       e.iface = val.elem == TPL_ELEM_ANY;
       rc = range_iter(s, r, mark, tpl_value_int((int64_t)i), e);
     }
@@ -1425,7 +1428,7 @@ static int call_builtin(tpl__state_t *s, int id, tpl_value_t *args, size_t n, co
           buf_puts(msg, item.kind == TPL_LIST ? "reflect: slice index out of range" : "reflect: string index out of range");
           return TPL_EEXEC;
         }
-        if (item.kind == TPL_LIST) item = item.u.list->items[x];
+        if (item.kind == TPL_LIST) item = tpl_list_at(item.u.list, (size_t)x);
         else {
           tpl_value_t bv = tpl_value_uint64((unsigned char)item.u.s.p[x]);
           bv.elem = 1; /* uint8 */
@@ -1473,14 +1476,12 @@ static int call_builtin(tpl__state_t *s, int id, tpl_value_t *args, size_t n, co
     }
     *out = item;
     if (!item.u.list) return 0; /* a nil slice sliced [0:0] is still nil */
-    tpl_list_t *nl = tpl_arena_alloc(s->x->a, sizeof(*nl));
+    /* Like Go, the result shares the items and keeps the capacity left (and the generation: a
+     * write through the slice lands in the original's array). */
+    tpl_list_t *nl = tpl_list_slice(s->x->a, item.u.list, (size_t)idx[0], (size_t)(idx[1] - idx[0]),
+                                    (size_t)((ni == 3 ? idx[2] : (int64_t)cap) - idx[0]));
     if (!nl) return s_nomem(s);
-    /* Like Go, the result shares the items and keeps the capacity left. */
-    nl->items = item.u.list->items ? item.u.list->items + idx[0] : NULL;
-    nl->len = (size_t)(idx[1] - idx[0]);
-    nl->cap = (size_t)((ni == 3 ? idx[2] : (int64_t)cap) - idx[0]);
-    nl->elem = item.u.list->elem;
-    nl->gen = item.u.list->gen; /* a write through the slice lands in the original's array */
+    nl->type = NULL;
     out->u.list = nl;
     return 0;
   }

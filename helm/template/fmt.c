@@ -781,9 +781,14 @@ static void print_value(tpl__pp_t *p, const tpl_value_t *v, int32_t verb, int de
         if (!v->u.list) break;
         for (size_t i = 0; i < n; i++) {
           if (i) pp_puts(p, ", ");
-          print_value(p, &v->u.list->items[i], verb, depth + 1);
+          tpl_value_t it = tpl_list_at(v->u.list, i);
+          print_value(p, &it, verb, depth + 1);
         }
         pp_putc(p, '}');
+        break;
+      }
+      if (v->u.list && v->u.list->bytes) { /* compact: the bytes themselves */
+        fmt_string(p, (const char *)v->u.list->bytes, n, (char)verb);
         break;
       }
       char *b = malloc(n ? n : 1);
@@ -806,7 +811,8 @@ static void print_value(tpl__pp_t *p, const tpl_value_t *v, int32_t verb, int de
     size_t n = v->u.list ? v->u.list->len : 0;
     for (size_t i = 0; i < n; i++) {
       if (i > 0) pp_puts(p, p->f.sharpv ? ", " : " ");
-      print_value(p, &v->u.list->items[i], verb, depth + 1);
+      tpl_value_t it = tpl_list_at(v->u.list, i);
+      print_value(p, &it, verb, depth + 1);
     }
     pp_putc(p, p->f.sharpv ? '}' : ']');
     break;

@@ -561,11 +561,26 @@ static __attribute__((noinline)) void lx_next_item(lexer_t *l, item_t *out) {
 
 /* ---- sets ---- */
 
+/* A text parsed into the set, kept so that the same bytes parsed again under another name (every
+ * subchart's copy of a library chart) share its nodes: what the parse made, in the order it was
+ * added, the top tree at index top. */
+typedef struct tpl__parsed_s {
+  const char *text;
+  size_t len;
+  uint64_t hash;
+  size_t n, top;
+  const char **keys;
+  size_t *klens;
+  const tpl_tree_t **trees;
+  struct tpl__parsed_s *next;
+} tpl__parsed_t;
+
 struct tpl_set_s {
   tpl_arena_t *arena;
   const tpl_funcs_t *funcs;
   tpl_map_t trees; /* name -> tree (kept in val.u.obj as an opaque pointer) */
   const tpl_set_t *parent; /* an overlay's base set (tpl_set_overlay), looked in after trees */
+  tpl__parsed_t *parsed;   /* the texts parsed so far (tpl_set_parse) */
 };
 
 tpl_set_t *tpl_set_new(const tpl_funcs_t *funcs) {
@@ -644,6 +659,7 @@ typedef struct parser_s {
   buf_t *err;
   int rc;
   tpl__stack_t stack; /* deep nesting continues on mmap'd segments */
+  uint64_t text_hash; /* parsed_hash of the text, for parsed_keep */
 } parser_t;
 
 static void p_fail(parser_t *P, int rc) {
@@ -1702,6 +1718,81 @@ static void p_parse(parser_t *P) {
   top->root = stk_pop_node(P, TPL_N_LIST, pos, mark, 0);
 }
 
+/* 64-bit FNV-1a of a text, eight bytes at a time. */
+static uint64_t parsed_hash(const char *p, size_t n) {
+  uint64_t h = 14695981039346656037u;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    h = (h ^ w) * 1099511628211u;
+  }
+  for (; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211u;
+  return h;
+}
+
+/* The earlier parse of exactly these bytes whose trees a parse under name may share: none of its
+ * defined templates is called name, as its top tree is not (the rules of adding would differ). */
+static const tpl__parsed_t *parsed_find(const tpl_set_t *set, const char *name, const char *text, size_t len,
+                                        uint64_t h) {
+  size_t nl = strlen(name);
+  for (const tpl__parsed_t *pp = set->parsed; pp; pp = pp->next) {
+    if (pp->hash != h || pp->len != len || memcmp(pp->text, text, len)) continue;
+    for (size_t i = 0; i < pp->n; i++)
+      if (i != pp->top && pp->klens[i] == nl && !memcmp(pp->keys[i], name, nl)) return NULL;
+    return pp;
+  }
+  return NULL;
+}
+
+/* Notes the parse P made of its text (the set's copy) under the top tree top. */
+static int parsed_keep(parser_t *P, const tpl_tree_t *top, uint64_t h) {
+  tpl_arena_t *a = P->a;
+  size_t n = P->pending.len;
+  tpl__parsed_t *pp = tpl_arena_alloc(a, sizeof *pp);
+  if (!pp || !(pp->keys = tpl_arena_alloc(a, (n + 1) * sizeof *pp->keys)) ||
+      !(pp->klens = tpl_arena_alloc(a, (n + 1) * sizeof *pp->klens)) ||
+      !(pp->trees = tpl_arena_alloc(a, (n + 1) * sizeof *pp->trees)))
+    return TPL_ENOMEM;
+  pp->text = P->lex.input;
+  pp->len = P->lex.len;
+  pp->hash = h;
+  pp->n = n;
+  pp->top = SIZE_MAX;
+  for (size_t i = 0; i < n; i++) {
+    const tpl_map_entry_t *e = &P->pending.ents[i];
+    pp->keys[i] = e->key;
+    pp->klens[i] = e->klen;
+    pp->trees[i] = (const tpl_tree_t *)(const void *)e->val.u.obj;
+    if (pp->trees[i] == top) pp->top = i;
+  }
+  if (pp->top == SIZE_MAX) return 0; /* a define took the top's name: not shared */
+  pp->next = P->set->parsed;
+  P->set->parsed = pp;
+  return 0;
+}
+
+/* tpl_set_parse of a text parsed before (pp): trees of their own (names, the parse name for
+ * errors) on the earlier parse's nodes, added as a parse adds them. */
+static int parsed_reuse(tpl_set_t *set, const tpl__parsed_t *pp, const char *name) {
+  char *pn = tpl_arena_strndup(set->arena, name, strlen(name));
+  if (!pn) return TPL_ENOMEM;
+  for (size_t i = 0; i < pp->n; i++) {
+    tpl_tree_t *t = tpl_arena_alloc(set->arena, sizeof *t);
+    if (!t) return TPL_ENOMEM;
+    *t = *pp->trees[i];
+    t->parse_name = pn;
+    if (i == pp->top) t->name = pn;
+    size_t kl = i == pp->top ? strlen(pn) : pp->klens[i];
+    if (is_empty_tree(t->root) && tpl__set_lookup(set, t->name, kl)) continue;
+    tpl_value_t v = {0};
+    v.kind = TPL_OBJECT;
+    v.u.obj = (tpl_object_t *)(void *)t;
+    if (tpl_map_set_key(set->arena, &set->trees, t->name, kl, v)) return TPL_ENOMEM;
+  }
+  return 0;
+}
+
 int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len, buf_t *err) {
   if (len > UINT32_MAX) { /* positions are 32-bit */
     if (err) {
@@ -1710,8 +1801,19 @@ int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len
     }
     return TPL_EPARSE;
   }
+  uint64_t h = parsed_hash(text, len);
+  const tpl__parsed_t *pp = parsed_find(set, name, text, len, h);
+  if (pp) {
+    int rc = parsed_reuse(set, pp, name);
+    if (rc && err) {
+      buf_reset(err);
+      buf_printf(err, "template: %s: out of memory", name);
+    }
+    return rc;
+  }
   parser_t *P = calloc(1, sizeof(*P));
   if (!P) return TPL_ENOMEM;
+  P->text_hash = h;
   buf_t local = BUF_INIT;
   P->set = set;
   P->a = set->arena;
@@ -1745,6 +1847,7 @@ int tpl_set_parse(tpl_set_t *set, const char *name, const char *text, size_t len
       if (is_empty_tree(t->root) && tpl__set_lookup(set, e->key, e->klen)) continue;
       if (tpl_map_set(set->arena, &set->trees, e->key, e->klen, e->val)) p_fail(P, TPL_ENOMEM);
     }
+    if (parsed_keep(P, top, P->text_hash)) p_fail(P, TPL_ENOMEM);
   } else {
     rc = P->rc;
     if (rc == TPL_ENOMEM && err) {

@@ -650,7 +650,7 @@ static int collect_sans(tpl_call_t *c, const tpl_value_t *ips, const tpl_value_t
   const tpl_list_t *dl = dns->kind == TPL_LIST ? dns->u.list : NULL;
   buf_t ipb = BUF_INIT;
   for (size_t i = 0; il && i < il->len; i++) {
-    tpl_value_t e = sprig__elem(ips, &il->items[i]);
+    tpl_value_t it = tpl_list_at(il, i), e = sprig__elem(ips, &it);
     if (e.kind != TPL_STRING) {
       buf_t t = BUF_INIT;
       tpl_fmt_value(&t, &e);
@@ -678,7 +678,7 @@ static int collect_sans(tpl_call_t *c, const tpl_value_t *ips, const tpl_value_t
     der_tlv(&ipb, 0x87, a6, fam == 4 ? 4 : 16);
   }
   for (size_t i = 0; dl && i < dl->len; i++) {
-    tpl_value_t e = sprig__elem(dns, &dl->items[i]);
+    tpl_value_t it = tpl_list_at(dl, i), e = sprig__elem(dns, &it);
     if (e.kind != TPL_STRING) {
       buf_t t = BUF_INIT;
       tpl_fmt_value(&t, &e);

@@ -229,7 +229,8 @@ static void jpart_items(jenc_t *e, const tpl_list_t *l, size_t from, size_t to, 
   for (size_t i = from; i < to && !e->rc; i++) {
     if (i) jput(e, ",", 1);
     newline(e, depth + 1);
-    jenc(e, &l->items[i], depth + 1);
+    tpl_value_t it = tpl_list_at(l, i);
+    jenc(e, &it, depth + 1);
   }
 }
 

@@ -19,7 +19,10 @@ static int need_list(tpl_call_t *c, const tpl_value_t *v, const char *fmt) {
 }
 
 static size_t llen(const tpl_value_t *v) { return v->u.list ? v->u.list->len : 0; }
-static tpl_value_t litem(const tpl_value_t *v, size_t i) { return sprig__elem(v, &v->u.list->items[i]); }
+static tpl_value_t litem(const tpl_value_t *v, size_t i) {
+  tpl_value_t it = tpl_list_at(v->u.list, i);
+  return sprig__elem(v, &it);
+}
 
 SPRIG_FN(f_list) {
   tpl_value_t l = new_list(c, n);
@@ -207,12 +210,8 @@ SPRIG_FN(f_slice) {
   if (start < 0 || end < start || end > (int64_t)cap)
     return tpl_call_errorf(c, "reflect.Value.Slice: slice index out of bounds");
   /* The result shares the backing array, as a Go slice expression does. */
-  tpl_list_t *nl = tpl_arena_alloc(tpl_call_arena(c), sizeof(*nl));
+  tpl_list_t *nl = tpl_list_slice(tpl_call_arena(c), l.u.list, (size_t)start, (size_t)(end - start), cap - (size_t)start);
   if (!nl) return TPL_ENOMEM;
-  *nl = *l.u.list;
-  nl->items = l.u.list->items + start;
-  nl->len = (size_t)(end - start);
-  nl->cap = cap - (size_t)start;
   *out = l;
   out->u.list = nl;
   return 0;

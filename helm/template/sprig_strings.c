@@ -367,18 +367,34 @@ SPRIG_FN(f_cat) {
 static int do_indent(tpl_call_t *c, int64_t spaces, const tpl_value_t *s, bool nl, tpl_value_t *out) {
   if (spaces < 0) spaces = 0; /* strings.Repeat panics on negative counts */
   buf_t b = BUF_INIT;
-  if (nl) buf_putc(&b, '\n');
+  if (nl && buf_putc(&b, '\n')) return TPL_ENOMEM;
   if (spaces > (1 << 24)) {
     buf_free(&b);
     return tpl_call_errorf(c, "strings: Repeat output length overflow");
   }
-  for (int64_t i = 0; i < spaces; i++) buf_putc(&b, ' ');
-  const char *p = s->u.s.p;
-  for (size_t i = 0; i < s->u.s.n; i++) {
-    buf_putc(&b, p[i]);
-    if (p[i] == '\n')
-      for (int64_t k = 0; k < spaces; k++) buf_putc(&b, ' ');
+  /* the exact size first (the text of toYaml of a big spec goes through here), then line by line */
+  const char *p = s->u.s.p, *end = p + s->u.s.n;
+  size_t lines = 1, pad = (size_t)spaces;
+  for (const char *q = p; (q = memchr(q, '\n', (size_t)(end - q))); q++) lines++;
+  if (pad && lines > (SIZE_MAX - s->u.s.n - 2) / pad) {
+    buf_free(&b);
+    return TPL_ENOMEM;
   }
+  if (buf_reserve(&b, lines * pad + s->u.s.n)) {
+    buf_free(&b);
+    return TPL_ENOMEM;
+  }
+  for (const char *q = p;;) {
+    memset(b.data + b.len, ' ', pad);
+    b.len += pad;
+    const char *nl_at = memchr(q, '\n', (size_t)(end - q));
+    size_t k = nl_at ? (size_t)(nl_at - q) + 1 : (size_t)(end - q);
+    memcpy(b.data + b.len, q, k);
+    b.len += k;
+    if (!nl_at) break;
+    q = nl_at + 1;
+  }
+  b.data[b.len] = 0;
   return sprig__ret_buf(c, &b, out);
 }
 
@@ -603,7 +619,7 @@ int sprig__strslice(tpl_call_t *c, const tpl_value_t *in, tpl_value_t *out) {
   buf_t b = BUF_INIT;
   if (v.kind == TPL_LIST) {
     for (size_t i = 0; v.u.list && i < v.u.list->len; i++) {
-      tpl_value_t e = sprig__arg(&v.u.list->items[i]);
+      tpl_value_t it = tpl_list_at(v.u.list, i), e = sprig__arg(&it);
       if (e.kind == TPL_NIL) continue;
       buf_reset(&b);
       sprig__strval(&b, &e);

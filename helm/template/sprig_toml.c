@@ -111,7 +111,8 @@ static int type_of(te_t *e, const tpl_value_t *v) {
     if (v->u.list->len == 0) return TT_ARRAY;
     bool all = true;
     for (size_t i = 0; i < v->u.list->len; i++) {
-      tpl_value_t it = sprig__elem(v, &v->u.list->items[i]);
+      tpl_value_t it = tpl_list_at(v->u.list, i);
+      it = sprig__elem(v, &it);
       int t = type_of(e, &it);
       if (t == TT_NIL) {
         fail(e, "toml: cannot encode array with nil element", false);
@@ -139,7 +140,8 @@ static void array_elem(te_t *e, const tpl_value_t *v) {
   ws(e, "[");
   const tpl_list_t *l = v->u.list;
   for (size_t i = 0; l && i < l->len && !e->err; i++) {
-    tpl_value_t it = sprig__elem(v, &l->items[i]);
+    tpl_value_t it = tpl_list_at(l, i);
+    it = sprig__elem(v, &it);
     element(e, &it);
     if (i != l->len - 1) ws(e, ", ");
   }
@@ -328,7 +330,8 @@ static void encode(te_t *e, const tkey_t *key, const tpl_value_t *v, int depth) 
       return;
     }
     for (size_t i = 0; i < v->u.list->len && !e->err; i++) {
-      tpl_value_t it = sprig__elem(v, &v->u.list->items[i]);
+      tpl_value_t it = tpl_list_at(v->u.list, i);
+      it = sprig__elem(v, &it);
       newline(e);
       indent(e, key);
       ws(e, "[[");

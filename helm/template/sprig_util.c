@@ -41,6 +41,7 @@ int sprig__strval(buf_t *out, const tpl_value_t *v) {
   if (v->kind == TPL_STRING) return buf_append(out, v->u.s.p, v->u.s.n);
   if (tpl_value_is_bytes(v)) { /* []byte: its bytes as text */
     const tpl_list_t *l = v->u.list;
+    if (l && l->bytes) return buf_append(out, l->bytes, l->len);
     for (size_t i = 0; l && i < l->len; i++)
       if (buf_putc(out, (char)l->items[i].u.u)) return TPL_ENOMEM;
     return 0;
@@ -52,11 +53,12 @@ int sprig__strval(buf_t *out, const tpl_value_t *v) {
 int sprig__bytes_b64(const tpl_value_t *v, buf_t *out) {
   const tpl_list_t *l = v->u.list;
   size_t n = l ? l->len : 0;
-  char *raw = malloc(n ? n : 1), *enc = malloc(b64_encoded_len(n) + 1);
-  int rc = raw && enc ? 0 : TPL_ENOMEM;
+  bool compact = l && l->bytes;
+  char *raw = compact ? NULL : malloc(n ? n : 1), *enc = malloc(b64_encoded_len(n) + 1);
+  int rc = (compact || raw) && enc ? 0 : TPL_ENOMEM;
   if (!rc) {
-    for (size_t i = 0; i < n; i++) raw[i] = (char)l->items[i].u.u;
-    size_t el = b64_encode(raw, n, enc);
+    for (size_t i = 0; !compact && i < n; i++) raw[i] = (char)l->items[i].u.u;
+    size_t el = b64_encode(compact ? (const char *)l->bytes : raw, n, enc);
     rc = buf_putc(out, '"') || buf_append(out, enc, el) || buf_putc(out, '"') ? TPL_ENOMEM : 0;
   }
   free(raw);
@@ -387,8 +389,11 @@ static bool deep_eq(const tpl_value_t *a, const tpl_value_t *b, int depth) {
     if (!x) return true;
     if (x->len != y->len) return false;
     if (x == y) return true;
-    for (size_t i = 0; i < x->len; i++)
-      if (!deep_eq(&x->items[i], &y->items[i], depth + 1)) return false;
+    if (x->bytes && y->bytes) return !memcmp(x->bytes, y->bytes, x->len);
+    for (size_t i = 0; i < x->len; i++) {
+      tpl_value_t xi = tpl_list_at(x, i), yi = tpl_list_at(y, i);
+      if (!deep_eq(&xi, &yi, depth + 1)) return false;
+    }
     return true;
   }
   case TPL_MAP: {
@@ -416,12 +421,13 @@ static int deep_copy(tpl_arena_t *a, const tpl_value_t *in, tpl_value_t *out, in
   *out = *in;
   if (in->kind == TPL_LIST && in->u.list) {
     const tpl_list_t *l = in->u.list;
-    *out = tpl_value_list_new(a, (tpl_elem_t)in->elem, l->len);
+    /* a compact []byte is never written in place, so its copy may share the bytes */
+    *out = l->bytes ? tpl_value_bytes_ref(a, (const char *)l->bytes, l->len) : tpl_value_list_new(a, (tpl_elem_t)in->elem, l->len);
     if (out->kind == TPL_INVALID) return TPL_ENOMEM;
     out->iface = in->iface;
     out->u.list->type = l->type;
     out->view = in->view;
-    for (size_t i = 0; i < l->len; i++) {
+    for (size_t i = 0; !l->bytes && i < l->len; i++) {
       tpl_value_t c;
       int rc = deep_copy(a, &l->items[i], &c, depth + 1);
       if (rc) return rc;

@@ -149,7 +149,11 @@ struct tpl_value_s {
  * tpl_list_push grows cap exactly as Go's append does. */
 struct tpl_list_s {
   size_t len, cap;
-  tpl_value_t *items;
+  tpl_value_t *items; /* NULL while bytes is set: read items with tpl_list_at */
+  /* A compact Go []byte (tpl_value_bytes): its items are the uint8 values of bytes[0..cap), made
+   * only when read (tpl_list_at), so a file of the chart costs its bytes, not a tpl_value_t per
+   * byte. Never written in place: tpl_list_push first makes the items (tpl_list_expand). */
+  const unsigned char *bytes;
   uint8_t elem; /* tpl_elem_t of the items: decides the zero value and append's growth */
   uint32_t gen; /* arena generation of the list and its items (a slice has its array's): see tpl_arena_mark */
   /* A named slice type (Go `type VersionSet []string`): its name for %T and errors and its
@@ -210,6 +214,20 @@ tpl_value_t tpl_value_map_new(tpl_arena_t *a, tpl_elem_t elem);
  * indexes and prints like Go's ([104 105]; %s/%q/%x print the bytes as text). Kind TPL_INVALID
  * when out of memory. */
 tpl_value_t tpl_value_bytes(tpl_arena_t *a, const char *p, size_t n);
+/* tpl_value_bytes without the copy: p[0..n) must outlive the arena's use of the value. */
+tpl_value_t tpl_value_bytes_ref(tpl_arena_t *a, const char *p, size_t n);
+/* Item i (< cap) of a list, compact or not. */
+static inline tpl_value_t tpl_list_at(const tpl_list_t *l, size_t i) {
+  if (l->bytes) return (tpl_value_t){.kind = TPL_UINT64, .elem = 1, .u.u = l->bytes[i]};
+  return l->items[i];
+}
+/* Makes the items of a compact []byte (a no-op for other lists); 0 or TPL_ENOMEM. */
+int tpl_list_expand(tpl_arena_t *a, tpl_list_t *l);
+/* A list sharing l's items (or bytes) from start: Go's l[start:start+len:start+cap]; NULL on OOM. */
+tpl_list_t *tpl_list_slice(tpl_arena_t *a, const tpl_list_t *l, size_t start, size_t len, size_t cap);
+/* The bytes of a []byte value (a list of uint8) as text: borrowed for a compact one, else copied
+ * into the arena; *n set. "" for a nil slice; NULL when out of memory. */
+const char *tpl_value_bytes_text(tpl_arena_t *a, const tpl_value_t *v, size_t *n);
 /* Appends to a list value (which must be non-nil), growing its capacity as
  * Go's append does (a list built by pushes from tpl_value_list_new(.., 0) has
  * the capacity encoding/json gives a decoded array); 0 or TPL_ENOMEM. */

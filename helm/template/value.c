@@ -315,7 +315,10 @@ static inline __attribute__((always_inline)) void tpl__snap_walk(tpl__snap_t *s,
     if (!cmp) tpl__snap_cont(s, l);
     tpl__snap_put(s, l->len, cmp);
     tpl__snap_put(s, (uintptr_t)l->type | l->elem, cmp);
-    for (size_t i = 0; i < l->len && !s->bad; i++) rec(s, &l->items[i], depth + 1);
+    /* a compact []byte is never written in place: where its bytes are says what they are */
+    if (l->bytes) tpl__snap_put(s, (uintptr_t)l->bytes, cmp);
+    else
+      for (size_t i = 0; i < l->len && !s->bad; i++) rec(s, &l->items[i], depth + 1);
     break;
   }
   case TPL_MAP: {
@@ -585,12 +588,52 @@ tpl_value_t tpl_value_list_new(tpl_arena_t *a, tpl_elem_t elem, size_t cap) {
   return v;
 }
 
-tpl_value_t tpl_value_bytes(tpl_arena_t *a, const char *p, size_t n) {
-  tpl_value_t v = tpl_value_list_new(a, TPL_ELEM_UINT8, n);
+tpl_value_t tpl_value_bytes_ref(tpl_arena_t *a, const char *p, size_t n) {
+  tpl_value_t v = tpl_value_list_new(a, TPL_ELEM_UINT8, 0);
   if (v.kind != TPL_LIST) return v;
-  for (size_t i = 0; i < n; i++) v.u.list->items[i].u.u = (unsigned char)p[i];
-  v.u.list->len = n;
+  /* an empty []byte is still non-nil: any pointer will do, nothing is read through it */
+  v.u.list->bytes = (const unsigned char *)(p && n ? p : "");
+  v.u.list->len = v.u.list->cap = n;
   return v;
+}
+
+tpl_value_t tpl_value_bytes(tpl_arena_t *a, const char *p, size_t n) {
+  char *c = tpl_arena_text(a, n);
+  if (!c) return tpl_value_invalid();
+  if (n) memcpy(c, p, n);
+  return tpl_value_bytes_ref(a, c, n);
+}
+
+int tpl_list_expand(tpl_arena_t *a, tpl_list_t *l) {
+  if (!l->bytes) return 0;
+  tpl_value_t *it = l->cap ? tpl__items_new(a, TPL_ELEM_UINT8, l->cap) : NULL;
+  if (l->cap && !it) return TPL_ENOMEM;
+  for (size_t i = 0; i < l->cap; i++) it[i].u.u = l->bytes[i];
+  l->items = it;
+  l->bytes = NULL;
+  return 0;
+}
+
+tpl_list_t *tpl_list_slice(tpl_arena_t *a, const tpl_list_t *l, size_t start, size_t len, size_t cap) {
+  tpl_list_t *nl = tpl_arena_alloc(a, sizeof(*nl));
+  if (!nl) return NULL;
+  *nl = *l;
+  if (l->bytes) nl->bytes = l->bytes + start;
+  else nl->items = l->items ? l->items + start : NULL;
+  nl->len = len;
+  nl->cap = cap;
+  return nl;
+}
+
+const char *tpl_value_bytes_text(tpl_arena_t *a, const tpl_value_t *v, size_t *n) {
+  const tpl_list_t *l = v->kind == TPL_LIST ? v->u.list : NULL;
+  *n = l ? l->len : 0;
+  if (!l) return "";
+  if (l->bytes) return (const char *)l->bytes;
+  char *p = tpl_arena_text(a, *n);
+  if (!p) return NULL;
+  for (size_t i = 0; i < *n; i++) p[i] = (char)l->items[i].u.u;
+  return p;
 }
 
 tpl_value_t tpl_value_map_new(tpl_arena_t *a, tpl_elem_t elem) {
@@ -605,6 +648,7 @@ tpl_value_t tpl_value_map_new(tpl_arena_t *a, tpl_elem_t elem) {
 }
 
 int tpl_list_push(tpl_arena_t *a, tpl_list_t *l, tpl_value_t v) {
+  if (tpl_list_expand(a, l)) return TPL_ENOMEM;
   tpl__arena_wrote(a, l->gen);
   /* into spare capacity: a slice of another list may share that array */
   tpl__memo_wrote(a, l->len < l->cap ? NULL : l);

@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "base/worker.h"
 #include "helm/template/sprig_internal.h"
@@ -113,15 +116,41 @@ static void write_break(ye_t *e, size_t *i) {
 }
 /* Writes the characters from *i up to the next one that ends a run, in one append: what write1
  * per character would write (a column per character). RUN_PLAIN stops at a space or a break,
- * RUN_LITERAL at a break, RUN_DOUBLE at anything but printable ASCII other than space, '"' and '\\'
+ * RUN_SINGLE also at a quote, RUN_LITERAL at a break, RUN_DOUBLE at anything but printable ASCII other than space, '"' and '\\'
  * (the callers' loops handle those characters one at a time). Writes at least one character. */
-enum { RUN_PLAIN, RUN_LITERAL, RUN_DOUBLE };
+enum { RUN_PLAIN, RUN_SINGLE, RUN_LITERAL, RUN_DOUBLE };
 /* run_stop[mode][b]: an ASCII byte b that ends a run (bytes >= 0x80 are looked at one by one). */
-static const unsigned char run_stop[3][128] = {
+static const unsigned char run_stop[4][128] = {
     [RUN_PLAIN] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1},
+    [RUN_SINGLE] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\''] = 1},
     [RUN_LITERAL] = {['\n'] = 1, ['\r'] = 1},
     [RUN_DOUBLE] = {[0 ... 0x20] = 1, ['"'] = 1, ['\\'] = 1, [0x7F] = 1},
 };
+/* The end of the stretch of ASCII bytes from k that do not end a run of mode (16 at a time with
+ * SSE2, then byte by byte). */
+static inline size_t run_ascii_end(const unsigned char *v, size_t k, size_t n, int mode) {
+  const unsigned char *stop = run_stop[mode];
+#ifdef __SSE2__
+  const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+  const __m128i sq = _mm_set1_epi8('\''), dq = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), del = _mm_set1_epi8(0x7F);
+  const __m128i low = _mm_set1_epi8(0x21);
+  for (; k + 16 <= n; k += 16) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(v + k)), bad;
+    if (mode == RUN_DOUBLE) /* signed: below 0x21 also catches the bytes from 0x80 */
+      bad = _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(x, low), _mm_cmpeq_epi8(x, del)),
+                         _mm_or_si128(_mm_cmpeq_epi8(x, dq), _mm_cmpeq_epi8(x, bs)));
+    else {
+      bad = _mm_or_si128(_mm_cmpeq_epi8(x, nl), _mm_cmpeq_epi8(x, cr));
+      if (mode != RUN_LITERAL) bad = _mm_or_si128(bad, _mm_cmpeq_epi8(x, sp));
+      if (mode == RUN_SINGLE) bad = _mm_or_si128(bad, _mm_cmpeq_epi8(x, sq));
+    }
+    if (_mm_movemask_epi8(bad) | _mm_movemask_epi8(x)) break;
+  }
+#endif
+  while (k < n && v[k] < 0x80 && !stop[v[k]]) k++;
+  return k;
+}
+
 static void write_run(ye_t *e, size_t *i, int mode) {
   size_t j = *i;
   int cols = 0;
@@ -133,8 +162,7 @@ static void write_run(ye_t *e, size_t *i, int mode) {
       j++;
       cols++;
       /* the ASCII stretch that follows */
-      size_t k = j;
-      while (k < e->n && v[k] < 0x80 && !stop[v[k]]) k++;
+      size_t k = run_ascii_end(v, j, e->n, mode);
       cols += (int)(k - j);
       j = k;
       continue;
@@ -204,6 +232,76 @@ static inline void write_indicator(ye_t *e, const char *ind, bool need_ws, bool 
   e->open_ended = false;
 }
 
+/* The end of the run of printable ASCII bytes from i (16 at a time with SSE2: a signed compare
+ * below 0x20 also catches the bytes from 0x80). */
+static inline size_t printable_ascii_run(const unsigned char *p, size_t i, size_t n) {
+#ifdef __SSE2__
+  const __m128i sp = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7F);
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+    if (_mm_movemask_epi8(_mm_or_si128(_mm_cmplt_epi8(v, sp), _mm_cmpeq_epi8(v, del)))) break;
+  }
+#endif
+  while (i < n && p[i] >= 0x20 && p[i] < 0x7F) i++;
+  return i;
+}
+
+/* A byte that the loop of analyze only notes as "not a space or a break" when it is not the first:
+ * printable ASCII but the space and the indicators it looks for, and those too once what they
+ * would tell is known (flow_ind: a flow indicator was seen; both: any indicator). */
+static const unsigned char analyze_ind[128] = {[','] = 1, ['?'] = 1, ['['] = 1, [']'] = 1, ['{'] = 1, ['}'] = 1,
+                                               [':'] = 2, ['#'] = 2};
+/* The mask of analyze_ind for is_plain_byte: what is still to be learnt. */
+static inline unsigned analyze_mask(bool flow_ind, bool block_ind) { return flow_ind ? (block_ind ? 0 : 2) : 3; }
+static inline bool is_plain_byte(unsigned char c, unsigned mask) {
+  return (unsigned)(c - 0x21) < 0x5E && !(analyze_ind[c] & mask);
+}
+/* The end of the run of printable ASCII bytes and line feeds from i (16 at a time with SSE2). */
+static inline size_t printable_nl_run(const unsigned char *p, size_t i, size_t n) {
+#ifdef __SSE2__
+  const __m128i sp = _mm_set1_epi8(0x20), nl = _mm_set1_epi8('\n'), del = _mm_set1_epi8(0x7F);
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+    __m128i bad = _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi8(v, nl), _mm_cmplt_epi8(v, sp)), _mm_cmpeq_epi8(v, del));
+    if (_mm_movemask_epi8(bad)) break;
+  }
+#endif
+  while (i < n && ((p[i] >= 0x20 && p[i] < 0x7F) || p[i] == '\n')) i++;
+  return i;
+}
+
+/* The end of the stretch of is_plain_byte bytes from j (16 at a time with SSE2). */
+static inline size_t plain_bytes_end(const unsigned char *s, size_t j, size_t n, unsigned mask) {
+#ifdef __SSE2__
+  const __m128i low = _mm_set1_epi8(0x21), del = _mm_set1_epi8(0x7F);
+  static const char flow[6] = {',', '?', '[', ']', '{', '}'};
+  for (; j + 16 <= n; j += 16) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + j));
+    __m128i bad = _mm_or_si128(_mm_cmplt_epi8(x, low), _mm_cmpeq_epi8(x, del)); /* signed: also >= 0x80 */
+    if (mask & 1)
+      for (int k = 0; k < 6; k++) bad = _mm_or_si128(bad, _mm_cmpeq_epi8(x, _mm_set1_epi8(flow[k])));
+    if (mask & 2)
+      bad = _mm_or_si128(bad, _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(':')), _mm_cmpeq_epi8(x, _mm_set1_epi8('#'))));
+    if (_mm_movemask_epi8(bad)) break;
+  }
+#endif
+  while (j < n && is_plain_byte(s[j], mask)) j++;
+  return j;
+}
+
+/* The end of the run of ASCII bytes other than DEL from i (16 at a time with SSE2). */
+static inline size_t ascii_run(const unsigned char *p, size_t i, size_t n) {
+#ifdef __SSE2__
+  const __m128i del = _mm_set1_epi8(0x7F);
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+    if (_mm_movemask_epi8(v) | _mm_movemask_epi8(_mm_cmpeq_epi8(v, del))) break;
+  }
+#endif
+  while (i < n && p[i] < 0x7F) i++;
+  return i;
+}
+
 /* A character of a word (analyze's fast case) ([A-Za-z0-9_./], '-' after the first). */
 static inline bool is_word_char(unsigned char c, size_t at) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
@@ -239,6 +337,51 @@ static void analyze(ye_t *e, const char *s, size_t n) {
   }
   bool preceded_ws = true;
   for (size_t i = 0, w; i < n; i += w) {
+    unsigned mask = analyze_mask(flow_ind, block_ind);
+    size_t j;
+    if (i > 0 && !mask && (j = printable_nl_run((const unsigned char *)s, i, n)) > i) {
+      /* Every indicator is known: in a run of printable ASCII and line feeds only the line feeds,
+       * the spaces next to them and the run's ends still tell something. */
+      if (s[i] == ' ' && prev_break) break_space = true;
+      for (const char *q = memchr(s + i, '\n', j - i); q; q = memchr(q + 1, '\n', (size_t)(s + j - q - 1))) {
+        size_t at = (size_t)(q - s);
+        line_breaks = true;
+        if (at > i ? s[at - 1] == ' ' : prev_space) space_break = true;
+        if (at + 1 < j && s[at + 1] == ' ') break_space = true;
+      }
+      prev_space = s[j - 1] == ' ';
+      prev_break = s[j - 1] == '\n';
+      preceded_ws = prev_space || prev_break;
+      if (j == n) trailing_space = prev_space, trailing_break = prev_break;
+      w = j - i;
+      continue;
+    }
+    if (i > 0 && is_plain_byte((unsigned char)s[i], mask)) {
+      /* a stretch of such bytes changes nothing but the state of the last one */
+      j = plain_bytes_end((const unsigned char *)s, i + 1, n, mask);
+      w = j - i;
+      prev_space = prev_break = preceded_ws = false;
+      continue;
+    }
+    if (i > 0 && s[i] == ' ') { /* what the general case below finds for spaces after the first byte */
+      j = i + 1;
+      while (j < n && s[j] == ' ') j++;
+      if (j == n) trailing_space = true;
+      if (prev_break) break_space = true;
+      prev_space = preceded_ws = true;
+      prev_break = false;
+      w = j - i;
+      continue;
+    }
+    if (i > 0 && s[i] == '\n') { /* and for a line feed */
+      line_breaks = true;
+      if (i + 1 == n) trailing_break = true;
+      if (prev_space) space_break = true;
+      prev_space = false;
+      prev_break = preceded_ws = true;
+      w = 1;
+      continue;
+    }
     w = (size_t)width_of(at(e, i));
     bool followed_ws = i + w >= n || is_blank(e, i + w);
     unsigned char ch = at(e, i);
@@ -368,8 +511,12 @@ static void write_single(ye_t *e, bool allow_breaks) {
       breaks = true;
     } else {
       if (breaks) write_indent(e);
-      if (at(e, i) == '\'') put(e, '\'');
-      write1(e, &i);
+      if (at(e, i) == '\'') {
+        put(e, '\'');
+        write1(e, &i);
+      } else {
+        write_run(e, &i, RUN_SINGLE);
+      }
       e->indention = false;
       spaces = false;
       breaks = false;
@@ -928,12 +1075,9 @@ static void emit_str(ye_t *e, const char *s, size_t n) {
   }
   /* Printable ASCII (most keys and values) is valid UTF-8 that the JSON round trip keeps as it is. */
   size_t pa = 0;
-  bool word = n > 0;
-  for (; pa < n; pa++) {
-    unsigned char ch = (unsigned char)s[pa];
-    if (ch < 0x20 || ch >= 0x7F) break;
-    if (!is_word_char(ch, pa)) word = false;
-  }
+  while (pa < n && is_word_char((unsigned char)s[pa], pa)) pa++;
+  bool word = n > 0 && pa == n;
+  pa = printable_ascii_run((const unsigned char *)s, pa, n);
   if (pa == n) {
     bool plain = sprig__yaml_plain_is_str(s, n);
     if (word && plain && !(n >= 3 && (!memcmp(s, "---", 3) || !memcmp(s, "...", 3)))) {
@@ -942,6 +1086,13 @@ static void emit_str(ye_t *e, const char *s, size_t n) {
     }
     analyze(e, s, n);
     emit_scalar(e, plain ? ST_PLAIN : ST_DOUBLE);
+    return;
+  }
+  if (ascii_run((const unsigned char *)s, pa, n) == n) {
+    /* ASCII without DEL: valid UTF-8 that the JSON round trip keeps as it is */
+    bool plain_ok = sprig__yaml_plain_is_str(s, n);
+    analyze(e, s, n);
+    emit_scalar(e, memchr(s, '\n', n) ? ST_LITERAL : plain_ok ? ST_PLAIN : ST_DOUBLE);
     return;
   }
   buf_t tmp = BUF_INIT, rt = BUF_INIT;
@@ -1045,7 +1196,8 @@ static void seq_items(ye_t *e, const tpl_list_t *l, size_t from, size_t to, int 
   for (size_t i = from; i < to && !e->rc; i++) {
     write_indent(e);
     write_indicator(e, "-", true, false, true);
-    emit_node(e, &l->items[i], false, true, false, false, depth + 1);
+    tpl_value_t it = tpl_list_at(l, i);
+    emit_node(e, &it, false, true, false, false, depth + 1);
   }
 }
 
@@ -1442,7 +1594,7 @@ static bool key_may_go_stale(const tpl_value_t *v, int depth, size_t *left) {
   if (depth > 10000 || !*left) return false;
   --*left;
   if (v->kind == TPL_LIST && v->u.list) {
-    for (size_t i = 0; i < v->u.list->len; i++)
+    for (size_t i = 0; !v->u.list->bytes && i < v->u.list->len; i++)
       if (key_may_go_stale(&v->u.list->items[i], depth + 1, left)) return true;
   } else if (v->kind == TPL_MAP && v->u.map) {
     const tpl_map_t *m = v->u.map;

@@ -345,6 +345,36 @@ static void fast_head_compare(const char *y, size_t *accepted, size_t *refused) 
   cJSON_Delete(jl);
 }
 
+/* A scalar over several lines after "key:" or "-" in a collection at column indent, as encoders
+ * fold long strings: plain, single- or double-quoted, its further lines mostly indented past the
+ * collection (sometimes not), blank and comment lines between them, words that may end it early
+ * or make a key of it. Sets fast_multi. */
+static bool fast_multi, fast_multi_on;
+static void fast_gen_multi(char *doc, size_t *len, size_t cap, int indent) {
+  static const char *const words[] = {"word", "more words", "a: b", "x #y", "- item", "#c", "it''s", "it's",
+                                      "say \"hi\"", "back\\slash", "end:", "?q", "\\u00e9", "\\x41", "---", "...",
+                                      "k:v", "{a}", "[b]", "*x", "&y", "!t", "%p", "@q", "|", ">", "1", "true"};
+  enum { NSAFE = 6 };
+  unsigned q = fast_rnd(3); /* plain, single, double */
+  bool clean = fast_rnd(2);
+  const char *open = q == 1 ? "'" : q == 2 ? "\"" : "";
+  int lines = 1 + (int)fast_rnd(3);
+  fast_multi = true;
+  *len += (size_t)snprintf(doc + *len, cap - *len, " %s%s", open, words[fast_rnd(clean ? NSAFE : sizeof words / sizeof *words)]);
+  for (int i = 0; i < lines && *len < cap - 200; i++) {
+    if (q == 2 && !fast_rnd(4)) *len += (size_t)snprintf(doc + *len, cap - *len, "\\"); /* an escaped line break */
+    *len += (size_t)snprintf(doc + *len, cap - *len, "\n");
+    if (!fast_rnd(6)) *len += (size_t)snprintf(doc + *len, cap - *len, "%*s\n", (int)fast_rnd(2) * (indent + 2), "");
+    if (!clean && !fast_rnd(8)) *len += (size_t)snprintf(doc + *len, cap - *len, "%*s# note\n", indent + 2, "");
+    unsigned w = fast_rnd(clean ? 12 : 8);
+    int ind = w < 6 ? indent + 2 : w < 7 ? indent + 1 : w < 8 ? indent + 4 : w < 10 ? indent : 0;
+    if (clean) ind = w < 11 ? indent + 2 : indent + 5;
+    *len += (size_t)snprintf(doc + *len, cap - *len, "%*s%s", ind, "", words[fast_rnd(clean ? NSAFE : sizeof words / sizeof *words)]);
+  }
+  static const char *const tails[] = {"", "", " # c", " x", ": v"};
+  *len += (size_t)snprintf(doc + *len, cap - *len, "%s%s\n", open, tails[fast_rnd(clean ? 3 : 5)]);
+}
+
 /* A structurally valid block document (the clean half of the generated ones). */
 static void fast_gen_node(char *doc, size_t *len, size_t cap, int indent, int depth, bool seq, const char *const *keys,
                           size_t nk, const char *const *vals, size_t nv);
@@ -353,7 +383,9 @@ static void fast_gen_value(char *doc, size_t *len, size_t cap, int indent, int d
                            const char *const *vals, size_t nv) {
   /* after "key:" or "-": a scalar, a literal block, or a nested mapping or sequence */
   unsigned t = depth > 4 ? fast_rnd(2) : fast_rnd(6);
-  if (t == 0) {
+  if (fast_multi_on && !fast_rnd(4)) {
+    fast_gen_multi(doc, len, cap, indent);
+  } else if (t == 0) {
     *len += (size_t)snprintf(doc + *len, cap - *len, " %s\n", vals[fast_rnd((unsigned)nv)]);
   } else if (t == 1) {
     *len += (size_t)snprintf(doc + *len, cap - *len, " %s\n%*s%s\n\n%*s%s: x\n", fast_rnd(2) ? "|" : ">-", indent + 2, "",
@@ -392,7 +424,7 @@ static void fast_gen_node(char *doc, size_t *len, size_t cap, int indent, int de
 
 static void fast_head_tests(void) {
   /* the first NSAFE_K keys and NSAFE_V values are in the scanner's subset; the others mostly not */
-  enum { NSAFE_K = 16, NSAFE_V = 36 };
+  enum { NSAFE_K = 16, NSAFE_V = 38 };
   static const char *const keys[] = {"apiVersion", "kind", "metadata", "name", "annotations", "Kind", "NAME", "Metadata",
                                      "labels", "spec", "a", "b", "x-y", "a.b/c", "helm.sh/hook", "9a", "true", "null",
                                      "1", "y", "Yes", "On", "~", "<<", "key with space", "0x1F", "1e3", ".5", "_x", "a:b"};
@@ -400,19 +432,27 @@ static void fast_head_tests(void) {
       "v1", "Deployment", "apps/v1", "1", "1.5", "-3", "yes", "no", "null", "~", "\"\"", "''", "foo:bar", "a #c", "a#b",
       "http://x:80/y", "{}", "[]", "\"quoted\"", "\"esc \\\" \\n \\u00e9\"", "'single ''q'''", "\"x\" #c", "-x", "a,b",
       "a]", "$X", "(a)", "|", "|-", ">", "'it''s'", "0o17", "1_000", "2001-12-14", "--", "\"\\uD7FF\"",
+      "[Ingress, Egress]", "{a: b, c: d}",
       "+1", ".inf", "-.inf", ".nan", "foo: bar", "[1]", "{a: 1}", "&a x", "*a", "!!str x", "\"\\u0000\"", "\"\\/\"",
       "\"\\x41\"", "\"unterminated", "'x' y", "\"x\"#c", "@x", "`x", "%x", "- x", "? x", ": x", "=b", "^c", "<d",
       "\\e", ";f", "foo:", "a\tb", "\xc3\xa9", "x  ", "|+", "|2", "| #c", "|x", "\"a\\tb\"", "-", "a: b: c",
-      "x # y: z", "\"\\ud800\""};
+      "x # y: z", "\"\\ud800\"", "[a,b]", "[ a , b ]", "{a: b, c: d}", "{a: b}", "[a, [b]]", "[a, ]", "[a b]",
+      "[a, b] x", "[a, b] # c", "[a, b", "{a: b, c}", "{a:b}", "[-a, b]", "[a, 'b']", "[.5, x]", "{a: b, a: c}", "[a, b]]",
+      "{a: [b]}"};
   size_t accepted = 0, refused = 0;
   char doc[4096];
+  /* documents with multi-line scalars (a third of the structured ones): how many the scanner took */
+  size_t multi_accepted = 0, multi_refused = 0;
   for (int d = 0; d < 30000; d++) {
     size_t len = 0;
     int cur = 0, nlines = 1 + (int)fast_rnd(18);
     doc[0] = 0;
     if (d % 3 == 0) {
+      fast_multi = false;
+      fast_multi_on = d % 9 == 0;
       fast_gen_node(doc, &len, sizeof doc, 0, 0, false, keys, NSAFE_K, vals, NSAFE_V);
-      fast_head_compare(doc, &accepted, &refused);
+      if (fast_multi) fast_head_compare(doc, &multi_accepted, &multi_refused);
+      else fast_head_compare(doc, &accepted, &refused);
       continue;
     }
     for (int l = 0; l < nlines && len < sizeof doc - 300; l++) {
@@ -445,9 +485,12 @@ static void fast_head_tests(void) {
     fast_head_compare(doc, &accepted, &refused);
   }
   /* both sides of the scanner were exercised */
-  printf("head scanner: %zu generated documents accepted, %zu left to libyaml\n", accepted, refused);
+  printf("head scanner: %zu generated documents accepted, %zu left to libyaml; with multi-line scalars %zu and %zu\n",
+         accepted, refused, multi_accepted, multi_refused);
   CHECK(accepted > 1000);
   CHECK(refused > 1000);
+  CHECK(multi_accepted > 300);
+  CHECK(multi_refused > 300);
   /* manifests as charts render them: in the subset, and the same as the full conversion */
   static const char *const docs[] = {
       "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels:\n    app: web\n  annotations:\n"
@@ -752,6 +795,88 @@ static void tree_mutate(buf_t *b) {
   }
 }
 
+/* JSON written as YAML (values files generated by tools), pretty-printed over many lines or on one:
+ * the scanner reads a root flow collection across line breaks between entries. Compared with
+ * libyaml as the other generated documents, clean ones must all be in the subset, and mutated ones
+ * (a break inside a key or scalar, a comment, a tab, a missing comma) show where it stops. */
+static const char *const json_scalars[] = {
+    "\"a\"", "\"with space\"", "\"esc \\\" \\\\ \\n \\t \\u00e9\"", "\"{{ .Release.Name }}-x\"", "\"x: y\"",
+    "\"# no comment\"", "\"\"", "\"\xc3\xa9t\xc3\xa9\"", "1", "0", "-3", "1.5", "1e3", "8000", "-0.5", "1E+2",
+    "12345678901234567890", "true", "false", "null", "\"[not, flow]\"", "\"yes\"", "\"0x10\"",
+};
+static const char *const json_odd[] = {"\"\\ud83d\\ude00\"", "\"\\/\"", "'single'", "plain", "1_000", ".5", "0x10",
+                                       "\"a\nb\"", "~", "yes"};
+static void json_gen(buf_t *b, int depth, int indent, int step) {
+  unsigned t = depth > 4 ? 2 + tree_rnd(2) : tree_rnd(4);
+  if (t >= 2) {
+    buf_puts(b, tree_clean || tree_rnd(10) ? PICK(json_scalars) : PICK(json_odd));
+    return;
+  }
+  bool map = t == 0;
+  int n = (int)tree_rnd(5);
+  buf_putc(b, map ? '{' : '[');
+  for (int i = 0; i < n; i++) {
+    if (i) buf_putc(b, ',');
+    if (step) {
+      buf_putc(b, '\n');
+      tree_sp(b, indent + step);
+    } else if (i) {
+      buf_putc(b, ' ');
+    }
+    if (map) buf_printf(b, "\"%s%d\": ", tree_rnd(3) ? "k" : "key with space ", (int)tree_rnd(6));
+    json_gen(b, depth + 1, indent + step, step);
+  }
+  if (n && step) {
+    buf_putc(b, '\n');
+    tree_sp(b, indent);
+  }
+  buf_putc(b, map ? '}' : ']');
+}
+
+static void tree_json_tests(void) {
+  tree_stats_t st = {0};
+  size_t clean = 0, clean_acc = 0;
+  buf_t b = BUF_INIT;
+  for (int d = 0; d < 6000; d++) {
+    buf_reset(&b);
+    tree_clean = tree_rnd(2);
+    if (!tree_rnd(6)) buf_puts(&b, "# generated\n");
+    int step = tree_rnd(4) ? 2 + 2 * (int)tree_rnd(2) : 0;
+    int n = 1 + (int)tree_rnd(6);
+    bool map = tree_rnd(3) != 0;
+    buf_putc(&b, map ? '{' : '[');
+    for (int i = 0; i < n; i++) {
+      if (i) buf_putc(&b, ',');
+      if (step) buf_putc(&b, '\n'), tree_sp(&b, step);
+      else if (i) buf_putc(&b, ' ');
+      if (map) buf_printf(&b, "\"k%d\": ", (int)tree_rnd(8));
+      json_gen(&b, 1, step, step);
+    }
+    if (step) buf_putc(&b, '\n');
+    buf_putc(&b, map ? '}' : ']');
+    if (tree_rnd(4)) buf_putc(&b, '\n');
+    if (!tree_rnd(8)) buf_puts(&b, b.data[b.len - 1] == '\n' ? "# after\n\n" : " # after\n");
+    bool mutated = !tree_clean && tree_rnd(2);
+    if (mutated)
+      for (int m = 1 + (int)tree_rnd(2); m > 0; m--) tree_mutate(&b);
+    int flags = YAML_OPT_DUP_LAST | (tree_rnd(2) ? YAML_OPT_NO_NUMBER_TEXT : 0);
+    size_t depth = tree_rnd(8) ? 0 : 1 + tree_rnd(5);
+    int rl;
+    int f = tree_compare(b.data, b.len, flags, depth, &st, &rl);
+    if (tree_clean && !mutated && !depth) {
+      clean++;
+      clean_acc += (size_t)f;
+      if (!f) fprintf(stderr, "clean JSON document outside the subset (libyaml rc %d):\n%.*s\n", rl, (int)b.len, b.data);
+      CHECK(f);
+    }
+  }
+  buf_free(&b);
+  printf("tree scanner on JSON: %zu accepted (%zu of %zu clean ones), %zu left to libyaml (%zu libyaml errors)\n",
+         st.accepted, clean_acc, clean, st.refused, st.lib_errors);
+  CHECK(st.accepted > 2000);
+  CHECK(st.refused > 500);
+}
+
 static void tree_fast_tests(void) {
   const char *env = getenv("RUDDER_YAML_TREE_DOCS");
   long docs = env ? atol(env) : 20000;
@@ -942,6 +1067,7 @@ int main(void) {
   head_tests();
   fast_head_tests();
   tree_fast_tests();
+  tree_json_tests();
   split_tests();
   scalar_tests();
   float32_tests();
