@@ -6,7 +6,9 @@
 Samples the controller PID once a second for S seconds, with nothing changing in the cluster:
 its CPU time (the run time of every thread, from /proc/PID/task/*/schedstat, in nanoseconds;
 utime+stime in clock ticks as a cross-check), VmRSS and its parts (RssAnon, RssFile, RssShmem),
-its wakeups (voluntary context switches). Then sends it SIGUSR1 and reads the `msg=memory` line
+its wakeups (voluntary context switches), and at the end where the resident pages are, from
+/proc/PID/smaps (the executable, each shared object, the heap, thread stacks, other anonymous
+memory). Then sends it SIGUSR1 and reads the `msg=memory` line
 it logs (loop/controller.c: informer caches, engine, chart cache, heap, RSS after malloc_trim)
 from LOG. Prints `name value unit` lines; no thresholds.
 
@@ -15,6 +17,7 @@ from LOG. Prints `name value unit` lines; no thresholds.
 import argparse
 import glob
 import os
+import re
 import signal
 import sys
 import time
@@ -38,6 +41,30 @@ def run_ns(pid):
 
 def status_kib(pid):
     return {k: measure.proc_kib(pid, k) for k in ("VmRSS", "RssAnon", "RssFile", "RssShmem", "VmHWM")}
+
+
+def rss_by_mapping(pid, exe):
+    """Rss (KiB) of /proc/pid/smaps summed by what is mapped: the executable, each shared object by
+    its file name, [heap], [stack], anonymous mappings (thread stacks, mmap'd buffers), the rest."""
+    out, what = {}, None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 5 and "-" in parts[0] and ":" in parts[3]:
+                path = parts[5] if len(parts) > 5 else ""
+                if path == exe:
+                    what = "executable"
+                elif path.startswith("/"):
+                    what = os.path.basename(path).split(".so")[0]
+                elif path in ("[heap]", "[stack]"):
+                    what = path.strip("[]")
+                elif path == "":
+                    what = "anonymous"
+                else:
+                    what = "other"
+            elif parts and parts[0] == "Rss:" and what:
+                out[what] = out.get(what, 0) + int(parts[1])
+    return out
 
 
 def main():
@@ -86,6 +113,8 @@ def main():
     out("rss_shmem_kib", st["RssShmem"], "KiB")
     out("peak_rss_kib", st["VmHWM"], "KiB")
     out("threads", len(glob.glob(f"/proc/{pid}/task/*")), "threads")
+    for what, kib in sorted(rss_by_mapping(pid, os.readlink(f"/proc/{pid}/exe")).items(), key=lambda x: -x[1]):
+        out("rss_kib_" + re.sub(r"[^A-Za-z0-9]+", "_", what), kib, "KiB")
 
     # The controller's own account of its memory, logged on SIGUSR1.
     size0 = os.path.getsize(a.log)
