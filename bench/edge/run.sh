@@ -133,7 +133,7 @@ echo "edge_ready_seconds $((SECONDS - t0)) s"
 sleep 5
 say "idle for ${idle}s"
 # In the background and waited for, so that a signal to this script runs its trap at once.
-python3 "$here/idle.py" --pid "$ctl_pid" --seconds "$idle" --log "$work/rudder.log" &
+python3 -B "$here/idle.py" --pid "$ctl_pid" --seconds "$idle" --log "$work/rudder.log" &
 wait $! || { tail -n 20 "$work/rudder.log" >&2; die "the idle measurement failed"; }
 
 rc=0
