@@ -28,30 +28,26 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 scale=$root/bench/scale
 
-releases=20
-idle=60
-interval=10m
-cpu=0
-rudder_bin=""
-keep_logs=""
-
 die() { echo "edge: error: $*" >&2; exit 1; }
 say() { echo "edge: $*" >&2; }
 
-while [[ $# -gt 0 ]]; do
+# Options and their defaults; --name VALUE or --name=VALUE.
+declare -A opt=([releases]=20 [idle]=60 [interval]=10m [cpu]=0 [rudder]="" [keep-logs]="")
+while (($#)); do
 	case $1 in
-	--releases) releases=${2:?}; shift ;;
-	--idle) idle=${2:?}; shift ;;
-	--interval) interval=${2:?}; shift ;;
-	--cpu) cpu=${2:?}; shift ;;
-	--rudder) rudder_bin=${2:?}; shift ;;
-	--keep-logs) keep_logs=${2:?}; shift ;;
-	--*=*) a=$1; shift; set -- "${a%%=*}" "${a#*=}" "$@"; continue ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	--*=*) set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
+	--*)
+		[[ -v opt[${1#--}] ]] || die "unknown option: $1 (see --help)"
+		(($# >= 2)) || die "$1 wants a value"
+		opt[${1#--}]=$2
+		shift 2
+		;;
 	*) die "unknown argument: $1 (see --help)" ;;
 	esac
-	shift
 done
+releases=${opt[releases]} idle=${opt[idle]} interval=${opt[interval]} cpu=${opt[cpu]}
+rudder_bin=${opt[rudder]} keep_logs=${opt[keep-logs]}
 [[ $releases =~ ^[1-9][0-9]*$ && $releases -le 99999 ]] || die "--releases wants 1..99999, got '$releases'"
 [[ $idle =~ ^[1-9][0-9]*$ ]] || die "--idle wants a whole number of seconds, got '$idle'"
 [[ $interval =~ ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$ ]] || die "--interval wants a Go duration like 1m or 90s, got '$interval'"
@@ -61,37 +57,47 @@ command -v taskset >/dev/null || die "taskset (util-linux) is missing"
 work=$(mktemp -d "${TMPDIR:-/tmp}/rudder-edge-XXXXXX")
 state=$work/cluster
 ctl_pid=""
+ctl_rc=0
 
-cleanup() {
-	local rc=$? i
+# quietly LOG WHAT CMD...: runs CMD with its output appended to LOG; when it fails, the log's end
+# and "WHAT failed".
+quietly() {
+	local log=$1 what=$2
+	shift 2
+	"$@" >>"$log" 2>&1 || { tail -n 30 "$log" >&2; die "$what failed"; }
+}
+
+# stop_controller: SIGTERM to the controller (if it runs), 10 s to exit, then SIGKILL; its exit
+# status in ctl_rc.
+stop_controller() {
+	ctl_rc=0
+	[[ -n $ctl_pid ]] || return 0
+	kill -TERM "$ctl_pid" 2>/dev/null || true
+	timeout 10 tail --pid="$ctl_pid" -f /dev/null || kill -KILL "$ctl_pid" 2>/dev/null || true
+	wait "$ctl_pid" || ctl_rc=$?
+	ctl_pid=""
+}
+
+on_exit() {
+	local rc=$?
 	trap - EXIT INT TERM HUP
-	if [[ -n $ctl_pid ]] && kill -0 "$ctl_pid" 2>/dev/null; then
-		kill -TERM "$ctl_pid" 2>/dev/null || true
-		for ((i = 0; i < 100; i++)); do kill -0 "$ctl_pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$ctl_pid" 2>/dev/null || true
-		wait "$ctl_pid" 2>/dev/null || true
-	fi
-	if [[ -n $keep_logs ]]; then
-		mkdir -p "$keep_logs"
-		cp "$work"/*.log "$keep_logs"/ 2>/dev/null || true
-	fi
-	[[ -d $state ]] && "$root/tests/cluster/down" "$state" >/dev/null 2>&1 || true
+	stop_controller
+	[[ -z $keep_logs ]] || { mkdir -p "$keep_logs" && cp "$work"/*.log "$keep_logs"/; } 2>/dev/null || true
+	[[ ! -d $state ]] || "$root/tests/cluster/down" "$state" >/dev/null 2>&1 || true
 	rm -rf "$work"
 	exit "$rc"
 }
-trap cleanup EXIT
+trap on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
+# The binary: --rudder, or a RelWithDebInfo one built in build-edge.
 if [[ -z $rudder_bin ]]; then
-	build=${RUDDER_EDGE_BUILD:-$root/build-edge}
-	say "building rudder (RelWithDebInfo) in $build"
-	cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUDDER_E2E=OFF >"$work/build.log" 2>&1 ||
-		{ tail -n 30 "$work/build.log" >&2; die "cmake configure failed"; }
-	cmake --build "$build" -j"${RUDDER_EDGE_JOBS:-2}" --target rudder >>"$work/build.log" 2>&1 ||
-		{ tail -n 30 "$work/build.log" >&2; die "build failed"; }
-	rudder_bin=$build/rudder
+	rudder_bin=${RUDDER_EDGE_BUILD:-$root/build-edge}/rudder
+	say "building $rudder_bin (RelWithDebInfo)"
+	quietly "$work/build.log" "building rudder" bash -c 'cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DRUDDER_E2E=OFF && cmake --build "$2" -j"$3" --target rudder' _ "$root" "${rudder_bin%/rudder}" "${RUDDER_EDGE_JOBS:-2}"
 fi
 [[ -x $rudder_bin ]] || die "no rudder executable at $rudder_bin"
 rudder_bin=$(cd "$(dirname "$rudder_bin")" && pwd)/$(basename "$rudder_bin")
@@ -105,14 +111,15 @@ for o in items:
     o["metadata"]["namespace"] = "edge"
 json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)' >"$work/objects.json"
 
-echo "# bench/edge/run.sh --releases $releases --idle $idle --interval $interval --cpu $cpu"
-echo "# rudder: $("$rudder_bin" version | tr '\n' ' ')"
-echo "# tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo '+dirty')"
-echo "# host: $(nproc) CPUs, $(uname -r); start: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"
+cat <<EOF
+# bench/edge/run.sh --releases $releases --idle $idle --interval $interval --cpu $cpu
+# rudder: $("$rudder_bin" version | tr '\n' ' ')
+# tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo '+dirty')
+# host: $(nproc) CPUs, $(uname -r); start: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')
+EOF
 
 say "starting a local control plane in $state"
-"$root/tests/cluster/up" --name "edge-$$" --state-dir "$state" >"$work/up.env" 2>"$work/up.log" ||
-	{ tail -n 30 "$work/up.log" >&2; die "tests/cluster/up failed"; }
+quietly "$work/up.log" "tests/cluster/up" "$root/tests/cluster/up" --name "edge-$$" --state-dir "$state"
 # shellcheck disable=SC1091
 . "$state/env"
 kubectl create namespace edge >/dev/null
@@ -136,9 +143,6 @@ say "idle for ${idle}s"
 python3 -B "$here/idle.py" --pid "$ctl_pid" --seconds "$idle" --log "$work/rudder.log" &
 wait $! || { tail -n 20 "$work/rudder.log" >&2; die "the idle measurement failed"; }
 
-rc=0
-kill -TERM "$ctl_pid"
-wait "$ctl_pid" || rc=$?
-ctl_pid=""
-echo "edge_controller_exit_status $rc code"
+stop_controller
+echo "edge_controller_exit_status $ctl_rc code"
 echo "# end: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"
