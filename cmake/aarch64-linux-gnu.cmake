@@ -33,4 +33,9 @@ set(ENV{PKG_CONFIG_PATH} "")
 find_program(RUDDER_QEMU NAMES qemu-aarch64-static qemu-aarch64)
 if(RUDDER_QEMU)
   set(CMAKE_CROSSCOMPILING_EMULATOR ${RUDDER_QEMU})
+  # Emulated, a test costs about 10 times its native CPU: unit.template_cert_asn1 took 257 s and
+  # template.corpus 156 s of their 300 s timeouts with -j2 on a loaded 2-core machine. Four times
+  # every timeout (tests/CMakeLists.txt) leaves more than four times the worst seen, and a hang
+  # still ends within 20 minutes.
+  set(RUDDER_TEST_TIMEOUT_SCALE 4 CACHE STRING "Factor applied to every test's TIMEOUT (emulated builds)")
 endif()
