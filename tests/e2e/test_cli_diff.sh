@@ -13,17 +13,9 @@
 servers_env
 R() { "$RUDDER_BIN" "$@" --kubeconfig "$KUBECONFIG" -n "$NS"; }
 
+kubectl -n "$NS" create secret generic basic --from-literal=username="$SRV_USER" --from-literal=password="$SRV_PASS" >/dev/null
+kubectl -n "$NS" create secret generic ca --from-file=ca.crt="$SRV_CA" >/dev/null
 kubectl apply -n "$NS" -f - >/dev/null <<Y
-apiVersion: v1
-kind: Secret
-metadata: {name: basic}
-stringData: {username: "$SRV_USER", password: "$SRV_PASS"}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: ca}
-data: {ca.crt: $(b64 "$SRV_CA")}
----
 apiVersion: rudder.dev/v1alpha1
 kind: HelmRepository
 metadata: {name: plain}
