@@ -28,10 +28,8 @@ static void rr__finish(rr_t *x);
 
 /* Ends a repokind_declare run with its outcome. */
 static void rr__once_end(rr_t *x, int err, const char *reason, const char *msg) {
-  repoctl_t *rc = x->rc;
-  void *data = rc->once_data;
-  rc->once_data = rc; /* said: rr__finish must not say it again */
-  rc->once(err, reason, msg, data);
+  x->rc->once_said = true;
+  x->rc->once(err, reason, msg, x->rc->once_data);
   rr__finish(x);
 }
 
@@ -73,9 +71,11 @@ static void rr__free(rr_t *x) {
 static void rr__finish(rr_t *x) {
   repoctl_t *rc = x->rc;
   if (rc->once) { /* repokind_declare: its callback, then the bare controller goes with the run */
-    if (rc->once_data != rc) /* ended without a status: suspended, or out of memory */
-      rc->once(x->outcome == REPO_FORGET ? UV_ECANCELED : UV_ENOMEM, x->outcome == REPO_FORGET ? "Suspended" : "InternalError",
-               x->outcome == REPO_FORGET ? "the repository is suspended (spec.suspend)" : "out of memory", rc->once_data);
+    if (!rc->once_said) { /* ended without a status: suspended (not declared, as the controller leaves it), or out of memory */
+      bool susp = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rc->once_obj, "spec"), "suspend"));
+      rc->once(susp ? UV_ECANCELED : UV_ENOMEM, susp ? "Suspended" : "InternalError",
+               susp ? "the repository is suspended (spec.suspend)" : "out of memory", rc->once_data);
+    }
     rr__free(x);
     free(rc);
     return;

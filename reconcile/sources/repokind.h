@@ -83,6 +83,7 @@ struct repoctl_s {
   repokind_declared_cb once;
   void *once_data;
   const cJSON *once_obj;
+  bool once_said; /* the callback has run */
   void *kind_data; /* the kind's own (repokind_start's) */
   uv_loop_t *loop;
   kube_client_t *c;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The commands for people against the local control plane: `rudder history` prints what
-# `helm history` prints (byte for byte); `rudder get` shows what kubectl reads from the objects;
+# `helm history` prints (byte for byte; -o json: helm history -o json's fields and values, -o yaml
+# the same data); `rudder get` shows what kubectl reads from the objects (also -o json|yaml);
 # `rudder reconcile` makes the controller reconcile at once (seen in status.lastHandledReconcileAt,
 # and it waits for it); `rudder suspend` stops upgrades and `rudder resume` brings them back;
 # `rudder diff` shows a changed value as a unified diff and nothing for an unchanged release,

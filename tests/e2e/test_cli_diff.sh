@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rudder diff of HelmReleases whose chart is fetched (a HelmRepository over HTTP from the nginx
 # chart repository; one over OCI from the registry with basic auth and the test CA; a repository
-# named by spec.chart.url) and whose values come from valuesFrom ConfigMaps (a YAML key, a
+# named by spec.chart.url; a .tgz URL; a packaged chart in a ConfigMap and in a Secret) and whose values come from valuesFrom ConfigMaps (a YAML key, a
 # targetPath, an optional one that is missing), as the controller reads them: with nothing
 # changed the diff is empty; after the ConfigMaps change, the diff shows exactly the fields that
 # the controller's upgrade then changes in the live objects (each changed field's old and new
@@ -56,14 +56,20 @@ start_controller
 hr web '{"repository": {"name": "plain"}, "name": "podlike", "version": "0.1.0"}'
 hr oci '{"repository": {"name": "reg"}, "name": "podlike", "version": "0.1.0"}'
 hr byurl "{\"url\": \"$SRV_HTTP_URL\", \"name\": \"podlike\", \"version\": \"0.1.0\"}"
-for r in web oci byurl; do wait_for 120 "$r Ready" hr_ready "$r"; done
+hr direct "{\"url\": \"$SRV_HTTP_URL/podlike-0.1.0.tgz\"}"
+kubectl -n "$NS" create configmap packaged --from-file=chart.tgz="$SRV_REPO_DIR/podlike-0.1.0.tgz" >/dev/null
+kubectl -n "$NS" create secret generic packaged --from-file=app.tgz="$SRV_REPO_DIR/podlike-0.2.0.tgz" >/dev/null
+hr fromcm '{"configMapRef": {"name": "packaged"}}'
+hr fromsecret '{"secretRef": {"name": "packaged", "key": "app.tgz"}}'
+all="web oci byurl direct fromcm fromsecret"
+for r in $all; do wait_for 120 "$r Ready" hr_ready "$r"; done
 
 # ---- unchanged inputs: nothing to show (the same chart, values and objects as the controller's)
-for r in web oci byurl; do
+for r in $all; do
   set +e; R diff "$r" >"$WORK/d0.$r" 2>"$WORK/err"; rc=$?; set -e
   [ "$rc" = 0 ] && [ ! -s "$WORK/d0.$r" ] || fail "diff of unchanged $r: status $rc: $(cat "$WORK/d0.$r" "$WORK/err")"
 done
-ok "rudder diff of releases from a HelmRepository (HTTP and OCI) and a chart URL, values from valuesFrom: empty, status 0"
+ok "rudder diff of releases from a HelmRepository (HTTP and OCI), a repository URL, a .tgz URL, a ConfigMap and a Secret, values from valuesFrom: empty, status 0"
 
 # ---- the ConfigMaps change (the releases suspended, so that the controller waits)
 for r in web oci; do R suspend "$r" >/dev/null; done
