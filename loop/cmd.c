@@ -2,6 +2,7 @@
 #include "loop/cmd.h"
 #include "loop/cli.h"
 #include "helm/action/record.h"
+#include <ctype.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,15 @@ int cmd_parse(cmd_t *c, int argc, char **argv, int want_name, const char *usage,
     if (!strcmp(flag, "--kubeconfig")) c->kubeconfig = v;
     else if (!strcmp(flag, "--context")) c->context = v;
     else if (!strcmp(flag, "-n") || !strcmp(flag, "--namespace")) c->ns = v;
+    else if (c->outputs && (!strcmp(flag, "-o") || !strcmp(flag, "--output"))) {
+      if (!strcmp(v, "json")) c->output = CMD_OUT_JSON;
+      else if (!strcmp(v, "yaml")) c->output = CMD_OUT_YAML;
+      else if (!strcmp(v, "table")) c->output = CMD_OUT_TABLE;
+      else {
+        fprintf(stderr, "%s: %s: unknown output format \"%s\" (json, yaml or table)\n", c->name, flag, v);
+        return 2;
+      }
+    }
     else if (!strcmp(flag, "--timeout")) {
       if (cli_parse_ms(v, &c->timeout_ms)) {
         fprintf(stderr, "%s: --timeout: \"%s\" is not a time such as 30s or 5m\n", c->name, v);
@@ -284,4 +294,156 @@ int cmd_list_records(cmd_t *c, const char *ns, const char *name, record_t **out,
   cJSON_Delete(list);
   if (!rc) record_sort(*out, *n);
   return rc;
+}
+
+/* ---- YAML for people (rudder diff prints both sides with it, so only changes differ; -o yaml) ---- */
+
+static int cmd__yaml_plain(const char *s) {
+  if (!*s || strchr("-?:,[]{}#&*!|>'\"%@` ", s[0])) return 0;
+  static const char *const words[] = {"true", "false", "null", "yes", "no", "on", "off", "~", "True", "False",
+                                      "Null", "TRUE", "FALSE", "NULL", "Yes", "No", "On", "Off", NULL};
+  for (size_t i = 0; words[i]; i++)
+    if (!strcmp(s, words[i])) return 0;
+  char *end;
+  (void)strtod(s, &end);
+  if (!*end) return 0; /* would read back as a number */
+  /* YAML 1.1's other implicit types: timestamps (2006-01-02...), .inf/.nan, the merge key. */
+  if (strlen(s) >= 8 && isdigit((unsigned char)s[0]) && isdigit((unsigned char)s[1]) && isdigit((unsigned char)s[2]) &&
+      isdigit((unsigned char)s[3]) && s[4] == '-')
+    return 0;
+  if (s[0] == '.' || !strcmp(s, "<<") || !strcmp(s, "=")) return 0;
+  size_t n = strlen(s);
+  if (s[n - 1] == ' ' || s[n - 1] == ':') return 0;
+  for (const char *p = s; *p; p++) {
+    if ((unsigned char)*p < 0x20 || *p == '"') return 0;
+    if ((p[0] == ':' && p[1] == ' ') || (p[0] == ' ' && p[1] == '#')) return 0;
+  }
+  return 1;
+}
+
+static void cmd__yaml_str(buf_t *out, const char *s) {
+  if (cmd__yaml_plain(s)) {
+    buf_puts(out, s);
+    return;
+  }
+  cJSON *j = cJSON_CreateString(s);
+  char *q = j ? cJSON_PrintUnformatted(j) : NULL;
+  buf_puts(out, q ? q : "\"\"");
+  free(q);
+  cJSON_Delete(j);
+}
+
+static void cmd__yaml_pad(buf_t *out, int n) {
+  for (int i = 0; i < n; i++) buf_putc(out, ' ');
+}
+
+static int cmd__yaml_cmp(const void *a, const void *b) {
+  return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+static void cmd__yaml_value(buf_t *out, const cJSON *v, int indent);
+
+/* A scalar (or an empty collection) after "key: " or "- ". */
+static int cmd__yaml_scalar(buf_t *out, const cJSON *v, int indent) {
+  if (cJSON_IsString(v)) {
+    const char *s = v->valuestring, *nl = strchr(s, '\n');
+    if (nl && s[0] != ' ' && !strstr(s, "\n ") && !strchr(s, '\r')) { /* a literal block, as kubectl shows it */
+      size_t n = strlen(s);
+      buf_puts(out, n && s[n - 1] == '\n' ? "|" : "|-");
+      for (const char *p = s; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        buf_putc(out, '\n');
+        if (len) cmd__yaml_pad(out, indent + 2);
+        buf_append(out, p, len);
+        p += len + (e ? 1 : 0);
+        if (!e) break;
+      }
+      return 1;
+    }
+    cmd__yaml_str(out, s);
+  } else if (cJSON_IsNumber(v)) {
+    double d = v->valuedouble;
+    if (d == (double)(long long)d && d > -9e15 && d < 9e15) buf_printf(out, "%lld", (long long)d);
+    else buf_printf(out, "%.17g", d);
+  } else if (cJSON_IsRaw(v)) {
+    buf_puts(out, v->valuestring);
+  } else if (cJSON_IsBool(v)) {
+    buf_puts(out, cJSON_IsTrue(v) ? "true" : "false");
+  } else if (cJSON_IsNull(v)) {
+    buf_puts(out, "null");
+  } else if (cJSON_IsObject(v) && !v->child) {
+    buf_puts(out, "{}");
+  } else if (cJSON_IsArray(v) && !v->child) {
+    buf_puts(out, "[]");
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+static void cmd__yaml_object(buf_t *out, const cJSON *o, int indent, int first_inline) {
+  size_t n = (size_t)cJSON_GetArraySize(o), k = 0;
+  const cJSON **keys = n ? malloc(n * sizeof *keys) : NULL;
+  if (!keys) return;
+  for (const cJSON *c = o->child; c; c = c->next) keys[k++] = c;
+  qsort(keys, n, sizeof *keys, cmd__yaml_cmp); /* as sigs.k8s.io/yaml prints them */
+  for (size_t i = 0; i < n; i++) {
+    if (i || !first_inline) cmd__yaml_pad(out, indent);
+    cmd__yaml_str(out, keys[i]->string);
+    buf_putc(out, ':');
+    size_t at = out->len;
+    buf_putc(out, ' ');
+    if (cmd__yaml_scalar(out, keys[i], indent)) {
+      buf_putc(out, '\n');
+      continue;
+    }
+    out->len = at; /* no space before a nested block */
+    out->data[at] = 0;
+    buf_putc(out, '\n');
+    cmd__yaml_value(out, keys[i], cJSON_IsArray(keys[i]) ? indent : indent + 2);
+  }
+  free(keys);
+}
+
+static void cmd__yaml_value(buf_t *out, const cJSON *v, int indent) {
+  if (cJSON_IsObject(v)) {
+    cmd__yaml_object(out, v, indent, 0);
+    return;
+  }
+  const cJSON *it;
+  cJSON_ArrayForEach(it, v) {
+    cmd__yaml_pad(out, indent);
+    buf_puts(out, "- ");
+    if (cmd__yaml_scalar(out, it, indent + 2)) buf_putc(out, '\n');
+    else if (cJSON_IsObject(it)) cmd__yaml_object(out, it, indent + 2, 1);
+    else { /* a list in a list */
+      buf_putc(out, '\n');
+      cmd__yaml_value(out, it, indent + 2);
+    }
+  }
+}
+
+void cmd_yaml(buf_t *out, const cJSON *v) {
+  if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+    if (v->child) cmd__yaml_value(out, v, 0);
+    else buf_puts(out, cJSON_IsObject(v) ? "{}\n" : "[]\n");
+  } else if (cmd__yaml_scalar(out, v, 0)) {
+    buf_putc(out, '\n');
+  }
+}
+
+int cmd_print_data(const cmd_t *c, const cJSON *v) {
+  buf_t out = BUF_INIT;
+  char *json = NULL;
+  if (c->output == CMD_OUT_YAML) cmd_yaml(&out, v);
+  else if ((json = cJSON_PrintUnformatted(v))) buf_printf(&out, "%s\n", json);
+  free(json);
+  if (!out.data) {
+    fprintf(stderr, "%s: out of memory\n", c->name);
+    return 1;
+  }
+  fwrite(out.data, 1, out.len, stdout);
+  buf_free(&out);
+  return 0;
 }

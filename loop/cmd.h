@@ -22,11 +22,16 @@ typedef struct cmd_s {
   bool all_ns;                  /* -A */
   uint64_t timeout_ms;          /* --timeout: how long a command waits (default 5m) */
   const char *arg;              /* the NAME argument, when the command takes one */
+  bool outputs;                 /* set by the command: it takes -o/--output */
+  int output;                   /* -o: CMD_OUT_* */
   uv_loop_t loop;
   kube_config_t cfg;
   kube_client_t *client;
   bool open;
 } cmd_t;
+
+/* -o/--output: the default table, or the same data as JSON or YAML for programs. */
+enum { CMD_OUT_TABLE = 0, CMD_OUT_JSON, CMD_OUT_YAML };
 
 /* A response, copied out of the client's callback. */
 typedef struct cmd_resp_s {
@@ -69,3 +74,8 @@ struct record_s;
 /* The records of release `name` stored in ns (Helm's Secrets), oldest first, into *out (the
  * caller frees each with record_free, then the array); 0 or 1 after printing why. */
 int cmd_list_records(cmd_t *c, const char *ns, const char *name, struct record_s **out, size_t *n);
+/* Appends v as block YAML (keys sorted, as sigs.k8s.io/yaml prints them) to out. */
+void cmd_yaml(buf_t *out, const cJSON *v);
+/* Prints v to stdout as c->output asks (CMD_OUT_JSON: one line, as helm -o json; CMD_OUT_YAML);
+ * 0, or 1 after printing why (out of memory). */
+int cmd_print_data(const cmd_t *c, const cJSON *v);

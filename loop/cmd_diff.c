@@ -1,5 +1,7 @@
-/* rudder diff: what an upgrade of a HelmRelease would change. The chart is rendered with the
- * release's values by the engine's pipeline (helm/render: render_release, the same options the
+/* rudder diff: what an upgrade of a HelmRelease would change. The chart (fetched through helm/source
+ * as the engine fetches it: the same index, download, digest checks and OCI pulls; a HelmRepository
+ * declared by its kind's own code) is rendered with the release's values (valuesFrom merged by the
+ * engine's rules, reconcile/inputs.h) by the engine's pipeline (helm/render: render_release, the same options the
  * engine gives it), each object is made as the engine applies it (Helm's ownership metadata and
  * rudder's release labels) and dry-run applied with the engine's field manager, and the API
  * server's answer (what the object would become) is compared with the live object as a unified
@@ -11,9 +13,14 @@
 #include "helm/render/manifest.h"
 #include "helm/render/render.h"
 #include "reconcile/doors/doors.h"
+#include "helm/source/source.h"
+#include "helm/values/values.h"
 #include "reconcile/drift.h"
+#include "reconcile/inputs.h"
 #include "reconcile/request.h"
+#include "reconcile/sources/helmrepository.h"
 #include "watch/discovery.h"
+#include "watch/fetch.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,134 +30,13 @@ static const char cmd_diff__usage[] =
   "  What an upgrade of the HelmRelease to its spec would change in the cluster: each object the chart\n"
   "  renders (as the controller renders and applies it) against the live one, as a unified diff;\n"
   "  objects the upgrade would delete too. Nothing is changed (server-side dry runs). Exit 0: no\n"
-  "  difference, 1: differences, 2: an error. Charts carried inline (spec.chart.inline) only, without\n"
-  "  valuesFrom; hooks, crds/ and `lookup` (empty, as helm template) are left out.\n";
+  "  difference, 1: differences, 2: an error. The chart and values are read as the controller reads\n"
+  "  them (spec.chart from any source: inline, a HelmRepository over HTTP(S) or OCI, a URL, a\n"
+  "  ConfigMap or Secret; spec.valuesFrom), with your credentials; hooks, crds/ and `lookup` (empty,\n"
+  "  as helm template) are left out.\n";
 
 #define DIFF_FIELD_MANAGER "rudder" /* the engine's (engine_opts_t.field_manager's default) */
 #define DIFF_MAX_CELLS (16u << 20)  /* lines(a) x lines(b) the line matcher may use */
-
-/* ---- YAML for people: both sides are printed by the same emitter, so only changes differ ---- */
-
-static int yaml__plain(const char *s) {
-  if (!*s || strchr("-?:,[]{}#&*!|>'\"%@` ", s[0])) return 0;
-  static const char *const words[] = {"true", "false", "null", "yes", "no", "on", "off", "~", "True", "False",
-                                      "Null", "TRUE", "FALSE", "NULL", "Yes", "No", "On", "Off", NULL};
-  for (size_t i = 0; words[i]; i++)
-    if (!strcmp(s, words[i])) return 0;
-  char *end;
-  (void)strtod(s, &end);
-  if (!*end) return 0; /* would read back as a number */
-  size_t n = strlen(s);
-  if (s[n - 1] == ' ' || s[n - 1] == ':') return 0;
-  for (const char *p = s; *p; p++) {
-    if ((unsigned char)*p < 0x20 || *p == '"') return 0;
-    if ((p[0] == ':' && p[1] == ' ') || (p[0] == ' ' && p[1] == '#')) return 0;
-  }
-  return 1;
-}
-
-static void yaml__str(buf_t *out, const char *s) {
-  if (yaml__plain(s)) {
-    buf_puts(out, s);
-    return;
-  }
-  cJSON *j = cJSON_CreateString(s);
-  char *q = j ? cJSON_PrintUnformatted(j) : NULL;
-  buf_puts(out, q ? q : "\"\"");
-  free(q);
-  cJSON_Delete(j);
-}
-
-static void yaml__pad(buf_t *out, int n) {
-  for (int i = 0; i < n; i++) buf_putc(out, ' ');
-}
-
-static int yaml__cmp(const void *a, const void *b) {
-  return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
-}
-
-static void yaml__value(buf_t *out, const cJSON *v, int indent);
-
-/* A scalar (or an empty collection) after "key: " or "- ". */
-static int yaml__scalar(buf_t *out, const cJSON *v, int indent) {
-  if (cJSON_IsString(v)) {
-    const char *s = v->valuestring, *nl = strchr(s, '\n');
-    if (nl && s[0] != ' ' && !strstr(s, "\n ") && !strchr(s, '\r')) { /* a literal block, as kubectl shows it */
-      size_t n = strlen(s);
-      buf_puts(out, n && s[n - 1] == '\n' ? "|" : "|-");
-      for (const char *p = s; *p;) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        buf_putc(out, '\n');
-        if (len) yaml__pad(out, indent + 2);
-        buf_append(out, p, len);
-        p += len + (e ? 1 : 0);
-        if (!e) break;
-      }
-      return 1;
-    }
-    yaml__str(out, s);
-  } else if (cJSON_IsNumber(v)) {
-    double d = v->valuedouble;
-    if (d == (double)(long long)d && d > -9e15 && d < 9e15) buf_printf(out, "%lld", (long long)d);
-    else buf_printf(out, "%.17g", d);
-  } else if (cJSON_IsRaw(v)) {
-    buf_puts(out, v->valuestring);
-  } else if (cJSON_IsBool(v)) {
-    buf_puts(out, cJSON_IsTrue(v) ? "true" : "false");
-  } else if (cJSON_IsNull(v)) {
-    buf_puts(out, "null");
-  } else if (cJSON_IsObject(v) && !v->child) {
-    buf_puts(out, "{}");
-  } else if (cJSON_IsArray(v) && !v->child) {
-    buf_puts(out, "[]");
-  } else {
-    return 0;
-  }
-  return 1;
-}
-
-static void yaml__object(buf_t *out, const cJSON *o, int indent, int first_inline) {
-  size_t n = (size_t)cJSON_GetArraySize(o), k = 0;
-  const cJSON **keys = n ? malloc(n * sizeof *keys) : NULL;
-  if (!keys) return;
-  for (const cJSON *c = o->child; c; c = c->next) keys[k++] = c;
-  qsort(keys, n, sizeof *keys, yaml__cmp); /* as sigs.k8s.io/yaml prints them */
-  for (size_t i = 0; i < n; i++) {
-    if (i || !first_inline) yaml__pad(out, indent);
-    yaml__str(out, keys[i]->string);
-    buf_putc(out, ':');
-    size_t at = out->len;
-    buf_putc(out, ' ');
-    if (yaml__scalar(out, keys[i], indent)) {
-      buf_putc(out, '\n');
-      continue;
-    }
-    out->len = at; /* no space before a nested block */
-    out->data[at] = 0;
-    buf_putc(out, '\n');
-    yaml__value(out, keys[i], cJSON_IsArray(keys[i]) ? indent : indent + 2);
-  }
-  free(keys);
-}
-
-static void yaml__value(buf_t *out, const cJSON *v, int indent) {
-  if (cJSON_IsObject(v)) {
-    yaml__object(out, v, indent, 0);
-    return;
-  }
-  const cJSON *it;
-  cJSON_ArrayForEach(it, v) {
-    yaml__pad(out, indent);
-    buf_puts(out, "- ");
-    if (yaml__scalar(out, it, indent + 2)) buf_putc(out, '\n');
-    else if (cJSON_IsObject(it)) yaml__object(out, it, indent + 2, 1);
-    else { /* a list in a list */
-      buf_putc(out, '\n');
-      yaml__value(out, it, indent + 2);
-    }
-  }
-}
 
 /* ---- unified diff of two texts, by lines ---- */
 
@@ -261,6 +147,9 @@ done:
 typedef struct diff_s {
   cmd_t c;
   discovery_t *disc;
+  fetch_t *fetch;        /* chart sources: made only for charts that are not inline */
+  chart_cache_t *charts;
+  source_t *source;
   release_req_t req;
   record_t *recs;
   size_t nrecs;
@@ -297,7 +186,7 @@ static char *diff__yaml(cJSON *obj) {
   if (!obj) return strdup("");
   cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "managedFields");
   buf_t y = BUF_INIT;
-  yaml__value(&y, obj, 0);
+  cmd_yaml(&y, obj);
   return y.data ? buf_steal(&y) : strdup("");
 }
 
@@ -373,6 +262,193 @@ out:
   diff__map_free(&w);
 }
 
+/* ---- the chart and the values, read as the engine reads them ---- */
+
+typedef struct diff_wait_s {
+  int done, err;
+  char *msg;
+  chart_cache_entry_t *entry;
+} diff_wait_t;
+
+static void diff__wait(diff_t *d, diff_wait_t *w) {
+  while (!w->done && uv_run(&d->c.loop, UV_RUN_ONCE)) {
+  }
+  if (!w->done) w->done = 1, w->err = UV_EAGAIN;
+}
+
+static void diff__declared(int err, const char *reason, const char *msg, void *data) {
+  diff_wait_t *w = data;
+  (void)reason;
+  w->done = 1;
+  w->err = err;
+  if (err && !(w->msg = strdup(msg ? msg : uv_strerror(err)))) w->err = UV_ENOMEM;
+}
+
+static void diff__chart_got(int err, const char *message, const source_chart_t *ch, void *data) {
+  diff_wait_t *w = data;
+  w->done = 1;
+  w->err = err;
+  if (err && !(w->msg = strdup(message ? message : uv_strerror(err)))) w->err = UV_ENOMEM;
+  if (!err) w->entry = ch->entry;
+}
+
+/* GETs a v1 object (configmaps, secrets) or a HelmRepository into *obj (NULL unless 200). */
+static void diff__get(diff_t *d, const char *group, const char *version, const char *resource, const char *ns,
+                      const char *name, cmd_resp_t *r, cJSON **obj) {
+  buf_t path = BUF_INIT;
+  kube_path(&path, group, version, resource, ns, name, NULL);
+  *obj = NULL;
+  if (!path.data) {
+    memset(r, 0, sizeof *r);
+    r->err = UV_ENOMEM;
+    return;
+  }
+  cmd_do(&d->c, &(kube_req_opts_t){.path = path.data}, r);
+  buf_free(&path);
+  if (!r->err && r->status == 200) *obj = cJSON_ParseWithLength(r->body, r->len);
+}
+
+/* spec.valuesFrom, each object read and merged in order by the engine's rules, then spec.values over
+ * them: req.values becomes what the engine renders with. 0, or 2 after printing why. */
+static int diff__values(diff_t *d) {
+  if (!d->req.nvalues_from) return 0;
+  cJSON *acc = cJSON_CreateObject();
+  buf_t err = BUF_INIT;
+  int rc = acc ? 0 : -1;
+  for (size_t i = 0; !rc && i < d->req.nvalues_from; i++) {
+    const req_values_from_t *v = &d->req.values_from[i];
+    cmd_resp_t r;
+    cJSON *obj;
+    diff__get(d, "", "v1", v->secret ? "secrets" : "configmaps", v->ns, v->name, &r, &obj);
+    rc = inputs_values_from_merge(v, r.err ? 0 : r.status, r.errmsg ? r.errmsg : r.err ? uv_strerror(r.err) : NULL, obj,
+                                  acc, &err);
+    cJSON_Delete(obj);
+    cmd_resp_free(&r);
+  }
+  if (!rc && values_merge_maps(acc, d->req.values)) rc = -1;
+  if (rc) {
+    fprintf(stderr, "rudder diff: HelmRelease %s/%s: %s\n", d->c.ns, d->c.arg, err.data ? err.data : "out of memory");
+    cJSON_Delete(acc);
+    buf_free(&err);
+    return 2;
+  }
+  cJSON_Delete(d->req.values);
+  d->req.values = acc;
+  return 0;
+}
+
+/* The HelmRepository "namespace/name" declared to the source as its kind's controller declares it.
+ * 0, or 2 after printing why. */
+static int diff__repository(diff_t *d, const char *key) {
+  const char *slash = strchr(key, '/');
+  char ns[256];
+  snprintf(ns, sizeof ns, "%.*s", slash ? (int)(slash - key) : 0, key);
+  cmd_resp_t r;
+  cJSON *obj;
+  diff__get(d, "rudder.dev", "v1alpha1", "helmrepositories", ns, slash ? slash + 1 : key, &r, &obj);
+  buf_t what = BUF_INIT;
+  buf_printf(&what, "spec.chart.repository: HelmRepository %s", key);
+  int rc = 0;
+  if (!obj) {
+    cmd_fail(&d->c, &r, what.data ? what.data : "spec.chart.repository");
+    rc = 2;
+  } else {
+    diff_wait_t w = {0};
+    if (repoctl_declare(d->c.client, d->source, obj, diff__declared, &w)) w.done = 1, w.err = UV_ENOMEM;
+    diff__wait(d, &w);
+    if (w.err) {
+      fprintf(stderr, "rudder diff: HelmRelease %s/%s: %s: %s\n", d->c.ns, d->c.arg, what.data ? what.data : "",
+              w.msg ? w.msg : uv_strerror(w.err));
+      rc = 2;
+    }
+    free(w.msg);
+  }
+  cJSON_Delete(obj);
+  cmd_resp_free(&r);
+  buf_free(&what);
+  return rc;
+}
+
+/* A chart that is not inline, fetched from its source as the engine fetches it (rc__fetch_chart)
+ * into req.chart. 0, or 2 after printing why. */
+static int diff__chart(diff_t *d) {
+  req_chart_src_t *src = &d->req.src;
+  if (src->kind == REQ_SRC_INLINE) return 0;
+  cmd_t *c = &d->c;
+  chart_cache_options_t cco = {0};
+  source_opts_t so = {0};
+  if (fetch_new(&c->loop, NULL, &d->fetch) || chart_cache_new(&cco, &d->charts) ||
+      ((so.cache = d->charts), source_new(&c->loop, d->fetch, &so, &d->source))) {
+    fprintf(stderr, "rudder diff: out of memory\n");
+    return 2;
+  }
+  diff_wait_t w = {0};
+  buf_t err = BUF_INIT;
+  source_op_t *op = NULL;
+  int rc = 0;
+  if (src->kind == REQ_SRC_REPOSITORY) {
+    char msg[256] = "";
+    if (!strncmp(src->repo_key, "url:", 4)) { /* a repository named by its URL alone */
+      if (source_repo_set(d->source, src->repo_key, src->url, NULL, msg, sizeof msg))
+        buf_printf(&err, "spec.chart.url: %s", msg[0] ? msg : "out of memory");
+    } else if ((rc = diff__repository(d, src->repo_key))) {
+      return rc;
+    }
+    if (!err.len) op = source_chart_from_repo(d->source, src->repo_key, src->name, src->version, diff__chart_got, &w);
+  } else if (src->kind == REQ_SRC_CONFIGMAP || src->kind == REQ_SRC_SECRET) {
+    cmd_resp_t r;
+    cJSON *obj;
+    const char *field = src->kind == REQ_SRC_CONFIGMAP ? "configMapRef" : "secretRef";
+    diff__get(d, "", "v1", src->kind == REQ_SRC_CONFIGMAP ? "configmaps" : "secrets", d->req.ns, src->obj_name, &r, &obj);
+    unsigned char *tgz = NULL;
+    size_t n = 0;
+    buf_t what = BUF_INIT;
+    if (!obj)
+      buf_printf(&err, "spec.chart.%s: cannot read %s %s/%s: %s", field, src->kind == REQ_SRC_CONFIGMAP ? "ConfigMap" : "Secret",
+                 d->req.ns, src->obj_name, r.errmsg ? r.errmsg : r.err ? uv_strerror(r.err) : "failed");
+    else if (!inputs_chart_bytes(src, d->req.ns, obj, &tgz, &n, &what, &err))
+      op = source_chart_from_bytes(d->source, tgz, n, what.data, diff__chart_got, &w);
+    free(tgz);
+    buf_free(&what);
+    cJSON_Delete(obj);
+    cmd_resp_free(&r);
+  } else {
+    inputs_conn_t conn = {0};
+    int have = 0;
+    if (src->secret_name) {
+      cmd_resp_t r;
+      cJSON *obj;
+      diff__get(d, "", "v1", "secrets", d->req.ns, src->secret_name, &r, &obj);
+      if (!obj)
+        buf_printf(&err, "%s: cannot read Secret %s/%s: %s", src->secret_field ? src->secret_field : "secretRef",
+                   d->req.ns, src->secret_name, r.errmsg ? r.errmsg : r.err ? uv_strerror(r.err) : "failed");
+      else have = !inputs_conn_from_secret(src, d->req.ns, obj, &conn, &err);
+      cJSON_Delete(obj);
+      cmd_resp_free(&r);
+    }
+    if (!err.len) {
+      const source_conn_t *cc = have ? &conn.conn : NULL;
+      op = src->kind == REQ_SRC_OCI ? source_chart_from_oci(d->source, src->url, src->version, cc, false, diff__chart_got, &w)
+                                    : source_chart_from_url(d->source, src->url, cc, diff__chart_got, &w);
+    }
+    if (have) inputs_conn_free(&conn);
+  }
+  int failed = err.len || !op;
+  if (op) {
+    diff__wait(d, &w);
+    if (w.err) buf_puts(&err, w.msg ? w.msg : uv_strerror(w.err)), failed = 1;
+  }
+  if (!failed && !(d->req.chart = chart_clone(w.entry->chart))) failed = 1;
+  if (w.entry) source_chart_release(d->source, w.entry);
+  if (failed) {
+    fprintf(stderr, "rudder diff: HelmRelease %s/%s: %s\n", c->ns, c->arg, err.data ? err.data : "out of memory");
+    rc = 2;
+  }
+  free(w.msg);
+  buf_free(&err);
+  return rc;
+}
+
 static void diff__version(int err, const char *errmsg, const discovery_version_t *v, void *data) {
   char **out = data;
   (void)errmsg;
@@ -395,16 +471,9 @@ static int diff__run(diff_t *d) {
     buf_free(&err);
     return 2;
   }
-  static const char *const srcs[] = {"inline", "repository", "url", "url (oci://)", "configMapRef", "secretRef"};
-  if (d->req.src.kind != REQ_SRC_INLINE) {
-    fprintf(stderr, "rudder diff: HelmRelease %s/%s: only charts carried inline (spec.chart.inline) can be diffed "
-            "yet; this one's comes from spec.chart.%s\n", c->ns, c->arg, srcs[d->req.src.kind]);
-    return 2;
-  }
-  if (d->req.nvalues_from) {
-    fprintf(stderr, "rudder diff: HelmRelease %s/%s: spec.valuesFrom is not read by rudder diff yet\n", c->ns, c->arg);
-    return 2;
-  }
+  /* As the engine: values first, then the chart. */
+  int irc = diff__values(d);
+  if (irc || (irc = diff__chart(d))) return irc;
   if (cmd_list_records(c, d->req.storage_ns, d->req.release_name, &d->recs, &d->nrecs)) return 2;
   const record_t *deployed = NULL;
   int released = 0;
@@ -488,9 +557,17 @@ int cmd_diff_main(int argc, char **argv) {
   discovery_close(d.disc, diff__closed, &closed);
   while (!closed && uv_run(&d.c.loop, UV_RUN_ONCE)) {
   }
+  req_free(&d.req); /* the chart before the cache that loaded it */
+  if (d.source) source_free(d.source);
+  if (d.fetch) {
+    closed = 0;
+    fetch_close(d.fetch, diff__closed, &closed);
+    while (!closed && uv_run(&d.c.loop, UV_RUN_ONCE)) {
+    }
+  }
+  if (d.charts) chart_cache_free(d.charts);
   for (size_t i = 0; i < d.nrecs; i++) record_free(&d.recs[i]);
   free(d.recs);
-  req_free(&d.req);
   buf_free(&d.out);
   cmd_close(&d.c);
   return rc;

@@ -1,4 +1,5 @@
-/* rudder get: HelmReleases as a table (kubectl get's layout: columns padded, three spaces apart). */
+/* rudder get: HelmReleases as a table (kubectl get's layout: columns padded, three spaces apart), or
+ * the same fields as a JSON or YAML list for programs (-o). */
 #include "loop/cmds.h"
 #include "loop/cmd.h"
 #include <stdio.h>
@@ -6,10 +7,11 @@
 #include <string.h>
 
 static const char cmd_get__usage[] =
-  "Usage: rudder get [NAME] [-n NS | -A] [--kubeconfig FILE] [--context NAME]\n"
+  "Usage: rudder get [NAME] [-n NS | -A] [-o table|json|yaml] [--kubeconfig FILE] [--context NAME]\n"
   "  HelmReleases (rudder.dev) with their namespace (-A), name, applied revision, whether suspended,\n"
-  "  Ready, the chart deployed (status.history) and the Ready message. kubectl equivalent:\n"
-  "  kubectl get helmreleases.rudder.dev -n NS\n";
+  "  Ready, the chart deployed (status.history) and the Ready message. -o json, -o yaml: a list of\n"
+  "  {name, namespace, ready, reason, message, revision, chart, version, suspended}. kubectl\n"
+  "  equivalent: kubectl get helmreleases.rudder.dev -n NS\n";
 
 #define GET_COLS 7
 
@@ -21,8 +23,29 @@ static char *get__cell(const char *s) {
   return d;
 }
 
+/* One release of -o json/yaml into list: the table's fields, with Ready's reason and the chart's name
+ * and version apart. 0, or 1 when out of memory. */
+static int get__item(cJSON *list, const cJSON *obj, const char *ns, const char *name, const char *ready,
+                     const cJSON *rev, const cJSON *h0, bool suspended) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o || !cJSON_AddItemToArray(list, o)) {
+    cJSON_Delete(o);
+    return 1;
+  }
+  const char *chart = cmd_str(h0, "chartName"), *version = cmd_str(h0, "chartVersion");
+  const char *reason = cmd_ready(obj, "reason"), *message = cmd_ready(obj, "message");
+  int ok = cJSON_AddStringToObject(o, "name", name ? name : "") && cJSON_AddStringToObject(o, "namespace", ns ? ns : "") &&
+           cJSON_AddStringToObject(o, "ready", ready) && cJSON_AddStringToObject(o, "reason", reason ? reason : "") &&
+           cJSON_AddStringToObject(o, "message", message ? message : "") &&
+           (cJSON_IsNumber(rev) ? cJSON_AddNumberToObject(o, "revision", rev->valuedouble) != NULL
+                                : cJSON_AddNullToObject(o, "revision") != NULL) &&
+           cJSON_AddStringToObject(o, "chart", chart ? chart : "") &&
+           cJSON_AddStringToObject(o, "version", version ? version : "") && cJSON_AddBoolToObject(o, "suspended", suspended);
+  return !ok;
+}
+
 int cmd_get_main(int argc, char **argv) {
-  cmd_t c = {.name = "rudder get"};
+  cmd_t c = {.name = "rudder get", .outputs = true};
   bool help;
   int rc = cmd_parse(&c, argc, argv, CMD_NAME_OPTIONAL, cmd_get__usage, NULL, NULL, &help);
   if (rc) return help ? 0 : rc;
@@ -49,7 +72,8 @@ int cmd_get_main(int argc, char **argv) {
   char *(*cells)[GET_COLS] = calloc(n + 1, sizeof *cells);
   size_t width[GET_COLS] = {0};
   static const char *const head[GET_COLS] = {"NAMESPACE", "NAME", "REVISION", "SUSPENDED", "READY", "CHART", "MESSAGE"};
-  int oom = !cells;
+  cJSON *data = c.output != CMD_OUT_TABLE ? cJSON_CreateArray() : NULL;
+  int oom = !cells || (c.output != CMD_OUT_TABLE && !data);
   for (size_t k = 0; !oom && k < GET_COLS; k++) oom = !(cells[0][k] = strdup(head[k]));
   rows = oom ? 0 : 1;
   const cJSON *it;
@@ -70,15 +94,18 @@ int cmd_get_main(int argc, char **argv) {
                                ready ? ready : "Unknown", chart, cmd_ready(it, "message")};
     for (size_t k = 0; k < GET_COLS && !oom; k++) oom = !(cells[rows][k] = get__cell(v[k]));
     rows++;
+    if (data && !oom) oom = get__item(data, it, v[0], name, ready ? ready : "Unknown", rev, h0, cJSON_IsTrue(susp));
   }
   if (oom) {
     fprintf(stderr, "rudder get: out of memory\n");
     rc = 1;
+  } else if (rows == 1 && c.arg) {
+    fprintf(stderr, "rudder get: HelmRelease %s/%s not found\n", c.ns, c.arg);
+    rc = 1;
+  } else if (data) {
+    rc = cmd_print_data(&c, data);
   } else if (rows == 1) {
-    if (c.arg) {
-      fprintf(stderr, "rudder get: HelmRelease %s/%s not found\n", c.ns, c.arg);
-      rc = 1;
-    } else if (c.all_ns) fprintf(stderr, "No HelmReleases found.\n");
+    if (c.all_ns) fprintf(stderr, "No HelmReleases found.\n");
     else fprintf(stderr, "No HelmReleases found in namespace %s.\n", c.ns);
   } else {
     size_t first = c.all_ns ? 0 : 1;
@@ -95,6 +122,7 @@ int cmd_get_main(int argc, char **argv) {
   for (size_t i = 0; cells && i < rows; i++)
     for (size_t k = 0; k < GET_COLS; k++) free(cells[i][k]);
   free(cells);
+  cJSON_Delete(data);
   cJSON_Delete(list);
   cmd_close(&c);
   return rc;

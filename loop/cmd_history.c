@@ -1,6 +1,6 @@
 /* rudder history: the records of a HelmRelease's release, printed as `helm history` prints them
  * (its table: every cell padded to its column's width, tab-separated; times as Go's ANSIC layout
- * in the offset the record was written with). */
+ * in the offset the record was written with; -o json/yaml: helm's fields, times as Go's JSON). */
 #include "loop/cmds.h"
 #include "loop/cmd.h"
 #include "helm/action/record.h"
@@ -12,10 +12,11 @@
 #include <time.h>
 
 static const char cmd_history__usage[] =
-  "Usage: rudder history NAME [-n NS] [--max N] [--kubeconfig FILE] [--context NAME]\n"
+  "Usage: rudder history NAME [-n NS] [--max N] [-o table|json|yaml] [--kubeconfig FILE] [--context NAME]\n"
   "  The revisions of the HelmRelease's Helm release (its releaseName, in its storageNamespace), as\n"
-  "  helm history prints them; at most --max (default 256), the newest. helm equivalent:\n"
-  "  helm history RELEASE -n STORAGE_NAMESPACE\n";
+  "  helm history prints them (-o json, -o yaml: its fields revision, updated, status, chart,\n"
+  "  app_version, description); at most --max (default 256), the newest. helm equivalent:\n"
+  "  helm history RELEASE -n STORAGE_NAMESPACE [-o json]\n";
 
 #define HIST_COLS 6
 
@@ -31,8 +32,27 @@ static void hist__ansic(const release_time_t *t, char out[40]) {
   strftime(out, 40, "%a %b %e %H:%M:%S %Y", &tm);
 }
 
+/* One revision of -o json/yaml into list, with helm history's field names: the table's cells (v: the
+ * revision, the ANSIC time, status, chart, app version, description), the time as Go's JSON time.
+ * 0, or 1 when out of memory. */
+static int hist__item(cJSON *list, const release_t *rel, const release_info_t *info, buf_t v[HIST_COLS]) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o || !cJSON_AddItemToArray(list, o)) {
+    cJSON_Delete(o);
+    return 1;
+  }
+  char when[40];
+  release_time_t zero = {0};
+  release_time_format(info ? &info->last_deployed : &zero, when, sizeof when);
+  const char *s[HIST_COLS];
+  for (size_t k = 0; k < HIST_COLS; k++) s[k] = v[k].data ? v[k].data : "";
+  return !(cJSON_AddNumberToObject(o, "revision", (double)rel->version) && cJSON_AddStringToObject(o, "updated", when) &&
+           cJSON_AddStringToObject(o, "status", s[2]) && cJSON_AddStringToObject(o, "chart", s[3]) &&
+           cJSON_AddStringToObject(o, "app_version", s[4]) && cJSON_AddStringToObject(o, "description", s[5]));
+}
+
 int cmd_history_main(int argc, char **argv) {
-  cmd_t c = {.name = "rudder history"};
+  cmd_t c = {.name = "rudder history", .outputs = true};
   bool help;
   static const char *const extra[] = {"--max", NULL};
   const char *maxs = NULL;
@@ -79,7 +99,8 @@ int cmd_history_main(int argc, char **argv) {
     size_t from = nrec > (size_t)max ? nrec - (size_t)max : 0, rows = nrec - from + 1;
     char *(*cells)[HIST_COLS] = calloc(rows, sizeof *cells);
     static const char *const head[HIST_COLS] = {"REVISION", "UPDATED", "STATUS", "CHART", "APP VERSION", "DESCRIPTION"};
-    int oom = !cells;
+    cJSON *data = c.output != CMD_OUT_TABLE ? cJSON_CreateArray() : NULL;
+    int oom = !cells || (c.output != CMD_OUT_TABLE && !data);
     for (size_t k = 0; !oom && k < HIST_COLS; k++) oom = !(cells[0][k] = strdup(head[k]));
     for (size_t i = from; !oom && i < nrec; i++) {
       const release_t *rel = recs[i].rel;
@@ -96,6 +117,7 @@ int cmd_history_main(int argc, char **argv) {
       else buf_puts(&v[3], "MISSING");
       buf_puts(&v[4], m ? (m->app_version ? m->app_version : "") : "MISSING");
       buf_puts(&v[5], info && info->description ? info->description : "");
+      if (data && hist__item(data, rel, info, v)) oom = 1;
       for (size_t k = 0; k < HIST_COLS; k++) {
         if (!v[k].data && buf_puts(&v[k], "")) oom = 1;
         cells[i - from + 1][k] = buf_steal(&v[k]);
@@ -105,6 +127,8 @@ int cmd_history_main(int argc, char **argv) {
     if (oom) {
       fprintf(stderr, "rudder history: out of memory\n");
       rc = 1;
+    } else if (data) {
+      rc = cmd_print_data(&c, data);
     } else {
       size_t width[HIST_COLS] = {0};
       for (size_t i = 0; i < rows; i++)
@@ -117,6 +141,7 @@ int cmd_history_main(int argc, char **argv) {
     for (size_t i = 0; cells && i < rows; i++)
       for (size_t k = 0; k < HIST_COLS; k++) free(cells[i][k]);
     free(cells);
+    cJSON_Delete(data);
   }
   for (size_t i = 0; i < nrec; i++) record_free(&recs[i]);
   free(recs);

@@ -24,6 +24,7 @@
 #include "queue/queue.h"
 #include "reconcile/conditions.h"
 #include "reconcile/drift.h"
+#include "reconcile/inputs.h"
 #include "reconcile/records.h"
 #include "reconcile/refs.h"
 #include "reconcile/clusters.h"
@@ -726,35 +727,26 @@ static void rc__chart_object(const kube_response_t *res, void *data) {
   rc_t *x = data;
   if (rc__cancelled(x, res)) return;
   req_chart_src_t *src = &x->req.src;
-  const char *kind = src->kind == REQ_SRC_CONFIGMAP ? "ConfigMap" : "Secret";
   buf_reset(&x->err);
   if (!kube_response_ok(res)) {
     buf_printf(&x->err, "spec.chart.%s: cannot read %s %s/%s: %s", src->kind == REQ_SRC_CONFIGMAP ? "configMapRef" : "secretRef",
-               kind, x->req.ns, src->obj_name, res->errmsg ? res->errmsg : "failed");
+               src->kind == REQ_SRC_CONFIGMAP ? "ConfigMap" : "Secret", x->req.ns, src->obj_name,
+               res->errmsg ? res->errmsg : "failed");
     rc__fail(x, "ArtifactFailed", RC_RETRY);
     return;
   }
   cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
-  const cJSON *v = NULL;
-  if (src->kind == REQ_SRC_CONFIGMAP) v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "binaryData"), src->obj_key);
-  if (!v) v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "data"), src->obj_key);
   unsigned char *tgz = NULL;
   size_t n = 0;
-  char berr[128] = "";
-  if (!cJSON_IsString(v)) {
-    buf_printf(&x->err, "%s %s/%s has no key %s holding a packaged chart", kind, x->req.ns, src->obj_name, src->obj_key);
-  } else if (b64_decode_alloc(v->valuestring, strlen(v->valuestring), &tgz, &n, berr, sizeof berr)) {
-    buf_printf(&x->err, "%s %s/%s key %s: not base64 (%s)", kind, x->req.ns, src->obj_name, src->obj_key, berr);
-  }
+  buf_t what = BUF_INIT;
+  int rc = inputs_chart_bytes(src, x->req.ns, obj, &tgz, &n, &what, &x->err);
   cJSON_Delete(obj);
-  if (x->err.len) {
-    free(tgz);
+  if (rc) {
+    buf_free(&what);
     rc__fail(x, "ArtifactFailed", RC_RETRY);
     return;
   }
-  buf_t what = BUF_INIT;
-  buf_printf(&what, "%s %s/%s key %s", kind, x->req.ns, src->obj_name, src->obj_key);
-  x->src_op = source_chart_from_bytes(x->e->source, tgz, n, what.data ? what.data : kind, rc__chart_fetched, x);
+  x->src_op = source_chart_from_bytes(x->e->source, tgz, n, what.data, rc__chart_fetched, x);
   buf_free(&what);
   free(tgz);
   if (!x->src_op) rc__finish(x, RC_RETRY);
@@ -783,27 +775,15 @@ static void rc__source_secret_got(const kube_response_t *res, void *data) {
     return;
   }
   cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
-  buf_t user = BUF_INIT, pass = BUF_INIT, ca = BUF_INIT, crt = BUF_INIT, key = BUF_INIT;
-  int bad = kube_data_value(obj, "username", true, &user, NULL, 0) < 0 ||
-            kube_data_value(obj, "password", true, &pass, NULL, 0) < 0 ||
-            kube_data_value(obj, "ca.crt", true, &ca, NULL, 0) < 0 || kube_data_value(obj, "tls.crt", true, &crt, NULL, 0) < 0 ||
-            kube_data_value(obj, "tls.key", true, &key, NULL, 0) < 0;
+  inputs_conn_t conn;
+  int rc = inputs_conn_from_secret(src, x->req.ns, obj, &conn, &x->err);
   cJSON_Delete(obj);
-  if (bad || !crt.len != !key.len) {
-    buf_printf(&x->err, "%s: Secret %s/%s: %s", src->secret_field ? src->secret_field : "secretRef", x->req.ns,
-               src->secret_name, bad ? "a value is not base64" : "tls.crt and tls.key must be given together");
-  } else {
-    source_conn_t conn = {.tls = {.ca_pem = ca.data, .ca_len = ca.len, .cert_pem = crt.data, .cert_len = crt.len,
-                                  .key_pem = key.data, .key_len = key.len},
-                          .auth = {.username = user.data, .password = pass.data}};
-    rc__fetch_url(x, &conn);
+  if (rc) {
+    rc__fail(x, "ArtifactFailed", RC_STALL);
+    return;
   }
-  buf_t *all[] = {&user, &pass, &ca, &crt, &key};
-  for (size_t i = 0; i < 5; i++) {
-    if (all[i]->data) memset(all[i]->data, 0, all[i]->len);
-    buf_free(all[i]);
-  }
-  if (x->err.len) rc__fail(x, "ArtifactFailed", RC_STALL);
+  rc__fetch_url(x, &conn.conn); /* the source copies the credentials */
+  inputs_conn_free(&conn);
 }
 
 static void rc__fetch_chart(rc_t *x) {
@@ -1254,50 +1234,11 @@ static void rc__values_from_got(const kube_response_t *res, void *data) {
   rc_t *x = data;
   if (rc__cancelled(x, res)) return;
   const req_values_from_t *v = &x->req.values_from[x->vf_next];
-  const char *kind = v->secret ? "Secret" : "ConfigMap";
   buf_reset(&x->err);
-  if (res->status == 404 && v->optional) {
-    x->vf_next++;
-    rc__values_from_next(x);
-    return;
-  }
-  if (!kube_response_ok(res)) {
-    buf_printf(&x->err, "%s: cannot read %s %s/%s: %s", v->field, kind, v->ns, v->name,
-               res->errmsg ? res->errmsg : "failed");
-    rc__fail(x, "ValuesFromFailed", RC_RETRY);
-    return;
-  }
-  cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
-  buf_t val = BUF_INIT;
-  char msg[512] = "";
-  const char *text = NULL;
-  size_t n = 0;
-  int got = kube_data_value(obj, v->key, v->secret, &val, msg, sizeof msg);
-  if (!got) {
-    if (!v->optional) buf_printf(&x->err, "%s: %s %s/%s has no key %s", v->field, kind, v->ns, v->name, v->key);
-  } else if (got < 0) {
-    buf_printf(&x->err, "%s: %s %s/%s key %s: not base64 (%s)", v->field, kind, v->ns, v->name, v->key, msg);
-  } else {
-    text = val.data;
-    n = val.len;
-  }
-  if (text && v->target_path) {
-    /* As Flux: the text is set at the path with --set's rules. */
-    buf_t set = BUF_INIT;
-    buf_printf(&set, "%s=%.*s", v->target_path, (int)n, text);
-    if (!set.data) buf_puts(&x->err, "out of memory");
-    else if (values_parse_set(set.data, VALUES_SET, x->vf_values, NULL, NULL, msg, sizeof msg))
-      buf_printf(&x->err, "%s.targetPath: %s", v->field, msg);
-    buf_free(&set);
-  } else if (text) {
-    cJSON *vals = NULL;
-    int rc = values_parse_yaml(text, n, &vals, msg, sizeof msg);
-    if (rc) buf_printf(&x->err, "%s: %s %s/%s key %s: %s", v->field, kind, v->ns, v->name, v->key, msg);
-    else if (values_merge_maps_take(x->vf_values, vals)) buf_puts(&x->err, "out of memory");
-  }
-  buf_free(&val);
+  cJSON *obj = kube_response_ok(res) ? cJSON_ParseWithLength(res->body, res->body_len) : NULL;
+  int rc = inputs_values_from_merge(v, res->err ? 0 : res->status, res->errmsg, obj, x->vf_values, &x->err);
   cJSON_Delete(obj);
-  if (x->err.len) {
+  if (rc) {
     rc__fail(x, "ValuesFromFailed", RC_RETRY);
     return;
   }

@@ -83,4 +83,9 @@ int repoctl_start(uv_loop_t *loop, kube_client_t *c, source_t *s, const repoctl_
   return repokind_start(&hrp__kind, NULL, loop, c, s, o, out);
 }
 
+int repoctl_declare(kube_client_t *c, source_t *s, const cJSON *obj,
+                    void (*cb)(int err, const char *reason, const char *msg, void *data), void *data) {
+  return repokind_declare(&hrp__kind, c, s, obj, cb, data);
+}
+
 void repoctl_stop(repoctl_t *r, void (*cb)(void *data), void *data) { repokind_stop(r, cb, data); }

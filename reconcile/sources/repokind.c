@@ -24,6 +24,14 @@ typedef repo_run_t rr_t;
 enum { RR_SECRET, RR_CERT, RR_CA, RR_DONE };
 
 static void rr__next(rr_t *x);
+static void rr__finish(rr_t *x);
+
+/* Ends a repokind_declare run with its outcome. */
+static void rr__once_end(rr_t *x, int err, const char *reason, const char *msg) {
+  x->rc->once_said = true;
+  x->rc->once(err, reason, msg, x->rc->once_data);
+  rr__finish(x);
+}
 
 const char *repo_str(const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -62,6 +70,16 @@ static void rr__free(rr_t *x) {
 
 static void rr__finish(rr_t *x) {
   repoctl_t *rc = x->rc;
+  if (rc->once) { /* repokind_declare: its callback, then the bare controller goes with the run */
+    if (!rc->once_said) { /* ended without a status: suspended (not declared, as the controller leaves it), or out of memory */
+      bool susp = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rc->once_obj, "spec"), "suspend"));
+      rc->once(susp ? UV_ECANCELED : UV_ENOMEM, susp ? "Suspended" : "InternalError",
+               susp ? "the repository is suspended (spec.suspend)" : "out of memory", rc->once_data);
+    }
+    rr__free(x);
+    free(rc);
+    return;
+  }
   if (x->prev) x->prev->next = x->next;
   else rc->running = x->next;
   if (x->next) x->next->prev = x->prev;
@@ -120,6 +138,10 @@ void repo_status_index(cJSON *st, const source_index_info_t *info) {
 static void rr__status(rr_t *x, const char *ready, const char *reason, const char *msg,
                        const source_index_info_t *info) {
   const repokind_t *k = x->rc->k;
+  if (x->rc->once) { /* what the status would say goes to the caller instead */
+    rr__once_end(x, strcmp(ready, "True") ? UV_EINVAL : 0, reason, msg);
+    return;
+  }
   char now[32];
   cond_now_rfc3339(now);
   char cut[4096];
@@ -151,7 +173,7 @@ static void rr__status(rr_t *x, const char *ready, const char *reason, const cha
 }
 
 void repo_run_fail(rr_t *x, const char *reason, const char *msg, int outcome) {
-  LOG_W("repository not ready", "kind", x->rc->k->kind, "repository", x->key, "reason", reason, "error", msg);
+  if (!x->rc->once) LOG_W("repository not ready", "kind", x->rc->k->kind, "repository", x->key, "reason", reason, "error", msg);
   rr__event(x, "Warning", reason, msg);
   x->outcome = outcome;
   rr__status(x, "False", reason, msg, NULL);
@@ -223,6 +245,10 @@ static void rr__declare(rr_t *x) {
   if (r) {
     rr__fail(x, r == UV_EINVAL ? "InvalidSpec" : "InternalError", r == UV_EINVAL ? msg : "out of memory",
              r == UV_EINVAL ? REPO_FORGET : REPO_RETRY);
+    return;
+  }
+  if (x->rc->once) {
+    rr__once_end(x, 0, NULL, NULL);
     return;
   }
   if (x->insecure) rr__event(x, "Warning", "InsecureSkipTLSVerify", "TLS verification is off for this repository");
@@ -410,7 +436,7 @@ static void rr__pending_done(const kube_response_t *res, void *data) {
 
 static void rr__begin(rr_t *x) {
   repoctl_t *rc = x->rc;
-  const cJSON *obj = informer_get(rc->inf, x->key);
+  const cJSON *obj = rc->once ? rc->once_obj : informer_get(rc->inf, x->key);
   buf_t sk = BUF_INIT;
   buf_printf(&sk, "%s%s", rc->k->key_prefix, x->key);
   x->skey = buf_steal(&sk);
@@ -449,13 +475,32 @@ static void rr__begin(rr_t *x) {
   static const int kinds[3] = {0, 0, 1};
   repoctl__track(rc, x->key, x->ref_ns ? x->ref_ns : x->ns, names, kinds);
   x->step = RR_SECRET;
-  if (rc->k->pending && !x->prev_conds) { /* never reconciled: say so before the first fetch */
+  if (rc->k->pending && !x->prev_conds && !rc->once) { /* never reconciled: say so before the first fetch */
     buf_reset(&x->path);
     kube_path(&x->path, rc->k->group, rc->k->version, rc->k->resource, x->ns, x->name, "status");
     x->inflight = kube_merge_patch(rc->c, x->path.data, rc->k->pending, rr__pending_done, x);
     if (x->inflight) return;
   }
   rr__next(x);
+}
+
+int repokind_declare(const repokind_t *k, kube_client_t *c, source_t *s, const cJSON *obj, repokind_declared_cb cb,
+                     void *data) {
+  const char *ns = rr__str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "namespace");
+  const char *name = rr__str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
+  repoctl_t *rc = calloc(1, sizeof *rc);
+  rr_t *x = rc ? calloc(1, sizeof *x) : NULL;
+  buf_t key = BUF_INIT;
+  if (!x || buf_printf(&key, "%s/%s", ns ? ns : "", name ? name : "")) {
+    free(rc);
+    free(x);
+    return UV_ENOMEM;
+  }
+  *rc = (repoctl_t){.k = k, .c = c, .s = s, .once = cb, .once_data = data, .once_obj = obj};
+  x->rc = rc;
+  x->key = buf_steal(&key);
+  rr__begin(x);
+  return 0;
 }
 
 static void repoctl__process(queue_t *q, const char *key, void *data) {

@@ -72,8 +72,18 @@ struct repo_run_s {
   int outcome;
 };
 
+/* A one-shot declaration (repokind_declare): how it ends. err 0: the repository is declared to the
+ * source; else reason and msg say why not (the Ready=False the kind's status would say). */
+typedef void (*repokind_declared_cb)(int err, const char *reason, const char *msg, void *data);
+
 struct repoctl_s {
   const repokind_t *k;
+  /* Set for repokind_declare: one run over an object handed in, no informer, queue, status or
+   * Event; the run ends in this callback once the repository is declared (or cannot be). */
+  repokind_declared_cb once;
+  void *once_data;
+  const cJSON *once_obj;
+  bool once_said; /* the callback has run */
   void *kind_data; /* the kind's own (repokind_start's) */
   uv_loop_t *loop;
   kube_client_t *c;
@@ -93,6 +103,13 @@ struct repoctl_s {
 /* Starts the kind's informer and queue (namespace: o->namespace, or all). 0 or a negative code. */
 int repokind_start(const repokind_t *k, void *kind_data, uv_loop_t *loop, kube_client_t *c, source_t *s,
                    const repoctl_opts_t *o, repoctl_t **out);
+/* Declares the repository of object obj (a k object as the API server serves it) to s as a run of
+ * the kind would: its spec read by k's parse, the Secrets and ConfigMap it names read with c, the
+ * URL and credentials given to source_repo_set under k's key. Nothing is written (no status, no
+ * Event) and the index is not fetched: the caller asks s for a chart next. cb runs exactly once,
+ * perhaps before this returns. For programs outside the controller (`rudder diff`). 0 or UV_ENOMEM. */
+int repokind_declare(const repokind_t *k, kube_client_t *c, source_t *s, const cJSON *obj, repokind_declared_cb cb,
+                     void *data);
 /* Cancels every run (no request after this), stops the informers, frees rc, then calls cb. */
 void repokind_stop(repoctl_t *rc, void (*cb)(void *data), void *data);
 /* Queues key again now (e.g. something the kind watches changed). */

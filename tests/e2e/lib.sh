@@ -131,6 +131,29 @@ write_chart() {
   for f in "$@"; do cp "$f" "$dir/templates/"; done
 }
 
+# deployment_template FILE: a chart template of one Deployment named after the release (one
+# replica on its own line, one container of image registry.local/web:1.0), for releases whose
+# workload drift or readiness a test watches.
+deployment_template() {
+  cat >"$1" <<'Y'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: {{ .Release.Name }}}
+  template:
+    metadata:
+      labels: {app: {{ .Release.Name }}}
+    spec:
+      containers:
+        - name: web
+          image: registry.local/web:1.0
+Y
+}
+
 # hr_inline NAME CHART VERSION FILE...: a HelmRelease manifest carrying the
 # given template files inline (file name -> text). $HR_SPEC (JSON, optional) is
 # merged into its spec.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The commands for people against the local control plane: `rudder history` prints what
-# `helm history` prints (byte for byte); `rudder get` shows what kubectl reads from the objects;
+# `helm history` prints (byte for byte; -o json: helm history -o json's fields and values, -o yaml
+# the same data); `rudder get` shows what kubectl reads from the objects (also -o json|yaml);
 # `rudder reconcile` makes the controller reconcile at once (seen in status.lastHandledReconcileAt,
 # and it waits for it); `rudder suspend` stops upgrades and `rudder resume` brings them back;
 # `rudder diff` shows a changed value as a unified diff and nothing for an unchanged release,
@@ -42,6 +43,26 @@ TZ=UTC R history web --max 1 >"$WORK/rudder.hist1"
 cmp -s "$WORK/helm.hist1" "$WORK/rudder.hist1" || fail "history --max 1 differs: $(diff "$WORK/helm.hist1" "$WORK/rudder.hist1")"
 ok "rudder history == helm history, byte for byte (also --max 1)"
 
+# ---- history -o json / -o yaml: helm history -o json's fields and values
+helm history web -n "$NS" -o json >"$WORK/helm.hist.json"
+R history web -o json >"$WORK/rudder.hist.json" 2>"$WORK/err" || fail "rudder history -o json: $(cat "$WORK/err")"
+R history web -o yaml >"$WORK/rudder.hist.yaml" 2>"$WORK/err" || fail "rudder history -o yaml: $(cat "$WORK/err")"
+helm history web -n "$NS" -o json --max 1 >"$WORK/helm.hist1.json"
+R history web -o json --max 1 >"$WORK/rudder.hist1.json"
+python3 - "$WORK" <<'PY' || fail "rudder history -o json/yaml differ from helm history -o json"
+import json, sys, yaml
+w = sys.argv[1]
+helm, ours = json.load(open(w + "/helm.hist.json")), json.load(open(w + "/rudder.hist.json"))
+assert len(helm) == 2, helm
+for h, r in zip(helm, ours):
+    assert set(h) == set(r), ("fields", sorted(h), sorted(r))
+    assert h == r, (h, r)
+assert helm == ours, (helm, ours)
+assert yaml.safe_load(open(w + "/rudder.hist.yaml")) == ours, open(w + "/rudder.hist.yaml").read()
+assert json.load(open(w + "/helm.hist1.json")) == json.load(open(w + "/rudder.hist1.json"))
+PY
+ok "rudder history -o json == helm history -o json (fields $(jq -c '.[0] | keys' "$WORK/helm.hist.json"), every value; also --max 1); -o yaml the same data"
+
 # ---- get: the columns as kubectl reads them from the objects
 R get >"$WORK/get.txt" 2>"$WORK/err" || fail "rudder get: $(cat "$WORK/err")"
 head -1 "$WORK/get.txt" | grep -qE '^NAME +REVISION +SUSPENDED +READY +CHART +MESSAGE$' || fail "get header: $(head -1 "$WORK/get.txt")"
@@ -58,6 +79,30 @@ grep -E '^web ' "$WORK/get.txt" | grep -qF -- "   $msg" || fail "get: not the Re
 R get -A | grep -qE "^$NS +web +2 +False +True +web-1.0.0 " || fail "get -A: $(R get -A | grep "$NS" )"
 R get other | tail -n +2 | grep -q '^other ' || fail "get NAME: $(R get other)"
 ok "rudder get (also -A and NAME) shows what kubectl reads: name, revision, suspended, Ready, chart, message"
+R get -o json >"$WORK/get.json" 2>"$WORK/err" || fail "rudder get -o json: $(cat "$WORK/err")"
+R get -o yaml >"$WORK/get.yaml" 2>"$WORK/err" || fail "rudder get -o yaml: $(cat "$WORK/err")"
+R get web -o json >"$WORK/get1.json"
+kubectl -n "$NS" get helmreleases -o json >"$WORK/kubectl.json"
+python3 - "$WORK" <<'PY' || fail "rudder get -o json/yaml differ from kubectl's view"
+import json, sys, yaml
+w = sys.argv[1]
+want = []
+for i in sorted(json.load(open(w + "/kubectl.json"))["items"], key=lambda i: i["metadata"]["name"]):
+    s = i["status"]; r = [c for c in s["conditions"] if c["type"] == "Ready"][0]; h = s["history"][0]
+    want.append({"name": i["metadata"]["name"], "namespace": i["metadata"]["namespace"], "ready": r["status"],
+                 "reason": r["reason"], "message": r["message"], "revision": s["lastAppliedRevision"],
+                 "chart": h["chartName"], "version": h["chartVersion"], "suspended": bool(i["spec"].get("suspend"))})
+got = json.load(open(w + "/get.json"))
+assert got == want, (got, want)
+assert yaml.safe_load(open(w + "/get.yaml")) == want, open(w + "/get.yaml").read()
+assert json.load(open(w + "/get1.json")) == [x for x in want if x["name"] == "web"]
+PY
+set +e; R get -o wide >"$WORK/e.txt" 2>&1; rc=$?; R history web --output=xml >"$WORK/e2.txt" 2>&1; rc2=$?; set -e
+[ "$rc" = 2 ] && grep -qx 'rudder get: -o: unknown output format "wide" (json, yaml or table)' "$WORK/e.txt" ||
+  fail "get -o wide: status $rc: $(cat "$WORK/e.txt")"
+[ "$rc2" = 2 ] && grep -qx 'rudder history: --output: unknown output format "xml" (json, yaml or table)' "$WORK/e2.txt" ||
+  fail "history --output=xml: status $rc2: $(cat "$WORK/e2.txt")"
+ok "rudder get -o json/-o yaml: name, namespace, ready, reason, message, revision, chart, version, suspended as kubectl reads them; an unknown -o: status 2 naming it"
 
 # ---- reconcile: a reconcile now, seen in status, waited for
 before=$(grep -c "release=$NS/web" "$CTRL_LOG" || true)

@@ -125,18 +125,7 @@ ok "with rudder's token, releases reach Ready as the default service account and
 
 # Drift detection of a tenant's release watches as the tenant (rudder itself may not list
 # Deployments): a Deployment scaled by hand is put back.
-cat >"$WORK/t/dep.yaml" <<'Y'
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: {{ .Release.Name }}}}
-  template:
-    metadata: {labels: {app: {{ .Release.Name }}}}
-    spec: {containers: [{name: c, image: registry.local/c:1}]}
-Y
+deployment_template "$WORK/t/dep.yaml"
 HR_SPEC='{"driftDetection": {"mode": "enabled"}}' hr_inline driftee driftee 0.1.0 "$WORK/t/dep.yaml" | kubectl apply -f - >/dev/null
 wait_for 90 "driftee Ready" hr_ready driftee
 wait_for 30 "drift watches as the tenant" grep -q "drift watches as a service account.*system:serviceaccount:$NS:helm-release" "$CTRL_LOG"

@@ -6,23 +6,7 @@
 # record (helm history is unchanged), and with nothing changing the controller sends nothing.
 . "$(dirname "$0")/lib.sh"
 
-cat >"$WORK/deploy.yaml" <<'Y'
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: {{ .Release.Name }}}
-  template:
-    metadata:
-      labels: {app: {{ .Release.Name }}}
-    spec:
-      containers:
-        - name: web
-          image: registry.local/web:1.0
-Y
+deployment_template "$WORK/deploy.yaml"
 cat >"$WORK/cm.yaml" <<'Y'
 apiVersion: v1
 kind: ConfigMap
