@@ -844,6 +844,13 @@ static inline fk_rule_t *fk_inject_error(fk_t *f, const char *method, const char
   return r;
 }
 
+/* The next matching request (once) is answered after ms. */
+static inline fk_rule_t *fk_inject_delay(fk_t *f, const char *method, const char *path, uint64_t ms) {
+  fk_rule_t *r = fk_inject(f, method, path, FK_DELAY, 1);
+  r->delay_ms = ms;
+  return r;
+}
+
 /* Requests logged since entry `from` (fk_mark) with this method ("" any) and path (exact, or prefix
  * with a trailing '*'; "" any). */
 static inline int fk_count_from(const fk_t *f, size_t from, const char *method, const char *path) {

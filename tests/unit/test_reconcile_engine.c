@@ -422,8 +422,7 @@ static void test_upgrade(void) {
 
 static void test_reconciling(void) {
   setup();
-  fk_rule_t *slow = fk_inject(&fk, "PATCH", CM("web-a"), FK_DELAY, 1);
-  slow->delay_ms = 400;
+  fk_inject_delay(&fk, "PATCH", CM("web-a"), 400);
   hr_create("1", 0, NULL);
   engine_up();
   CHECK(WAIT(!strcmp(cond_str("Reconciling", "status"), "True"), 5000));
@@ -433,8 +432,7 @@ static void test_reconciling(void) {
   CHECK(hr_cond("Reconciling") == NULL); /* removed when the reconcile ends */
   /* an upgrade with its own timeout */
   size_t m = fk_mark(&fk);
-  slow = fk_inject(&fk, "PATCH", CM("web-a"), FK_DELAY, 1);
-  slow->delay_ms = 400;
+  fk_inject_delay(&fk, "PATCH", CM("web-a"), 400);
   hr_set_spec("2", 0, ",\"timeout\":\"90s\"");
   CHECK(WAIT(!strcmp(cond_str("Reconciling", "message"), "Running 'upgrade' action with timeout of 1m30s"), 5000));
   CHECK(converge("UpgradeSucceeded"));
@@ -467,8 +465,7 @@ static void test_progress_late(void) {
   setup();
   progress_after_ms = 100;
   /* an install slower than that: reported while it runs, then the outcome */
-  fk_rule_t *slow = fk_inject(&fk, "PATCH", CM("web-a"), FK_DELAY, 1);
-  slow->delay_ms = 500;
+  fk_rule_t *slow = fk_inject_delay(&fk, "PATCH", CM("web-a"), 500);
   hr_create("1", 0, NULL);
   engine_up();
   CHECK(WAIT(!strcmp(cond_str("Reconciling", "status"), "True"), 5000));
@@ -485,10 +482,8 @@ static void test_progress_late(void) {
   CHECK_EQ_INT(fk_count_from(&fk, m, "PATCH", HR_STATUS_PATH), 1);
   /* the report still being written when the action ends: the outcome waits for its answer */
   m = fk_mark(&fk);
-  slow = fk_inject(&fk, "PATCH", CM("web-a"), FK_DELAY, 1);
-  slow->delay_ms = 300;
-  fk_rule_t *late = fk_inject(&fk, "PATCH", HR_STATUS_PATH, FK_DELAY, 1);
-  late->delay_ms = 600;
+  slow = fk_inject_delay(&fk, "PATCH", CM("web-a"), 300);
+  fk_rule_t *late = fk_inject_delay(&fk, "PATCH", HR_STATUS_PATH, 600);
   snprintf(late->body_has, sizeof late->body_has, "%s", PROGRESS);
   hr_set_spec("3", 0, NULL);
   CHECK(converge("UpgradeSucceeded"));
@@ -499,8 +494,7 @@ static void test_progress_late(void) {
   if (p >= 0 && f > p) CHECK(fk.log[f].at_ms >= fk.log[p].at_ms + 600); /* sent after the report's answer */
   /* the report held, then the object changed: the reconcile is cancelled and the new spec converges */
   fk_clear_rules(&fk);
-  slow = fk_inject(&fk, "PATCH", CM("web-a"), FK_DELAY, 1);
-  slow->delay_ms = 300;
+  slow = fk_inject_delay(&fk, "PATCH", CM("web-a"), 300);
   fk_rule_t *held = fk_inject(&fk, "PATCH", HR_STATUS_PATH, FK_HANG, 1);
   snprintf(held->body_has, sizeof held->body_has, "%s", PROGRESS);
   hr_set_spec("4", 0, NULL);
@@ -512,8 +506,7 @@ static void test_progress_late(void) {
   check_records_settled();
   /* and engine_stop while a report is held: stops within its time, nothing sent after */
   fk_clear_rules(&fk);
-  slow = fk_inject(&fk, "PATCH", CM("web-a"), FK_DELAY, 1);
-  slow->delay_ms = 300;
+  slow = fk_inject_delay(&fk, "PATCH", CM("web-a"), 300);
   held = fk_inject(&fk, "PATCH", HR_STATUS_PATH, FK_HANG, 1);
   snprintf(held->body_has, sizeof held->body_has, "%s", PROGRESS);
   hr_set_spec("6", 0, NULL);
@@ -1182,10 +1175,8 @@ static void test_memo_unrelated_records(void) {
 static void test_transport_faults(void) {
   setup();
   fk_rule_t *drop = fk_inject(&fk, "GET", CM("web-a"), FK_DROP, 1);
-  fk_rule_t *slow = fk_inject(&fk, "PATCH", CM("web-a"), FK_DELAY, 1);
-  slow->delay_ms = 300;
-  fk_rule_t *slow_status = fk_inject(&fk, "PATCH", HR_STATUS_PATH, FK_DELAY, 1);
-  slow_status->delay_ms = 200;
+  fk_rule_t *slow = fk_inject_delay(&fk, "PATCH", CM("web-a"), 300);
+  fk_inject_delay(&fk, "PATCH", HR_STATUS_PATH, 200);
   hr_create("1", 1, NULL);
   engine_up();
   CHECK(converge("InstallSucceeded"));
