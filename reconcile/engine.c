@@ -11,6 +11,7 @@
  * Every step can be cancelled (the object changed or went away, shutdown, lost lease): the request
  * in flight is cancelled, no further request is sent, and the queue decides when to try again. */
 #include "reconcile/engine.h"
+#include "watch/waits.h"
 #include "reconcile/track.h"
 #include "base/container.h"
 #include "base/log.h"
@@ -3327,6 +3328,8 @@ static void engine__sa_closed(void *data);
 
 static void engine__queue_closed(queue_t *q) {
   engine_t *e = container_of(q, engine_t, q);
+  kwaits_free(e->env.waits); /* no action runs any more */
+  e->env.waits = NULL;
   /* The service accounts' clients close first (nothing uses them any more). */
   if (e->sa_clients) {
     for (struct sa_client_s *s = e->sa_clients; s; s = s->next) e->sa_closing++;
@@ -3378,6 +3381,12 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   e->default_sa = o && o->default_service_account && *o->default_service_account ? strdup(o->default_service_account)
                                                                                   : NULL;
   e->env = (act_env_t){.loop = loop, .c = c, .d = d, .field_manager = e->field_manager};
+  /* Readiness waits of the releases acting as the controller share one watch per kind; those acting
+   * as a service account (or in another cluster) watch each object on their own. */
+  if (!o || !o->no_shared_waits) {
+    kwaits_opts_t wo = {.label_selector = "app.kubernetes.io/managed-by=Helm"};
+    e->env.waits = kwaits_new(c, &wo);
+  }
   e->ctx.chartrepo_namespace =
       strdup(o && o->door_ctx.chartrepo_namespace ? o->door_ctx.chartrepo_namespace : "captain-system");
   queue_options_t qo;
@@ -3557,6 +3566,12 @@ engine_stats_t engine_get_stats(const engine_t *e) {
   s.queue_bytes = (size_t)qm.memory_bytes;
   for (const rc_t *x = e->running; x; x = x->next) s.running++;
   s.bytes = s.memo_bytes + s.index_bytes + s.queue_bytes;
+  if (e->env.waits) {
+    kwaits_stats_t ws = kwaits_stats(e->env.waits);
+    s.waits_shared = ws.begun;
+    s.waits_declined = ws.declined;
+    s.waits_broken = ws.broken;
+  }
   if (e->inf) s.cache = informer_memory(e->inf);
   if (e->records) s.records_cache = records_memory(e->records);
   if (e->drift) {

@@ -41,6 +41,9 @@ typedef struct engine_opts_s {
    * started before and stopped after every engine using it); NULL, or one not covering the
    * engine's namespace: the engine watches them itself. */
   struct records_s *records;
+  /* Readiness waits watch each object on their own, as Helm does, instead of sharing one watch of
+   * each kind (watch/waits.h; for tests and comparisons). */
+  bool no_shared_waits;
 } engine_opts_t;
 
 /* How long an action runs before its Reconciling condition is written (engine_opts_t.progress_after_ms). */
@@ -54,6 +57,9 @@ typedef struct engine_stats_s {
   unsigned long renders;     /* charts rendered (on the thread pool) */
   unsigned long cancelled;   /* reconciles cancelled mid-flight */
   unsigned long lists_skipped; /* records lists not sent: a first install the records cache shows none for */
+  unsigned long waits_shared, waits_declined; /* readiness waits on the shared watches; those that were not
+                                                 running yet (watched on their own) */
+  unsigned long waits_broken; /* shared waits whose watch lost track (then watched on their own) */
   /* What the engine holds now, in bytes of heap. The memo tables count each block as glibc's
    * malloc holds it (INFORMER_BLOCK_BYTES, as the informer caches are counted) and are walked when
    * the stats are read (O(releases)); the queue's figure is its own (queue_metrics_t.memory_bytes:

@@ -11,10 +11,12 @@
 #include "helm/action/fields.h"
 #include "helm/action/ready.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "base/yaml.h"
 #include "helm/chart/chart.h"
 #include "helm/render/manifest.h"
 #include "helm/render/render.h"
+#include "watch/waits.h"
 #include <assert.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -32,6 +34,7 @@ typedef struct act__doc_s {
   cJSON *live;                                   /* its state as last seen (apply response, watch), when waited for */
   char *created_uid;                             /* created by this action (it did not exist): its uid */
   char *deleted_uid;                             /* uninstall: deleted by this action (waited for until gone) */
+  kwait_t *kw;                                   /* its readiness wait on the shared watch, begun before the apply */
   int keep;                                      /* helm.sh/resource-policy: keep */
   char *group, *version, *resource;
   int namespaced, mapped;
@@ -116,6 +119,7 @@ static void act__docs_free(act__docs_t *d) {
     free(h->group); free(h->version); free(h->resource); free(h->created_uid); free(h->deleted_uid);
     cJSON_Delete(h->obj);
     cJSON_Delete(h->live);
+    kwait_end(h->kw);
   }
   free(d->v);
   memset(d, 0, sizeof *d);
@@ -319,6 +323,10 @@ static void act__finish(act_t *a, int rc) {
   act__priv_t *p = a->p;
   assert(!p->finished);
   p->finished = 1;
+  for (size_t i = 0; i < p->want.n; i++) { /* no readiness wait outlives the action */
+    kwait_end(p->want.v[i].kw);
+    p->want.v[i].kw = NULL;
+  }
   a->rc = rc;
   if (rc && !a->reason) a->reason = rc == UV_ECANCELED ? "Cancelled" : p->transient ? "Transient" : act__fail_reason(a->kind);
   if (rc && rc != UV_ECANCELED && a->have_next && p->stored_pending && a->next.secret_name &&
@@ -793,6 +801,9 @@ static void act__apply_next(act_t *a) {
     return;
   }
   act__doc_t *d = &p->want.v[p->i];
+  /* The readiness wait on the shared watch begins before the write, so that no later state is missed. */
+  if (a->wait && a->env->waits && !d->kw && ready_kind_needs_watch(d->group, d->kind, READY_WAIT))
+    d->kw = kwait_begin(a->env->waits, d->group, d->version, d->resource, act__doc_ns(d, a->ns), d->name);
   if (a->force && a->kind == ACT_UPGRADE) {
     const char *ns = act__doc_ns(d, a->ns);
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(d->obj, "metadata");
@@ -1013,6 +1024,31 @@ static void act__trim_next(act_t *a) {
 
 static void act__wait_next(act_t *a);
 
+static metrics_family_t act__f_waits = {
+    .name = "rudder_readiness_waits_total",
+    .help = "Objects waited for until ready, by watch: one shared watch of their kind, or a watch of their own",
+    .type = METRICS_COUNTER, .labels = {"watch"}};
+
+static void act__count_wait(const char *how) {
+  metrics_series_t *s = metrics_get(&act__f_waits, how);
+  if (s) metrics_inc(s);
+}
+
+/* A state of d newer than the one it has, from the shared watch. */
+static void act__kw_take(act__doc_t *d) {
+  if (!d->kw) return;
+  cJSON *n = kwait_take(d->kw, act__str(cJSON_GetObjectItemCaseSensitive(d->live, "metadata"), "resourceVersion"));
+  if (n) {
+    cJSON_Delete(d->live);
+    d->live = n;
+  }
+}
+
+static void act__kw_stop(act__doc_t *d) {
+  kwait_end(d->kw);
+  d->kw = NULL;
+}
+
 /* The judgement of d as last seen: 1 ready (Current, or left out), 0 not yet, -1 failed (why in msg). */
 static int act__judge(act_t *a, act__doc_t *d, buf_t *msg, int64_t *recheck) {
   ready_result_t r;
@@ -1139,6 +1175,7 @@ static void act__wait_deadline(uv_timer_t *t) {
   int64_t recheck;
   act__judge(a, d, &p->herr, &recheck);
   if (!p->herr.len) buf_printf(&p->herr, "resource %s/%s/%s not ready", d->kind, act__doc_ns(d, a->ns), d->name);
+  act__kw_stop(d);
   if (p->watch) {
     kube_watch_t *w = p->watch;
     p->watch = NULL;
@@ -1146,6 +1183,31 @@ static void act__wait_deadline(uv_timer_t *t) {
     return;
   }
   act__wait_end(a, 1);
+}
+
+/* The shared watch saw a newer state of the object waited for, or lost track of it. */
+static void act__kw_changed(kwait_t *w, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  act__doc_t *d = &p->wdocs->v[p->wi];
+  (void)w;
+  if (kwait_broken(d->kw)) { /* watched on its own from its current state */
+    act__kw_stop(d);
+    act__count_wait("own");
+    act__wait_watch(a);
+    return;
+  }
+  act__kw_take(d);
+  int64_t recheck;
+  int v = act__judge(a, d, &p->herr, &recheck);
+  if (v == 0) return;
+  act__kw_stop(d);
+  if (v == -1) {
+    act__wait_end(a, 1);
+    return;
+  }
+  p->wi++;
+  act__wait_next(a);
 }
 
 static void act__wait_next(act_t *a) {
@@ -1157,13 +1219,25 @@ static void act__wait_next(act_t *a) {
   for (; p->wi < p->wdocs->n; p->wi++) {
     act__doc_t *d = &p->wdocs->v[p->wi];
     if (!d->live) continue;
+    act__kw_take(d);
     int64_t recheck;
     int v = act__judge(a, d, &p->herr, &recheck);
-    if (v == 1) continue;
+    if (v == 1) {
+      act__kw_stop(d);
+      continue;
+    }
     if (v == -1) {
+      act__kw_stop(d);
       act__wait_end(a, 1);
       return;
     }
+    if (d->kw && !kwait_broken(d->kw)) {
+      act__count_wait("shared");
+      kwait_notify(d->kw, act__kw_changed, a);
+      return;
+    }
+    act__kw_stop(d);
+    act__count_wait("own");
     act__wait_watch(a);
     return;
   }

@@ -34,6 +34,7 @@ typedef struct act_env_s {
   kube_client_t *c;
   discovery_t *d;
   const char *field_manager;
+  struct kwaits_s *waits; /* shared readiness watches (watch/waits.h), or NULL: a watch per object waited for */
 } act_env_t;
 
 typedef struct act_s act_t;

@@ -2,7 +2,9 @@
 # Waiting for readiness as Helm 4 does (kstatus on every applied object, from
 # watch events): a Deployment is waited for until available; one that can never
 # become ready fails the release after spec.timeout, the message naming the
-# object and why; install.disableWait does not wait.
+# object and why; install.disableWait does not wait. Waits after the first share
+# one watch of the kind (rudder_readiness_waits_total{watch="shared"}) and judge
+# the same way.
 . "$(dirname "$0")/lib.sh"
 
 deploy() { # NAME [NODE-SELECTOR]
@@ -10,16 +12,36 @@ deploy() { # NAME [NODE-SELECTOR]
   [ -n "${2:-}" ] && printf '      nodeSelector: {%s}\n' "$2"
   printf '      containers:\n      - name: c\n        image: busybox:1.36\n'
 }
-mkdir -p "$WORK/ok" "$WORK/stuck"
+mkdir -p "$WORK/ok" "$WORK/ok2" "$WORK/stuck"
 deploy web >"$WORK/ok/web.yaml"
+deploy web2 >"$WORK/ok2/web2.yaml"
 deploy stuck 'nowhere: "true"' >"$WORK/stuck/stuck.yaml"
+CTRL_ARGS=(--metrics-addr 127.0.0.1:0)
 start_controller
+# waits WATCH: the controller's rudder_readiness_waits_total{watch="WATCH"} (0 when absent).
+waits() {
+  local a
+  a=$(sed -n 's/.*msg="serving HTTP".*address=\([0-9.:]*\).*/\1/p' "$CTRL_LOG" | head -1)
+  [ -n "$a" ] || fail "the controller did not log its metrics address"
+  curl -fsS "http://$a/metrics" | awk -v w="$1" '$1 == "rudder_readiness_waits_total{watch=\"" w "\"}" {print $2; f=1} END {if (!f) print 0}'
+}
 
 hr_inline web web 1.0.0 "$WORK/ok"/*.yaml | kubectl apply -f - >/dev/null
 wait_for 120 "web Ready" hr_ready web
 [ "$(kubectl -n "$NS" get deployment web -o jsonpath='{.status.availableReplicas}')" = 2 ] ||
   fail "Ready before the Deployment was available"
 ok "Ready only once the Deployment is available"
+
+# The first wait started the shared watch of Deployments (and watched on its own meanwhile); the
+# next one waits on the shared watch.
+shared0=$(waits shared)
+hr_inline web2 web2 1.0.0 "$WORK/ok2"/*.yaml | kubectl apply -f - >/dev/null
+wait_for 120 "web2 Ready" hr_ready web2
+[ "$(kubectl -n "$NS" get deployment web2 -o jsonpath='{.status.availableReplicas}')" = 2 ] ||
+  fail "web2 Ready before the Deployment was available"
+shared1=$(waits shared)
+[ "${shared1%.*}" -gt "${shared0%.*}" ] || fail "web2's wait was not on the shared watch: shared $shared0 -> $shared1, own $(waits own)"
+ok "a wait on the shared watch: Ready only once available (waits shared $shared1, own $(waits own))"
 
 HR_SPEC='{"timeout":"5s"}' hr_inline stuck stuck 1.0.0 "$WORK/stuck"/*.yaml | kubectl apply -f - >/dev/null
 wait_for 60 "stuck failed" hr_failed stuck
@@ -32,6 +54,6 @@ HR_SPEC='{"install":{"disableWait":true}}' hr_inline nowait nowait 1.0.0 "$WORK/
 wait_for 60 "nowait Ready" hr_ready nowait
 [ "$(helm_status helm nowait)" = "deployed 1" ] || fail "nowait not deployed"
 ok "install.disableWait: deployed without waiting"
-for hr in web stuck nowait; do kubectl -n "$NS" delete helmrelease "$hr" --wait=false >/dev/null; done
+for hr in web web2 stuck nowait; do kubectl -n "$NS" delete helmrelease "$hr" --wait=false >/dev/null; done
 wait_for 60 "all uninstalled" bash -c "[ -z \"\$(kubectl -n $NS get helmreleases -o name)\" ]"
 stop_controller
