@@ -1097,16 +1097,23 @@ static size_t cm_get_times(uint64_t *at, size_t max, size_t *last_get, size_t *p
   return n;
 }
 
-/* A 4-object install whose GETs are each answered after OWNER_DELAY_MS: all four reach the server
- * before the first is answered (one after another they would be a delay apart), the record after. */
-static void test_owner_gets_together(void) {
+/* Installs web with ConfigMaps web-a, web-b and those of hr_add_cms(xs), every GET of them answered
+ * after OWNER_DELAY_MS; returns the delay's rule. */
+static fk_rule_t *install_slow_gets(const char *xs) {
   setup();
   fk_rule_t *slow = fk_inject_delay(&fk, "GET", CM_PREFIX "web-*", OWNER_DELAY_MS);
   slow->times = -1;
   hr_create("1", 1, NULL);
-  hr_add_cms("cd");
+  hr_add_cms(xs);
   engine_up();
   CHECK(converge("InstallSucceeded"));
+  return slow;
+}
+
+/* A 4-object install whose GETs are each answered after OWNER_DELAY_MS: all four reach the server
+ * before the first is answered (one after another they would be a delay apart), the record after. */
+static void test_owner_gets_together(void) {
+  fk_rule_t *slow = install_slow_gets("cd");
   CHECK_EQ_INT(slow->hits, 4);
   uint64_t at[4] = {0};
   size_t last_get, post, n = cm_get_times(at, 4, &last_get, &post);
@@ -1129,13 +1136,7 @@ static void test_owner_gets_together(void) {
 
 /* A chart of 22 objects: the GETs in flight are capped (16; the next goes out as one is answered). */
 static void test_owner_gets_bounded(void) {
-  setup();
-  fk_rule_t *slow = fk_inject_delay(&fk, "GET", CM_PREFIX "web-*", OWNER_DELAY_MS);
-  slow->times = -1;
-  hr_create("1", 1, NULL);
-  hr_add_cms("cdefghijklmnopqrstuv");
-  engine_up();
-  CHECK(converge("InstallSucceeded"));
+  install_slow_gets("cdefghijklmnopqrstuv");
   uint64_t at[32] = {0};
   size_t last_get, post, n = cm_get_times(at, 32, &last_get, &post);
   CHECK_EQ_INT(n, 22);
@@ -1193,6 +1194,29 @@ static void test_owner_first_failure(void) {
                      "could not get information about the resource ConfigMap \"web-b\" in namespace \"" NS "\": "
                      "HTTP 500 Error: injected by the test",
                      "\"web-c\"");
+}
+
+/* The client closes while both GETs are held: they fail with UV_ECANCELED, the install ends once
+ * (cancelled, nothing written) and the engine then stops cleanly. */
+static void test_owner_client_closed(void) {
+  setup();
+  fk_rule_t *rule = fk_inject(&fk, "GET", CM("web-*"), FK_HANG, 2);
+  hr_create("1", 1, NULL);
+  engine_up();
+  CHECK(WAIT(rule->hits == 2, 5000));
+  stopped = disc_closed = client_closed = 0;
+  kube_client_close(kc, flag_cb, &client_closed);
+  engine_stop(eng, flag_cb, &stopped);
+  CHECK(WAIT(stopped, stop_wait_ms));
+  discovery_close(disc, flag_cb, &disc_closed);
+  CHECK(WAIT(disc_closed && client_closed, 5000));
+  eng = NULL;
+  kc = NULL;
+  disc = NULL;
+  CHECK_EQ_INT(fk_count(&fk, "POST", SECRETS_PATH), 0);
+  CHECK_EQ_STR(recs_summary(), "");
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-a") == NULL);
+  finish();
 }
 
 /* ---- the memo ---- */
@@ -1449,6 +1473,7 @@ static const tcase_t cases[] = {
     {"owner_gets_together", test_owner_gets_together, 0},
     {"owner_gets_bounded", test_owner_gets_bounded, 0},
     {"owner_first_failure", test_owner_first_failure, 0},
+    {"owner_client_closed", test_owner_client_closed, 0},
     {"memo_resync", test_memo_resync, 0},
     {"memory_stats", test_memory_stats, 0},
     {"memo_changed_behind", test_memo_changed_behind, 0},
