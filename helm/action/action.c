@@ -27,6 +27,7 @@
 #define ACT_CRD_WAIT_MS 250
 #define ACT_CRD_ESTABLISH_MS 60000 /* Helm 4 waits this long for the CRDs it installs */
 #define ACT_MAX_RECORD_BYTES (1024 * 1024) /* a Secret's data limit */
+#define ACT_OWNER_GETS 16  /* ownership GETs in flight at once: a chart of hundreds of objects opens no more */
 
 typedef struct act__doc_s {
   char *source, *api_version, *kind, *name, *ns; /* ns as written in the document ("" when none) */
@@ -38,6 +39,9 @@ typedef struct act__doc_s {
   int keep;                                      /* helm.sh/resource-policy: keep */
   char *group, *version, *resource;
   int namespaced, mapped;
+  char *ocheck;                                  /* what its ownership GET found, when it was not absent or ours:
+                                                    the GET's error (ofailed), or why the object is not ours */
+  int ofailed;
 } act__doc_t;
 
 typedef struct act__docs_s {
@@ -46,6 +50,13 @@ typedef struct act__docs_s {
 } act__docs_t;
 
 typedef void (*act__step_t)(act_t *a);
+
+/* An ownership GET in flight (d NULL: the slot is free). */
+typedef struct act__oget_s {
+  act_t *a;
+  act__doc_t *d;
+  kube_req_t *req;
+} act__oget_t;
 
 typedef struct act__priv_s {
   act_done_cb cb;
@@ -70,6 +81,11 @@ typedef struct act__priv_s {
   act__docs_t *mapping;
   act__step_t after_map;
   act__step_t after_get;       /* the ownership GET's continuation */
+  act__oget_t oget[ACT_OWNER_GETS]; /* the ownership GETs in flight, ogets of them */
+  size_t ogets;
+  size_t obad;                 /* the first object known to fail the check (want.n: none): no GET after it */
+  int ostop;                   /* no more GETs: an answer was cancelled (UV_ECANCELED), or out of memory */
+  int ostopping;               /* the GETs in flight are being cancelled (their callbacks only take note) */
   /* hooks of the event being run (Helm's execHook) */
   act__docs_t hdocs;           /* one per hook, in execution order */
   release_hook_t **hooks;      /* the record's hooks, same order */
@@ -116,7 +132,7 @@ static void act__docs_free(act__docs_t *d) {
   for (size_t i = 0; i < d->n; i++) {
     act__doc_t *h = &d->v[i];
     free(h->source); free(h->api_version); free(h->kind); free(h->name); free(h->ns);
-    free(h->group); free(h->version); free(h->resource); free(h->created_uid); free(h->deleted_uid);
+    free(h->group); free(h->version); free(h->resource); free(h->created_uid); free(h->deleted_uid); free(h->ocheck);
     cJSON_Delete(h->obj);
     cJSON_Delete(h->live);
     kwait_end(h->kw);
@@ -361,14 +377,16 @@ static int act__check(act_t *a, const kube_response_t *res, const char *what) {
   return -1;
 }
 
+static void act__send_failed(act_t *a) {
+  buf_reset(&a->err);
+  buf_puts(&a->err, "cannot send a request (out of memory, or the client is closing)");
+  act__finish(a, UV_ENOMEM);
+}
+
 /* Starts a request; the callback runs later. On out-of-memory, finishes. */
 static void act__sent(act_t *a, kube_req_t *req) {
   a->p->req = req;
-  if (!req) {
-    buf_reset(&a->err);
-    buf_puts(&a->err, "cannot send a request (out of memory, or the client is closing)");
-    act__finish(a, UV_ENOMEM);
-  }
+  if (!req) act__send_failed(a);
 }
 
 /* ---- timers and object watches ---- */
@@ -549,56 +567,102 @@ static int act__in_old(act_t *a, const act__doc_t *w) {
   return 0;
 }
 
-static void act__owner_got(const kube_response_t *res, void *data) {
-  act_t *a = data;
-  act__priv_t *p = a->p;
-  act__doc_t *d = &p->want.v[p->i];
-  p->req = NULL;
-  if (p->cancelled || res->err == UV_ECANCELED) {
-    act__finish(a, UV_ECANCELED);
-    return;
-  }
-  if (res->status == 404) {
-    p->i++;
-    act__owner_next(a);
-    return;
-  }
+/* Notes on d what the answer about it found (nothing when the object is absent, or ours). 0, or -12. */
+static int act__owner_note(act_t *a, act__doc_t *d, const kube_response_t *res) {
+  if (res->status == 404) return 0;
   if (!kube_response_ok(res)) {
-    act__fail(a, "could not get information about the resource %s \"%s\" in namespace \"%s\": %s", d->kind, d->name,
-              act__doc_ns(d, a->ns), res->errmsg ? res->errmsg : "");
-    return;
+    d->ofailed = 1;
+    d->ocheck = strdup(res->errmsg ? res->errmsg : "");
+  } else {
+    cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
+    buf_t why = BUF_INIT;
+    int bad = obj ? act__ownership(a, obj, a->ns, &why) : 0;
+    cJSON_Delete(obj);
+    if (!bad) return 0;
+    d->ocheck = buf_steal(&why);
   }
-  cJSON *obj = cJSON_ParseWithLength(res->body, res->body_len);
-  buf_t why = BUF_INIT;
-  int bad = obj ? act__ownership(a, obj, a->ns, &why) : 0;
-  cJSON_Delete(obj);
-  if (bad && !a->take_ownership) {
-    act__fail(a, "Unable to continue with %s: %s \"%s\" in namespace \"%s\" exists and cannot be imported into the current "
-              "release: %s", a->kind == ACT_INSTALL ? "install" : "update", d->kind, d->name, act__doc_ns(d, a->ns),
-              why.data);
-    buf_free(&why);
-    return;
-  }
-  if (bad) LOG_I("taking ownership", "release", a->log_key, "kind", d->kind, "name", d->name, "was", why.data);
-  buf_free(&why);
-  p->i++;
+  if (!d->ocheck) return -12;
+  size_t i = (size_t)(d - a->p->want.v);
+  if ((d->ofailed || !a->take_ownership) && i < a->p->obad) a->p->obad = i;
+  return 0;
+}
+
+/* Cancels the ownership GETs in flight; their callbacks only take note, the caller goes on. */
+static void act__owner_stop(act_t *a) {
+  act__priv_t *p = a->p;
+  p->ostopping = 1;
+  for (size_t k = 0; k < ACT_OWNER_GETS; k++)
+    if (p->oget[k].req) kube_request_cancel(p->oget[k].req);
+  p->ostopping = 0;
+}
+
+static void act__owner_got(const kube_response_t *res, void *data) {
+  act__oget_t *s = data;
+  act_t *a = s->a;
+  act__priv_t *p = a->p;
+  act__doc_t *d = s->d;
+  s->d = NULL;
+  s->req = NULL;
+  p->ogets--;
+  int rc = res->err == UV_ECANCELED ? UV_ECANCELED : act__owner_note(a, d, res);
+  if (rc && !p->ostop) p->ostop = rc == -12 ? UV_ENOMEM : rc;
+  if (p->ostopping) return;
+  if (p->ostop) act__owner_stop(a);
   act__owner_next(a);
 }
 
 static void act__write_pending(act_t *a);
 
+/* The answers in document order, as Helm checks one object after another: the first failure is
+ * the error; an object not ours is taken over (take_ownership), or refused. */
+static void act__owner_judge(act_t *a) {
+  act__priv_t *p = a->p;
+  for (size_t i = 0; i < p->want.n; i++) {
+    act__doc_t *d = &p->want.v[i];
+    if (!d->ocheck) continue;
+    if (d->ofailed) {
+      act__fail(a, "could not get information about the resource %s \"%s\" in namespace \"%s\": %s", d->kind, d->name,
+                act__doc_ns(d, a->ns), d->ocheck);
+      return;
+    }
+    if (!a->take_ownership) {
+      act__fail(a, "Unable to continue with %s: %s \"%s\" in namespace \"%s\" exists and cannot be imported into the "
+                "current release: %s", a->kind == ACT_INSTALL ? "install" : "update", d->kind, d->name,
+                act__doc_ns(d, a->ns), d->ocheck);
+      return;
+    }
+    LOG_I("taking ownership", "release", a->log_key, "kind", d->kind, "name", d->name, "was", d->ocheck);
+  }
+  p->i = 0;
+  act__write_pending(a);
+}
+
 /* Objects that are new to the release must not belong to anyone else (Helm checks before it
- * creates); those the previous revision held are ours already. */
+ * creates); those the previous revision held are ours already. Their GETs go out together, up to
+ * ACT_OWNER_GETS at a time (the next as one is answered), none past an object known to fail; once
+ * the last is answered the answers are judged in order, or the action finishes (cancelled, or a
+ * send failed: the others were cancelled). */
 static void act__owner_next(act_t *a) {
   act__priv_t *p = a->p;
-  while (p->i < p->want.n && act__in_old(a, &p->want.v[p->i])) p->i++;
-  if (p->i >= p->want.n) {
-    p->i = 0;
-    act__write_pending(a);
-    return;
+  while (!p->cancelled && !p->ostop && p->ogets < ACT_OWNER_GETS && p->i < p->obad) {
+    act__doc_t *d = &p->want.v[p->i++];
+    if (act__in_old(a, d)) continue;
+    act__oget_t *s = p->oget;
+    while (s->d) s++;
+    act__doc_path(a, d, a->ns);
+    if (!(s->req = kube_get(a->env->c, p->path.data, act__owner_got, s))) {
+      p->ostop = UV_ENOMEM;
+      act__owner_stop(a);
+      break;
+    }
+    s->a = a;
+    s->d = d;
+    p->ogets++;
   }
-  act__doc_path(a, &p->want.v[p->i], a->ns);
-  act__sent(a, kube_get(a->env->c, p->path.data, act__owner_got, a));
+  if (p->ogets) return; /* the last answer goes on */
+  if (p->cancelled || p->ostop == UV_ECANCELED) act__finish(a, UV_ECANCELED);
+  else if (p->ostop) act__send_failed(a);
+  else act__owner_judge(a);
 }
 
 /* ---- records ---- */
@@ -1723,6 +1787,7 @@ static void act__crd_next(act_t *a) {
 
 static void act__old_mapped(act_t *a) {
   a->p->i = 0;
+  a->p->obad = a->p->want.n;
   act__owner_next(a);
 }
 
@@ -2388,6 +2453,11 @@ void act_cancel(act_t *a) {
   act__priv_t *p = a->p;
   if (!p || p->finished || p->cancelled) return;
   p->cancelled = 1;
+  if (p->ogets) {
+    act__owner_stop(a);
+    act__owner_next(a); /* all cancelled: finishes */
+    return;
+  }
   if (p->req) {
     kube_req_t *r = p->req;
     p->req = NULL;

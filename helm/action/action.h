@@ -1,7 +1,9 @@
 /* Helm's actions as non-blocking sub-machines on the loop: install, upgrade, rollback, uninstall,
  * unlock (a record left pending by an interrupted operation marked failed) and test (the test hooks
- * of the deployed revision, results recorded as `helm test` records them). Each issues at
- * most one request at a time; its callback moves it on. The caller (the release engine) observes
+ * of the deployed revision, results recorded as `helm test` records them). Each issues one
+ * request at a time, whose callback moves it on, except for the ownership check of the objects new
+ * to an install, upgrade or rollback: their GETs are in flight together (up to 16 at once), judged
+ * in document order once all are answered. The caller (the release engine) observes
  * the release records first and hands them in; the action writes the records Helm's own action
  * would write, applies with server-side apply, and reports one outcome.
  *
@@ -109,7 +111,7 @@ struct act_s {
 /* Starts a (the fields above set); cb runs exactly once, never inside this call. 0 or UV_ENOMEM. */
 int act_start(act_t *a, act_done_cb cb, void *data);
 /* Cancels a running action: no further request is sent; cb runs with rc UV_ECANCELED once the
- * request in flight (if any) has been cancelled. */
+ * requests in flight (if any) have been cancelled. */
 void act_cancel(act_t *a);
 /* Frees what the action allocated (results included). Not while it runs. */
 void act_free(act_t *a);

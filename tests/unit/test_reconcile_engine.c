@@ -941,8 +941,8 @@ static void test_remediate_upgrade_by_rollback(void) {
   finish();
 }
 
-/* ---- cancellation: the server holds one request of a step while the spec changes, the object is
- * deleted, or the engine stops ---- */
+/* ---- cancellation: the server holds one request of a step (or the ones it has in flight together)
+ * while the spec changes, the object is deleted, or the engine stops ---- */
 
 typedef struct step_s {
   const char *name;
@@ -992,21 +992,22 @@ static void check_records_settled(void) {
   recs_free(&r);
 }
 
-static void run_cancel(const step_t *st, int mode) {
+/* holds: how many requests of the step are held (all in flight at once). */
+static void run_cancel(const step_t *st, int mode, int holds) {
   fprintf(stderr, "-- %s while the %s%s request is held\n", cancel_names[mode], st->upgrade ? "upgrade's " : "install's ",
           st->name);
   int before = t_failed;
   if (st->upgrade) installed();
   else setup();
   size_t m = fk_mark(&fk);
-  fk_rule_t *rule = fk_inject(&fk, st->method, st->path, FK_HANG, 1);
+  fk_rule_t *rule = fk_inject(&fk, st->method, st->path, FK_HANG, holds);
   if (st->body) snprintf(rule->body_has, sizeof rule->body_has, "%s", st->body);
   if (st->upgrade) hr_set_spec("2", 0, NULL);
   else {
     hr_create("1", 1, NULL);
     engine_up();
   }
-  int held = WAIT(rule->hits == 1, 5000);
+  int held = WAIT(rule->hits == holds, 5000);
   CHECK(held);
   unsigned long cancelled = stats().cancelled;
   if (mode == CANCEL_SPEC) {
@@ -1043,9 +1044,179 @@ static void test_cancel(void) {
     for (int mode = 0; mode < 3; mode++) {
       uint64_t saved = client_timeout_ms;
       if (steps[i].shared & (1u << mode)) client_timeout_ms = 1500; /* ends the shared held fetch */
-      run_cancel(&steps[i], mode);
+      run_cancel(&steps[i], mode, 1);
       client_timeout_ms = saved;
     }
+}
+
+/* The GETs of the ownership check of both new objects held together. */
+static void test_cancel_owner_gets(void) {
+  static const step_t st = {"ownership gets", 0, "GET", CM("web-*"), 0, NULL};
+  for (int mode = 0; mode < 3; mode++) run_cancel(&st, mode, 2);
+}
+
+/* ---- ownership: the GETs of the objects new to the release ---- */
+
+#define CM_PREFIX "/api/v1/namespaces/" NS "/configmaps/"
+#define OWNER_DELAY_MS 300
+
+/* Adds a ConfigMap template web-<x> for each letter x of xs to the spec (before the engine runs). */
+static void hr_add_cms(const char *xs) {
+  cJSON *patch = cJSON_CreateObject();
+  cJSON *t = cJSON_AddObjectToObject(
+      cJSON_AddObjectToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "spec"), "chart"), "inline"),
+      "templates");
+  for (const char *x = xs; *x; x++) {
+    char file[16], text[128];
+    snprintf(file, sizeof file, "%c.yaml", *x);
+    snprintf(text, sizeof text, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-%c\ndata:\n  v: {{ .Values.v | quote }}\n",
+             *x);
+    cJSON_AddStringToObject(t, file, text);
+  }
+  char *body = cJSON_PrintUnformatted(patch);
+  CHECK_EQ_INT(fk_merge(&fk, HR_GV, "helmreleases", NS, "web", NULL, body), 200);
+  free(body);
+  cJSON_Delete(patch);
+}
+
+/* When the GETs of ConfigMaps web-* reached the server (at most max, in order); *last_get: the log
+ * position of the last, *post: of the first record create (SIZE_MAX: none). Returns how many. */
+static size_t cm_get_times(uint64_t *at, size_t max, size_t *last_get, size_t *post) {
+  size_t n = 0;
+  *last_get = 0;
+  *post = SIZE_MAX;
+  for (size_t i = 0; i < fk.nlog; i++) {
+    const fk_req_t *q = &fk.log[i];
+    if (!strcmp(q->method, "GET") && !strncmp(q->path, CM_PREFIX "web-", strlen(CM_PREFIX "web-"))) {
+      if (n < max) at[n++] = q->at_ms;
+      *last_get = i;
+    } else if (*post == SIZE_MAX && !strcmp(q->method, "POST") && !strcmp(q->path, SECRETS_PATH)) {
+      *post = i;
+    }
+  }
+  return n;
+}
+
+/* Installs web with ConfigMaps web-a, web-b and those of hr_add_cms(xs), every GET of them answered
+ * after OWNER_DELAY_MS; returns the delay's rule. */
+static fk_rule_t *install_slow_gets(const char *xs) {
+  setup();
+  fk_rule_t *slow = fk_inject_delay(&fk, "GET", CM_PREFIX "web-*", OWNER_DELAY_MS);
+  slow->times = -1;
+  hr_create("1", 1, NULL);
+  hr_add_cms(xs);
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+  return slow;
+}
+
+/* A 4-object install whose GETs are each answered after OWNER_DELAY_MS: all four reach the server
+ * before the first is answered (one after another they would be a delay apart), the record after. */
+static void test_owner_gets_together(void) {
+  fk_rule_t *slow = install_slow_gets("cd");
+  CHECK_EQ_INT(slow->hits, 4);
+  uint64_t at[4] = {0};
+  size_t last_get, post, n = cm_get_times(at, 4, &last_get, &post);
+  CHECK_EQ_INT(n, 4);
+  uint64_t first = at[0], last = n ? at[n - 1] : 0;
+  CHECK(last - first < OWNER_DELAY_MS);
+  if (last - first >= OWNER_DELAY_MS) fprintf(stderr, "the GETs were received over %llu ms\n", (unsigned long long)(last - first));
+  CHECK(post != SIZE_MAX && last_get < post);
+  if (post != SIZE_MAX) CHECK(fk.log[post].at_ms >= first + OWNER_DELAY_MS); /* written once they were answered */
+  const char *names[] = {"web-a", "web-b", "web-c", "web-d"};
+  for (size_t i = 0; i < 4; i++) {
+    char path[128];
+    snprintf(path, sizeof path, CM_PREFIX "%s", names[i]);
+    CHECK_EQ_INT(fk_count(&fk, "GET", path), 1);
+    CHECK_EQ_STR(cm_value(names[i]), "1");
+  }
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  finish();
+}
+
+/* A chart of 22 objects: the GETs in flight are capped (16; the next goes out as one is answered). */
+static void test_owner_gets_bounded(void) {
+  install_slow_gets("cdefghijklmnopqrstuv");
+  uint64_t at[32] = {0};
+  size_t last_get, post, n = cm_get_times(at, 32, &last_get, &post);
+  CHECK_EQ_INT(n, 22);
+  size_t early = 0; /* sent before the first answer */
+  for (size_t i = 0; i < n; i++) early += at[i] < at[0] + OWNER_DELAY_MS;
+  CHECK_EQ_INT(early, 16);
+  CHECK(post != SIZE_MAX && last_get < post);
+  CHECK_EQ_STR(cm_value("web-v"), "1");
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  finish();
+}
+
+/* Of web-a..web-d, `taken` belongs to another release and the GET of `broken` fails with a 500; the
+ * GET of `slow` is answered late. The install fails with the error of the first of them in document
+ * order (want), whichever answer came first, and writes and applies nothing. */
+static void run_owner_failures(const char *taken, const char *broken, const char *slow, const char *want,
+                               const char *not_named) {
+  fprintf(stderr, "-- %s of another release, a 500 for %s, %s answered late\n", taken, broken, slow);
+  int before = t_failed;
+  setup();
+  char path[128], json[512];
+  snprintf(json, sizeof json, "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"app.kubernetes.io/managed-by\":\"Helm\"},"
+           "\"annotations\":{\"meta.helm.sh/release-name\":\"other\",\"meta.helm.sh/release-namespace\":\"" NS "\"}},"
+           "\"data\":{\"v\":\"theirs\"}}", taken);
+  CHECK_EQ_INT(fk_put(&fk, "/api/v1", "configmaps", NS, json), 201);
+  snprintf(path, sizeof path, CM_PREFIX "%s", broken);
+  fk_inject_error(&fk, "GET", path, -1, 500, "InternalError", "injected by the test");
+  snprintf(path, sizeof path, CM_PREFIX "%s", slow);
+  fk_inject_delay(&fk, "GET", path, OWNER_DELAY_MS)->times = -1;
+  size_t m = fk_mark(&fk);
+  hr_create("1", 1, NULL);
+  hr_add_cms("cd");
+  engine_up();
+  CHECK(WAIT(ready_is("False", "InstallFailed"), 8000));
+  const char *msg = cond_str("Ready", "message");
+  CHECK(strstr(msg, want) != NULL);
+  CHECK(strstr(msg, not_named) == NULL);
+  if (t_failed != before) fprintf(stderr, "Ready: %s\n", msg);
+  CHECK_EQ_INT(fk_count_from(&fk, m, "POST", SECRETS_PATH), 0);
+  CHECK_EQ_STR(recs_summary(), "");
+  CHECK_EQ_INT(fk_count_from(&fk, m, "PATCH", CM_PREFIX "*"), 0);
+  CHECK_EQ_STR(cm_value(taken), "theirs");
+  if (t_failed != before) fk_dump(&fk, m);
+  finish();
+}
+
+static void test_owner_first_failure(void) {
+  /* the first in order (web-b) answers last */
+  run_owner_failures("web-b", "web-c", "web-b",
+                     "Unable to continue with install: ConfigMap \"web-b\" in namespace \"" NS "\" exists and cannot be "
+                     "imported into the current release: invalid ownership metadata; annotation validation error: key "
+                     "\"meta.helm.sh/release-name\" must equal \"web\": current value is \"other\"",
+                     "\"web-c\"");
+  run_owner_failures("web-c", "web-b", "web-a",
+                     "could not get information about the resource ConfigMap \"web-b\" in namespace \"" NS "\": "
+                     "HTTP 500 Error: injected by the test",
+                     "\"web-c\"");
+}
+
+/* The client closes while both GETs are held: they fail with UV_ECANCELED, the install ends once
+ * (cancelled, nothing written) and the engine then stops cleanly. */
+static void test_owner_client_closed(void) {
+  setup();
+  fk_rule_t *rule = fk_inject(&fk, "GET", CM("web-*"), FK_HANG, 2);
+  hr_create("1", 1, NULL);
+  engine_up();
+  CHECK(WAIT(rule->hits == 2, 5000));
+  stopped = disc_closed = client_closed = 0;
+  kube_client_close(kc, flag_cb, &client_closed);
+  engine_stop(eng, flag_cb, &stopped);
+  CHECK(WAIT(stopped, stop_wait_ms));
+  discovery_close(disc, flag_cb, &disc_closed);
+  CHECK(WAIT(disc_closed && client_closed, 5000));
+  eng = NULL;
+  kc = NULL;
+  disc = NULL;
+  CHECK_EQ_INT(fk_count(&fk, "POST", SECRETS_PATH), 0);
+  CHECK_EQ_STR(recs_summary(), "");
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-a") == NULL);
+  finish();
 }
 
 /* ---- the memo ---- */
@@ -1298,6 +1469,11 @@ static const tcase_t cases[] = {
     {"uninstalled_create_conflict", test_uninstalled_create_conflict, 0},
     {"locked_own_apply_failure", test_locked_own_apply_failure, 0},
     {"cancel", test_cancel, 0},
+    {"cancel_owner_gets", test_cancel_owner_gets, 0},
+    {"owner_gets_together", test_owner_gets_together, 0},
+    {"owner_gets_bounded", test_owner_gets_bounded, 0},
+    {"owner_first_failure", test_owner_first_failure, 0},
+    {"owner_client_closed", test_owner_client_closed, 0},
     {"memo_resync", test_memo_resync, 0},
     {"memory_stats", test_memory_stats, 0},
     {"memo_changed_behind", test_memo_changed_behind, 0},
