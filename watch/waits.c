@@ -122,12 +122,11 @@ static void kw__refused(kw_res_t *r, int code) {
 
 static void kw__event(kube_watch_t *kw, const char *type, cJSON *obj, void *data) {
   kw_res_t *r = data;
-  (void)kw;
   r->h->stats.events++;
   if (!strcmp(type, "ERROR")) {
     const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
     r->werr = cJSON_IsNumber(code) ? code->valueint : 500;
-    kube_watch_stop(r->watch);
+    kube_watch_stop(kw);
     return;
   }
   const char *rvs = kw__meta(obj, "resourceVersion");
@@ -148,7 +147,7 @@ static void kw__event(kube_watch_t *kw, const char *type, cJSON *obj, void *data
   int gone = !strcmp(type, "DELETED");
   kwait_t *first = key.data ? watch_map_get(&r->by_key, key.data) : NULL;
   /* The event's object, owned here; each wait gets a copy (a callback may end any wait). */
-  cJSON *own = first && !gone && !bad ? kube_watch_take_object(r->watch) : NULL;
+  cJSON *own = first && !gone && !bad ? kube_watch_take_object(kw) : NULL;
   uint64_t gen = ++r->gen;
   for (;;) {
     kwait_t *w = first ? watch_map_get(&r->by_key, key.data) : NULL;
@@ -174,12 +173,11 @@ static void kw__event(kube_watch_t *kw, const char *type, cJSON *obj, void *data
 static void kw__bad_event(kube_watch_t *kw, const char *type, const char *ns, const char *name, const char *rv,
                           const char *why, void *data) {
   kw_res_t *r = data;
-  (void)kw;
   (void)why;
   r->h->stats.events++;
   if (!strcmp(type, "ERROR")) {
     r->werr = 500;
-    kube_watch_stop(r->watch);
+    kube_watch_stop(kw);
     return;
   }
   if (rv && *rv) {

@@ -162,6 +162,8 @@ class Audit:
         self.seen = set()
         self.buf = b""
         self.last_received = None  # requestReceivedTimestamp (epoch seconds) of the newest request read
+        # Per release name: (received, answered, verb, resource) of every request naming it, for waits().
+        self.timeline = collections.defaultdict(list)
 
     def take(self):
         """Requests logged since the last call: Counter of (user, verb, resource), Counter of release names
@@ -204,9 +206,33 @@ class Audit:
             else:
                 res = urllib.parse.urlsplit(ev.get("requestURI", "")).path or "?"
             counts[(user, ev.get("verb", "?"), res)] += 1
-            for m in set(self.name_re.findall(urllib.parse.unquote(ev.get("requestURI", "")))):
+            uri_names = set(self.name_re.findall(urllib.parse.unquote(ev.get("requestURI", ""))))
+            for m in uri_names:
                 names[m] += 1
+            # The request's release: named in its URI, or (a create) in its object reference's name.
+            owner = uri_names or set(self.name_re.findall(ref.get("name") or ""))
+            st = ev.get("stageTimestamp")
+            if ts and st and len(owner) == 1:
+                t1 = datetime.datetime.fromisoformat(st.replace("Z", "+00:00")).timestamp()
+                self.timeline[owner.pop()].append((t, t1, ev.get("verb", "?"), res))
         return counts, names
+
+    def waits(self, since):
+        """Per release: seconds from the answer of its last object apply (a patch of anything but its
+        HelmRelease) to its release record's update (which follows the readiness wait), for the
+        first such update received after since (epoch seconds)."""
+        out = []
+        for evs in self.timeline.values():
+            last = None
+            for t0, t1, verb, res in sorted(evs):
+                if t0 < since:
+                    continue
+                if verb == "patch" and not res.startswith("helmreleases"):
+                    last = t1
+                elif verb == "update" and res == "secrets" and last is not None:
+                    out.append(t0 - last)
+                    break
+        return out
 
 
 # --- the run ------------------------------------------------------------------
@@ -376,6 +402,14 @@ def run(a, restarted):
             sfx = "" if len(ctrl) == 1 else "_" + n
             out(f"{phase}_controller_rss_kib{sfx}", s1["rss"][n], "KiB")
 
+    def waits_out(phase, w):
+        """The readiness wait per release as the audit log shows it (Audit.waits): what the cluster's own
+        controllers take to make the objects ready, not a request of the controller's."""
+        if w:
+            out(f"{phase}_wait_p50_seconds", pct(w, 50), "s")
+            out(f"{phase}_wait_p90_seconds", pct(w, 90), "s")
+            out(f"{phase}_wait_releases", len(w), "count")
+
     def list_releases():
         """[(name, ready)] of every HelmRelease, from one list request (names are unique across the namespaces)."""
         if a.poll == "json":
@@ -468,6 +502,7 @@ def run(a, restarted):
                                  "-p", str(ctrl[0][1])], stdout=subprocess.DEVNULL)
         time.sleep(1.0)  # attached before the clock starts
     t0 = time.monotonic()
+    wall_install = time.time()
 
     def create(o):
         ns = o["metadata"]["namespace"]
@@ -498,6 +533,7 @@ def run(a, restarted):
     out("install_polls", polls, "requests")
     out("install_poll_mib", (kube.bytes_in - poll_bytes0) / 1048576, "MiB")
     report("install", s_start, s_ready, a.releases)
+    waits_out("install", audit.waits(wall_install - 1))
     for n, _ in ctrl:
         sfx = "" if len(ctrl) == 1 else "_" + n
         out(f"install_controller_peak_rss_kib{sfx}", s_ready["hwm"][n], "KiB")
@@ -585,6 +621,7 @@ def run(a, restarted):
         log(f"{a.peer}: a new image tag for all {a.releases} (a merge patch of spec.values each)")
         patched_at = {}
         t_up = time.monotonic()
+        wall_upgrade = time.time()
 
         def patch(o):
             ns, nm = o["metadata"]["namespace"], o["metadata"]["name"]
@@ -607,6 +644,7 @@ def run(a, restarted):
         time_to_ready("upgrade", patched_at, up_at)
         out("upgrade_polls", polls, "requests")
         report("upgrade", s_before_delete, s_up, a.releases)
+        waits_out("upgrade", audit.waits(wall_upgrade))
         for n, _ in ctrl:
             sfx = "" if len(ctrl) == 1 else "_" + n
             out(f"upgrade_controller_peak_rss_kib{sfx}", s_up["hwm"][n], "KiB")
