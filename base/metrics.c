@@ -65,6 +65,40 @@ static int metrics__join(metrics_family_t *f) {
   return 0;
 }
 
+static uint64_t metrics__hash(const char *const *v, unsigned n) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a over the values, each with its terminating NUL */
+  for (unsigned i = 0; i < n; i++) {
+    const unsigned char *p = (const unsigned char *)v[i];
+    do {
+      h ^= *p;
+      h *= 1099511628211ull;
+    } while (*p++);
+  }
+  return h;
+}
+
+/* Links s into f's index, growing it to keep the chains short. 0, or -1 out of memory. */
+static int metrics__index(metrics_family_t *f, metrics_series_t *s) {
+  if (f->nseries + 1 > f->index_cap) {
+    size_t cap = f->index_cap ? f->index_cap * 2 : 8;
+    metrics_series_t **nb = calloc(cap, sizeof *nb);
+    if (!nb) return -1;
+    for (size_t i = 0; i < f->index_cap; i++)
+      for (metrics_series_t *x = f->index[i], *nx; x; x = nx) {
+        nx = x->hnext;
+        x->hnext = nb[x->hash & (cap - 1)];
+        nb[x->hash & (cap - 1)] = x;
+      }
+    free(f->index);
+    f->index = nb;
+    f->index_cap = cap;
+  }
+  s->hnext = f->index[s->hash & (f->index_cap - 1)];
+  f->index[s->hash & (f->index_cap - 1)] = s;
+  f->nseries++;
+  return 0;
+}
+
 metrics_series_t *metrics_get(metrics_family_t *f, ...) {
   const char *v[METRICS_MAX_LABELS] = {0};
   pthread_mutex_lock(&metrics__mu);
@@ -76,10 +110,11 @@ metrics_series_t *metrics_get(metrics_family_t *f, ...) {
   va_end(ap);
   for (unsigned i = 0; i < f->nlabels; i++)
     if (!v[i]) goto out;
-  for (s = f->series; s; s = s->next) {
+  uint64_t h = metrics__hash(v, f->nlabels);
+  for (s = f->index_cap ? f->index[h & (f->index_cap - 1)] : NULL; s; s = s->hnext) {
     unsigned i = 0;
-    while (i < f->nlabels && !strcmp(s->label[i], v[i])) i++;
-    if (i == f->nlabels) goto out;
+    while (s->hash == h && i < f->nlabels && !strcmp(s->label[i], v[i])) i++;
+    if (s->hash == h && i == f->nlabels) goto out;
   }
   /* One block: the series, its bucket counts, its label values. */
   size_t nb = f->type == METRICS_HISTOGRAM ? f->nbuckets : 0, text = 0;
@@ -96,6 +131,12 @@ metrics_series_t *metrics_get(metrics_family_t *f, ...) {
     p += n;
   }
   metrics__store(&s->value, 0);
+  s->hash = h;
+  if (metrics__index(f, s)) {
+    free(s);
+    s = NULL;
+    goto out;
+  }
   s->next = f->series;
   f->series = s;
 out:
@@ -126,9 +167,16 @@ void metrics_observe(metrics_series_t *s, double v) {
 void metrics_remove(metrics_series_t *s) {
   if (!s) return;
   pthread_mutex_lock(&metrics__mu);
-  for (metrics_series_t **pp = &s->f->series; *pp; pp = &(*pp)->next)
+  metrics_family_t *f = s->f;
+  for (metrics_series_t **pp = &f->series; *pp; pp = &(*pp)->next)
     if (*pp == s) {
       *pp = s->next;
+      break;
+    }
+  for (metrics_series_t **pp = &f->index[s->hash & (f->index_cap - 1)]; *pp; pp = &(*pp)->hnext)
+    if (*pp == s) {
+      *pp = s->hnext;
+      f->nseries--;
       break;
     }
   pthread_mutex_unlock(&metrics__mu);

@@ -11,7 +11,7 @@
  * come from collectors: callbacks run by metrics_write before it writes, on the writer's thread.
  *
  * Costs: a series is sizeof(metrics_series_t) + its label values + 8 bytes per bucket; metrics_get
- * is a lock and a walk of the family's series; metrics_write is O(series). */
+ * is a lock and a hash look-up of the family's series; metrics_write is O(series). */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +35,8 @@ typedef struct metrics_family_s {
   int registered;
   unsigned nlabels;
   metrics_series_t *series;
+  metrics_series_t **index; /* series by the hash of their label values (chained by hnext) */
+  size_t index_cap, nseries;
 } metrics_family_t;
 
 struct metrics_series_s {
@@ -44,6 +46,8 @@ struct metrics_series_s {
   uint64_t count;   /* histogram: observations */
   uint64_t *bucket; /* histogram: observations per bucket (not cumulative) */
   char *label[METRICS_MAX_LABELS];
+  metrics_series_t *hnext; /* private: the next in the family's index bucket */
+  uint64_t hash;
 };
 
 /* A callback metrics_write runs before writing (to set gauges); linked in by metrics_collector_add. */

@@ -3,6 +3,7 @@
  * several threads at once adding up exactly. (The format itself is checked by promtool in
  * e2e.metrics, on the controller's real /metrics.) */
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include "base/metrics.h"
 #include "t.h"
@@ -92,5 +93,41 @@ int main(void) {
   CHECK_EQ_STR(d.data, "1e-080.005+Inf1e+300");
   buf_free(&d);
   buf_free(&b);
+  /* Many series of one family (a gauge per release): each label set found again, removed ones made
+   * anew, label sets that differ only in where one value ends and the next begins kept apart. */
+  static metrics_family_t f_many = {.name = "t_revision", .help = "Revisions.", .type = METRICS_GAUGE,
+                                    .labels = {"namespace", "name"}};
+  enum { MANY = 3000 };
+  static metrics_series_t *made[MANY];
+  char ns[32], nm[32];
+  int same = 1;
+  for (int i = 0; i < MANY; i++) {
+    snprintf(ns, sizeof ns, "ns-%d", i % 7);
+    snprintf(nm, sizeof nm, "app-%05d", i);
+    made[i] = metrics_get(&f_many, ns, nm);
+    metrics_set(made[i], i);
+  }
+  for (int i = 0; i < MANY; i++) {
+    snprintf(ns, sizeof ns, "ns-%d", i % 7);
+    snprintf(nm, sizeof nm, "app-%05d", i);
+    if (!made[i] || metrics_get(&f_many, ns, nm) != made[i] || metrics_value(made[i]) != i) same = 0;
+  }
+  CHECK(same);
+  CHECK(metrics_get(&f_many, "ab", "c") != metrics_get(&f_many, "a", "bc"));
+  for (int i = 0; i < MANY; i += 2) metrics_remove(made[i]);
+  int fresh = 1;
+  for (int i = 0; i < MANY; i++) {
+    snprintf(ns, sizeof ns, "ns-%d", i % 7);
+    snprintf(nm, sizeof nm, "app-%05d", i);
+    metrics_series_t *s = metrics_get(&f_many, ns, nm);
+    if (i % 2 ? s != made[i] : metrics_value(s) != 0) fresh = 0; /* a removed one comes back at 0 */
+  }
+  CHECK(fresh);
+  buf_t m = BUF_INIT;
+  CHECK_EQ_INT(metrics_write(&m), 0);
+  size_t lines = 0;
+  for (const char *p = m.data; p && (p = strstr(p, "\nt_revision{")); p++) lines++;
+  CHECK_EQ_INT((int)lines, MANY + 2);
+  buf_free(&m);
   return t_done();
 }
