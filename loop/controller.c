@@ -333,7 +333,7 @@ static const char ctl__usage[] =
   "                      the controller starts and whenever a CRD is installed later; the known kinds are\n"
   "                      listed below; a HelmRelease whose chart is in a HelmRepository needs HelmRepository\n"
   "                      too); Kind.group picks one of several kinds of that name\n"
-  "  --concurrency N     reconciles in flight at once (default 4)\n"
+  "  --concurrency N     reconciles in flight at once (default 10)\n"
   "  --qps Q             client-side limit on API requests per second (default: 50 until the API server\n"
   "                      shows it applies its own flow control, then none, as Flux decides; negative: none)\n"
   "  --burst N           burst allowed above --qps (default 100)\n"
@@ -368,7 +368,7 @@ static const char ctl__usage[] =
 int controller_main(int argc, char **argv) {
   const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *le_ns = NULL, *le_id = NULL, *selector = NULL;
   char derived_id[64];
-  unsigned concurrency = 4, burst = 100;
+  unsigned concurrency = 10, burst = 100;
   double qps = 50;
   bool qps_auto = true;
   int leader_elect = 0;
