@@ -284,6 +284,8 @@ def main():
     ap.add_argument("--controller-pid", action="append", required=True, metavar="NAME=PID")
     ap.add_argument("--apiserver-pid", type=int, required=True)
     ap.add_argument("--etcd-pid", type=int, required=True)
+    ap.add_argument("--plane-pid", action="append", default=[], metavar="NAME=PID",
+                    help="another process of the control plane whose CPU counts in the run's total (repeatable)")
     ap.add_argument("--audit-log", required=True)
     ap.add_argument("--interval", type=float, required=True, help="the releases' spec.interval, seconds")
     ap.add_argument("--resync-slack", type=float, default=5.0)
@@ -367,6 +369,8 @@ def run(a, restarted):
             "ctrl_cpu": {n: proc_cpu(p, 0.0) for n, p in ctrl},
             "api_cpu": proc_cpu(a.apiserver_pid),
             "etcd_cpu": proc_cpu(a.etcd_pid),
+            "plane_cpu": sum(proc_cpu(int(x.split("=", 1)[1]), 0.0) for x in a.plane_pid),
+            "harness_cpu": sum(os.times()[:2]),
             "rss": {n: proc_kib(p, "VmRSS", 0) for n, p in ctrl},
             "hwm": {n: proc_kib(p, "VmHWM", 0) for n, p in ctrl},
             "req": c,
@@ -397,7 +401,18 @@ def run(a, restarted):
         ac = s1["api_cpu"] - s0["api_cpu"]
         out(f"{phase}_apiserver_cpu_seconds", ac, "s")
         out(f"{phase}_apiserver_cpu_ms_per_release", 1000 * ac / n_rel, "ms")
-        out(f"{phase}_etcd_cpu_seconds", s1["etcd_cpu"] - s0["etcd_cpu"], "s")
+        ec = s1["etcd_cpu"] - s0["etcd_cpu"]
+        out(f"{phase}_etcd_cpu_seconds", ec, "s")
+        # Everything the run spends: the controller(s), the API server, etcd, the rest of the control
+        # plane (controller manager, scheduler, kwok) and this harness.
+        pc = s1["plane_cpu"] - s0["plane_cpu"]
+        hc = s1["harness_cpu"] - s0["harness_cpu"]
+        out(f"{phase}_plane_cpu_seconds", pc, "s")
+        out(f"{phase}_harness_cpu_seconds", hc, "s")
+        tot = cc + ac + ec + pc + hc
+        out(f"{phase}_total_cpu_seconds", tot, "s")
+        if tot > 0:
+            out(f"{phase}_controller_cpu_share_percent", 100 * cc / tot, "%")
         for n, _ in ctrl:
             sfx = "" if len(ctrl) == 1 else "_" + n
             out(f"{phase}_controller_rss_kib{sfx}", s1["rss"][n], "KiB")

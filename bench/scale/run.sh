@@ -410,6 +410,9 @@ measure() { # PEER GROUP/VERSION USER=PID... [-- MEASURE-ARGS...]
 		--releases "$releases" --namespaces "$namespaces" --objects "$work/objects-$p.json" \
 		--group-version "$gv" "${args[@]}" \
 		--apiserver-pid "$(component_pid "$state" kube-apiserver)" --etcd-pid "$(component_pid "$state" etcd)" \
+		--plane-pid "kube-controller-manager=$(component_pid "$state" kube-controller-manager)" \
+		--plane-pid "kube-scheduler=$(component_pid "$state" kube-scheduler)" \
+		--plane-pid "kwok=$(component_pid "$state" kwok)" \
 		--audit-log "$state/logs/audit.log" --interval "$interval_s" --poll "$poll" \
 		$([[ $p == rudder && $drift == enabled ]] && echo --drift-edits 20) > >(tee "$work/figures-$p.txt") &
 	local mpid=$! rc=0
