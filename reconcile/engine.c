@@ -8,6 +8,10 @@
  *     -> one action (render on the thread pool first when installing or upgrading)
  *     -> outcome: status (door), memo; remediation is the next action when a release failed.
  *
+ * A first install (no record, nothing but an install to decide: rc__finalizer_later) adds the
+ * finalizer later: the install's action sends the patch with its ownership GETs and writes nothing
+ * before it is answered 2xx (act_t.pre_patch_*); every other reconcile patches it first.
+ *
  * Every step can be cancelled (the object changed or went away, shutdown, lost lease): the request
  * in flight is cancelled, no further request is sent, and the queue decides when to try again. */
 #include "reconcile/engine.h"
@@ -38,6 +42,7 @@
 
 #define ENGINE_MSG_MAX 32768 /* a condition message the API accepts */
 #define ENGINE_LOCK_RETRY_MS 10000
+#define ENGINE_PROGRESS_RECHECK_MS 50 /* a progress report due while the action's finalizer patch is in flight */
 
 /* ---- memo: what each release was last brought to ---- */
 
@@ -264,6 +269,8 @@ struct rc_s {
   source_op_t *src_op;  /* the chart being fetched */
   size_t vf_next;       /* the valuesFrom entry being read */
   int ns_created;       /* createNamespace done (or not needed) for this install */
+  int fin_later;        /* the finalizer is the install's to add (rc__finalizer_later), not yet handed over */
+  char *fin_path, *fin_body; /* that patch, once handed to the action (act_t.pre_patch_*) */
   cJSON *vf_values;     /* what they gave so far */
   cJSON *labels;        /* put on every object applied: the release (drift.h) */
   chart_cache_entry_t *src_entry; /* the fetched chart (a reference) */
@@ -377,6 +384,8 @@ static void rc__free(rc_t *x) {
   if (x->act.p || x->act.have_next || x->act.err.data || x->act.drift.data) act_free(&x->act);
   rc__records_free(x);
   cluster_unref(x->cl);
+  free(x->fin_path);
+  free(x->fin_body);
   free(x->obj_key);
   free(x->key);
   free(x);
@@ -572,14 +581,25 @@ static int rc__check(rc_t *x, const kube_response_t *res, const char *reason, co
 
 static void rc__server_version(rc_t *x);
 
-static void rc__finalizer_patched(const kube_response_t *res, void *data) {
-  rc_t *x = data;
-  if (rc__cancelled(x, res)) return;
-  if (res->status == 409 || res->status == 404) { /* changed meanwhile: the watch brings it back */
+/* A finalizer patch answered with status (not 2xx) and msg: the object changed or went away
+ * meanwhile (409, 404) ends the reconcile quietly (the watch brings it back); else reported. */
+static void rc__finalizer_failed(rc_t *x, int status, const char *msg) {
+  if (status == 409 || status == 404) {
     rc__finish(x, RC_RETRY);
     return;
   }
-  if (rc__check(x, res, "FinalizerFailed", "updating the finalizers")) return;
+  buf_reset(&x->err);
+  buf_printf(&x->err, "updating the finalizers: %s", msg);
+  rc__fail(x, "FinalizerFailed", RC_RETRY);
+}
+
+static void rc__finalizer_patched(const kube_response_t *res, void *data) {
+  rc_t *x = data;
+  if (rc__cancelled(x, res)) return;
+  if (!kube_response_ok(res)) {
+    rc__finalizer_failed(x, res->status, res->errmsg ? res->errmsg : uv_strerror(res->err));
+    return;
+  }
   if (x->req.deleting) {
     LOG_I("released", "release", x->key);
     rc__finish(x, RC_FORGET);
@@ -598,9 +618,10 @@ static int rc__legacy_finalizer(const door_t *d, const char *f) {
   return 0;
 }
 
-/* Adds (add) or removes the door's finalizer (and drops an earlier controller's); resourceVersion makes the patch fail rather than
- * drop someone else's finalizer. */
-static void rc__patch_finalizer(rc_t *x, int add) {
+/* The merge patch that adds (add) or removes the door's finalizer (and drops an earlier
+ * controller's); resourceVersion makes it fail rather than drop someone else's finalizer. NULL:
+ * out of memory. */
+static char *rc__finalizer_body(rc_t *x, int add) {
   const char *fin = x->e->door->finalizer;
   cJSON *patch = cJSON_CreateObject();
   cJSON *meta = cJSON_AddObjectToObject(patch, "metadata");
@@ -613,6 +634,12 @@ static void rc__patch_finalizer(rc_t *x, int add) {
   cJSON_AddStringToObject(meta, "resourceVersion", x->req.resource_version ? x->req.resource_version : "");
   char *body = cJSON_PrintUnformatted(patch);
   cJSON_Delete(patch);
+  return body;
+}
+
+/* Adds (add) or removes the finalizer, then rc__finalizer_patched. */
+static void rc__patch_finalizer(rc_t *x, int add) {
+  char *body = rc__finalizer_body(x, add);
   rc__obj_path(x, NULL);
   if (!body) {
     rc__finish(x, RC_RETRY);
@@ -695,6 +722,17 @@ static memo_t *rc__memo_note(rc_t *x, long long revision, const char *applied) {
 }
 
 static void rc__begin_with_chart(rc_t *x);
+static int rc__no_records(rc_t *x);
+
+/* Whether the finalizer may wait for the install (the action sends it with its ownership GETs and
+ * writes nothing before its 2xx): the object's own key, no other cluster involved, with nothing to
+ * observe first but an install (no record, no rollback asked, no previous release to retire) and
+ * no namespace to create first. Asked again before the records would be listed (rc__list_records). */
+static int rc__finalizer_later(rc_t *x) {
+  const release_req_t *r = &x->req;
+  return !x->cluster && !x->coordinator && !x->fanned && !r->deleting && !r->rollback_to && !r->prev_release_name &&
+         !r->create_namespace && rc__no_records(x);
+}
 
 /* The fetched chart: its digest joins the inputs' digest, so that a new chart version (or a
  * republished archive) is an upgrade and an unchanged one costs nothing. */
@@ -1538,8 +1576,8 @@ static void rc__begin_with_chart(rc_t *x) {
     rc__fail(x, "InternalError", RC_RETRY);
     return;
   }
-  if (!x->req.has_finalizer && !x->cluster) { /* the object's key holds it for every cluster */
-    rc__patch_finalizer(x, 1);
+  if (!x->req.has_finalizer && !x->cluster && !(x->fin_later = rc__finalizer_later(x))) {
+    rc__patch_finalizer(x, 1); /* the object's key holds it for every cluster */
     return;
   }
   rc__server_version(x);
@@ -1659,6 +1697,11 @@ static int rc__no_records(rc_t *x) {
 }
 
 static void rc__list_records(rc_t *x) {
+  if (x->fin_later && !rc__finalizer_later(x)) { /* a record came meanwhile: the finalizer first after all */
+    x->fin_later = 0;
+    rc__patch_finalizer(x, 1);
+    return;
+  }
   /* Renamed (releaseName, targetNamespace or storageNamespace changed): the release it managed before
    * is looked at first, and uninstalled when it is this object's. */
   x->listing_prev = x->req.prev_release_name && !x->prev_done && !x->req.deleting && !x->coordinator && !x->cluster;
@@ -2362,6 +2405,20 @@ static void rc__go_duration(uint64_t ms, char *out, size_t len) {
 }
 
 static void rc__act_go(rc_t *x) {
+  if (x->fin_later) {
+    /* The install adds the finalizer: sent with the controller's identity (as rc__patch_finalizer)
+     * together with the ownership GETs, after the progress report (its resourceVersion). */
+    assert(x->act.kind == ACT_INSTALL);
+    x->fin_later = 0;
+    rc__obj_path(x, NULL);
+    if (!(x->fin_body = rc__finalizer_body(x, 1)) || !(x->fin_path = strdup(x->path.data))) {
+      rc__finish(x, RC_RETRY);
+      return;
+    }
+    x->act.pre_patch_client = x->e->env.c;
+    x->act.pre_patch_path = x->fin_path;
+    x->act.pre_patch_body = x->fin_body;
+  }
   if (act_start(&x->act, rc__action_done, x)) {
     rc__finish(x, RC_RETRY);
     return;
@@ -2431,6 +2488,9 @@ static void engine__progress_tick(uv_timer_t *t) {
       x->progress_due = 0;
       continue;
     }
+    if (x->progress_due <= now && x->act.pre_pending) /* not before the finalizer's answer: a status write
+                                                          moves the resourceVersion it asserts */
+      x->progress_due = now + ENGINE_PROGRESS_RECHECK_MS;
     if (x->progress_due > now) {
       if (!next || x->progress_due < next) next = x->progress_due;
       continue;
@@ -2597,6 +2657,14 @@ static void rc__action_done(act_t *a, void *data) {
   if (a->rc == UV_ECANCELED || x->cancelled) {
     rc__finish(x, RC_RETRY);
     return;
+  }
+  if (a->pre_patch_path) { /* the finalizer, sent by the install (rc__act_go) */
+    if (!a->pre_patched) { /* nothing was written: as rc__finalizer_patched */
+      if (a->rc == UV_ENOMEM) rc__finish(x, RC_RETRY); /* not sent */
+      else rc__finalizer_failed(x, a->pre_status, a->err.data ? a->err.data : "");
+      return;
+    }
+    x->req.has_finalizer = true;
   }
   if (a->kind == ACT_DRIFT) {
     rc__drift_done(x);

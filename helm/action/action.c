@@ -1,8 +1,9 @@
 /* Helm's actions as step machines (see action.h).
  *
- * install/upgrade: docs from the rendered manifests -> CRDs (policy) -> map kinds -> ownership of
- *   objects new to the release -> pending record -> apply each (SSA) -> prune what left the
- *   manifest -> supersede the previous -> deployed -> trim history.
+ * install/upgrade: [the pre-patch sent] docs from the rendered manifests -> CRDs (policy) -> map
+ *   kinds -> ownership of objects new to the release -> [the pre-patch answered 2xx] pending record
+ *   -> apply each (SSA) -> prune what left the manifest -> supersede the previous -> deployed ->
+ *   trim history. With CRDs from crds/ to create, their first request waits for the pre-patch.
  * rollback: the same from the stored manifest of the target revision, with a copy of its record.
  * uninstall: the newest record's objects in uninstall order, each deleted only when it carries this
  *   release's ownership metadata -> records deleted (or marked uninstalled) .
@@ -86,6 +87,13 @@ typedef struct act__priv_s {
   size_t obad;                 /* the first object known to fail the check (want.n: none): no GET after it */
   int ostop;                   /* no more GETs: an answer was cancelled (UV_ECANCELED), or out of memory */
   int ostopping;               /* the GETs in flight are being cancelled (their callbacks only take note) */
+  /* the pre-patch (act_t.pre_patch_*) */
+  kube_req_t *pre_req;         /* in flight */
+  int pre_rc;                  /* once answered: 0 (2xx), UV_ECANCELED, or -22 (pre_err says why) */
+  buf_t pre_err;
+  int pre_quiet;               /* act_cancel is cancelling it: its callback only takes note */
+  act__step_t after_pre;       /* the first write, waiting for its answer */
+  int parked, parked_rc;       /* act__finish waiting for its answer, with this rc */
   /* hooks of the event being run (Helm's execHook) */
   act__docs_t hdocs;           /* one per hook, in execution order */
   release_hook_t **hooks;      /* the record's hooks, same order */
@@ -338,6 +346,17 @@ static void act__record_failed_written(const kube_response_t *res, void *data) {
 static void act__finish(act_t *a, int rc) {
   act__priv_t *p = a->p;
   assert(!p->finished);
+  if (p->pre_req) { /* the action never ends before its pre-patch is answered */
+    p->parked = 1;
+    p->parked_rc = rc;
+    return;
+  }
+  if (p->pre_rc && rc != UV_ECANCELED) { /* it came first: its failure is the action's */
+    rc = p->pre_rc;
+    a->reason = rc == UV_ECANCELED ? "Cancelled" : "PrePatchFailed";
+    buf_reset(&a->err);
+    buf_puts(&a->err, p->pre_err.data ? p->pre_err.data : "");
+  }
   p->finished = 1;
   for (size_t i = 0; i < p->want.n; i++) { /* no readiness wait outlives the action */
     kwait_end(p->want.v[i].kw);
@@ -345,7 +364,7 @@ static void act__finish(act_t *a, int rc) {
   }
   a->rc = rc;
   if (rc && !a->reason) a->reason = rc == UV_ECANCELED ? "Cancelled" : p->transient ? "Transient" : act__fail_reason(a->kind);
-  if (rc && rc != UV_ECANCELED && a->have_next && p->stored_pending && a->next.secret_name &&
+  if (rc && rc != UV_ECANCELED && a->have_next && p->stored_pending && a->next.secret_name && !p->pre_rc &&
       !kube_client_is_closing(a->env->c)) {
     buf_t d = BUF_INIT;
     static const char *const what[] = {"Release", "Upgrade", "Rollback", "Uninstall", "Upgrade", "Test", "Drift"};
@@ -387,6 +406,63 @@ static void act__send_failed(act_t *a) {
 static void act__sent(act_t *a, kube_req_t *req) {
   a->p->req = req;
   if (!req) act__send_failed(a);
+}
+
+/* ---- the pre-patch: sent as the action begins, answered before its first write ---- */
+
+static void act__pre_gate(act_t *a, act__step_t then);
+
+static void act__pre_done(const kube_response_t *res, void *data) {
+  act_t *a = data;
+  act__priv_t *p = a->p;
+  p->pre_req = NULL;
+  a->pre_pending = false;
+  a->pre_status = res->err ? 0 : res->status;
+  if (res->err == UV_ECANCELED) {
+    p->pre_rc = UV_ECANCELED;
+  } else if (kube_response_ok(res)) {
+    a->pre_patched = true;
+  } else {
+    p->pre_rc = -22;
+    buf_puts(&p->pre_err, res->errmsg ? res->errmsg : uv_strerror(res->err));
+  }
+  if (p->pre_quiet) return;
+  if (p->parked) {
+    p->parked = 0;
+    act__finish(a, p->cancelled ? UV_ECANCELED : p->parked_rc);
+    return;
+  }
+  act__step_t then = p->after_pre;
+  p->after_pre = NULL;
+  if (then) act__pre_gate(a, then);
+}
+
+/* Sends the pre-patch, if any. -1 after finishing (it could not be sent). */
+static int act__pre_send(act_t *a) {
+  if (!a->pre_patch_path) return 0;
+  kube_client_t *c = a->pre_patch_client ? a->pre_patch_client : a->env->c;
+  a->p->pre_req = kube_merge_patch(c, a->pre_patch_path, a->pre_patch_body ? a->pre_patch_body : "{}", act__pre_done, a);
+  if (!a->p->pre_req) {
+    act__send_failed(a);
+    return -1;
+  }
+  a->pre_pending = true;
+  return 0;
+}
+
+/* Before the action's first write: then once the pre-patch (if any) is answered 2xx; else the
+ * action ends with its failure. */
+static void act__pre_gate(act_t *a, act__step_t then) {
+  act__priv_t *p = a->p;
+  if (p->pre_req) {
+    p->after_pre = then;
+    return;
+  }
+  if (p->cancelled || p->pre_rc) {
+    act__finish(a, p->cancelled ? UV_ECANCELED : p->pre_rc);
+    return;
+  }
+  then(a);
 }
 
 /* ---- timers and object watches ---- */
@@ -634,7 +710,7 @@ static void act__owner_judge(act_t *a) {
     LOG_I("taking ownership", "release", a->log_key, "kind", d->kind, "name", d->name, "was", d->ocheck);
   }
   p->i = 0;
-  act__write_pending(a);
+  act__pre_gate(a, act__write_pending);
 }
 
 /* Objects that are new to the release must not belong to anyone else (Helm checks before it
@@ -1817,9 +1893,12 @@ static void act__want_mapped(act_t *a) {
 
 static void act__after_crds(act_t *a) { act__map(a, &a->p->want, act__want_mapped); }
 
+static void act__crds_mapped(act_t *a) { act__pre_gate(a, act__crd_next); }
+
 static void act__deploy(act_t *a) {
   act__priv_t *p = a->p;
   int rc;
+  if (act__pre_send(a)) return;
   if (a->kind == ACT_ROLLBACK) {
     for (size_t i = 0; i < a->nrecs; i++)
       if (a->recs[i].version == a->rollback_to) p->target = &a->recs[i];
@@ -1837,7 +1916,7 @@ static void act__deploy(act_t *a) {
     act__finish(a, rc == -12 ? UV_ENOMEM : -22);
     return;
   }
-  if (p->crds.n) act__map(a, &p->crds, act__crd_next);
+  if (p->crds.n) act__map(a, &p->crds, act__crds_mapped);
   else act__after_crds(a);
 }
 
@@ -2389,6 +2468,7 @@ static void act__start_cb(uv_timer_t *t);
 static void act__drift(act_t *a);
 
 int act_start(act_t *a, act_done_cb cb, void *data) {
+  if (a->pre_patch_path && a->kind != ACT_INSTALL && a->kind != ACT_UPGRADE && a->kind != ACT_ROLLBACK) return UV_EINVAL;
   act__priv_full_t *full = calloc(1, sizeof *full);
   if (!full) return UV_ENOMEM;
   act__priv_t *p = &full->p;
@@ -2397,6 +2477,8 @@ int act_start(act_t *a, act_done_cb cb, void *data) {
   p->data = data;
   a->rc = 0;
   a->reason = NULL;
+  a->pre_pending = a->pre_patched = false;
+  a->pre_status = 0;
   buf_reset(&a->err);
   p->latest = a->nrecs ? &a->recs[a->nrecs - 1] : NULL;
   for (size_t i = a->nrecs; i-- > 0;)
@@ -2453,6 +2535,17 @@ void act_cancel(act_t *a) {
   act__priv_t *p = a->p;
   if (!p || p->finished || p->cancelled) return;
   p->cancelled = 1;
+  if (p->pre_req) {
+    p->pre_quiet = 1;
+    kube_request_cancel(p->pre_req);
+    p->pre_quiet = 0;
+  }
+  if (p->parked || p->after_pre) { /* nothing else in flight: the end, or the first write, waited for it */
+    p->parked = 0;
+    p->after_pre = NULL;
+    act__finish(a, UV_ECANCELED);
+    return;
+  }
   if (p->ogets) {
     act__owner_stop(a);
     act__owner_next(a); /* all cancelled: finishes */
@@ -2506,6 +2599,7 @@ void act_free(act_t *a) {
     free(p->hooks);
     buf_free(&p->herr);
     buf_free(&p->cerr);
+    buf_free(&p->pre_err);
     free(p->del_uid);
     if (p->htimer) uv_close((uv_handle_t *)p->htimer, act__timer_closed);
     if (p->wtimer) uv_close((uv_handle_t *)p->wtimer, act__timer_closed);

@@ -3,13 +3,16 @@
  * of the deployed revision, results recorded as `helm test` records them). Each issues one
  * request at a time, whose callback moves it on, except for the ownership check of the objects new
  * to an install, upgrade or rollback: their GETs are in flight together (up to 16 at once), judged
- * in document order once all are answered. The caller (the release engine) observes
- * the release records first and hands them in; the action writes the records Helm's own action
- * would write, applies with server-side apply, and reports one outcome.
+ * in document order once all are answered. An install, upgrade or rollback may also be handed a
+ * merge patch to send first (pre_patch_*: the engine's finalizer on a first install), in flight
+ * with the kind mapping and the ownership GETs; nothing is written (no CRD, no record) before it
+ * is answered 2xx, and the action ends only once it is answered. The caller (the release engine)
+ * observes the release records first and hands them in; the action writes the records Helm's own
+ * action would write, applies with server-side apply, and reports one outcome.
  *
  * Cost: one request per object applied, per new object checked for ownership (install: every
  * object, upgrade: those new in this revision), per object deleted (a GET to check it belongs to
- * the release, then the DELETE), and per record written. */
+ * the release, then the DELETE), per record written, and the pre-patch when one is given. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -80,6 +83,13 @@ struct act_s {
   const struct render_output_s *crd_docs;       /* crds/ files */
   /* rollback: */
   long long rollback_to;
+  /* install, upgrade, rollback: a merge patch of pre_patch_path sent with pre_patch_client (not
+   * env->c: e.g. the controller's own identity) as the action begins, or none (NULL path). The
+   * first write waits for its answer and is made only after a 2xx; a failure of the action waits
+   * for it too. Not 2xx: nothing is written, rc != 0, reason "PrePatchFailed", err its error (the
+   * action's own failure, if any, is not reported: the patch comes first). Other kinds: UV_EINVAL. */
+  kube_client_t *pre_patch_client;
+  const char *pre_patch_path, *pre_patch_body;
   /* every object applied (install, upgrade, rollback, drift) also gets these labels (strings), or NULL */
   const cJSON *labels;
   /* drift: */
@@ -98,6 +108,9 @@ struct act_s {
   record_t next;          /* the record written (install, upgrade, rollback) */
   bool have_next;
   long long version;      /* its revision */
+  bool pre_pending;       /* the pre-patch is in flight (valid while the action runs, too) */
+  bool pre_patched;       /* the pre-patch was answered 2xx */
+  int pre_status;         /* its answer's HTTP status (0: none: not sent, a transport error, cancelled) */
   size_t applied, deleted; /* objects applied and deleted */
   /* drift: what drifted ("Kind namespace/name: .field, ...; ..."), how many objects, whether some
    * could not be judged yet (ACT_DRIFT_UNSYNCED) */
@@ -108,7 +121,8 @@ struct act_s {
   struct act__priv_s *p;
 };
 
-/* Starts a (the fields above set); cb runs exactly once, never inside this call. 0 or UV_ENOMEM. */
+/* Starts a (the fields above set); cb runs exactly once, never inside this call. 0, UV_ENOMEM, or
+ * UV_EINVAL (a pre-patch for a kind that takes none). */
 int act_start(act_t *a, act_done_cb cb, void *data);
 /* Cancels a running action: no further request is sent; cb runs with rc UV_ECANCELED once the
  * requests in flight (if any) have been cancelled. */

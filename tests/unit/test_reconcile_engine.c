@@ -34,6 +34,10 @@ static fk_t fk;
 static kube_client_t *kc;
 static discovery_t *disc;
 static engine_t *eng;
+/* Events are recorded (engine_opts_t.events) when with_events is set before engine_up. */
+static int with_events;
+static events_t *evs;
+#define EVENTS_PATH "/api/v1/namespaces/" NS "/events"
 /* engine_opts_t.progress_after_ms of the next engine_up: most tests count the Reconciling report
  * written before each action (-1); finish() sets it back. */
 static long progress_after_ms = -1;
@@ -262,7 +266,8 @@ static void engine_up(void) {
   kube_client_limits_t l = {.max_retries = -1, .qps = -1, .default_timeout_ms = client_timeout_ms};
   kube_client_set_limits(kc, &l);
   CHECK_EQ_INT(discovery_new(kc, &disc), 0);
-  engine_opts_t o = {.namespace = NULL, .concurrency = 4, .progress_after_ms = progress_after_ms};
+  if (with_events) CHECK((evs = events_new(kc, "rudder")) != NULL);
+  engine_opts_t o = {.namespace = NULL, .concurrency = 4, .progress_after_ms = progress_after_ms, .events = evs};
   CHECK_EQ_INT(engine_start(&loop, kc, disc, &door_helmrelease, &o, &eng), 0);
 }
 
@@ -274,9 +279,12 @@ static void engine_down(void) {
   int ok = WAIT(stopped, stop_wait_ms);
   CHECK(ok);
   if (!ok) fprintf(stderr, "engine_stop did not finish within %llu ms\n", (unsigned long long)stop_wait_ms);
+  int evs_closed = !evs;
+  if (evs) events_close(evs, flag_cb, &evs_closed);
+  evs = NULL;
   discovery_close(disc, flag_cb, &disc_closed);
   kube_client_close(kc, flag_cb, &client_closed);
-  CHECK(WAIT(disc_closed && client_closed, 5000));
+  CHECK(WAIT(disc_closed && client_closed && evs_closed, 5000));
   run_for(20);
   int after = fk_count_from(&fk, mark, "", "");
   CHECK_EQ_INT(after, 0);
@@ -327,6 +335,7 @@ static void finish(void) {
   if (eng) engine_down();
   teardown();
   progress_after_ms = -1;
+  with_events = 0;
 }
 
 /* ---- absent ---- */
@@ -992,8 +1001,9 @@ static void check_records_settled(void) {
   recs_free(&r);
 }
 
-/* holds: how many requests of the step are held (all in flight at once). */
-static void run_cancel(const step_t *st, int mode, int holds) {
+/* holds: how many requests of the step are held (all in flight at once); with_holds of step with
+ * are held too (with NULL: none). */
+static void run_cancel_with(const step_t *st, int mode, int holds, const step_t *with_st, int with_holds) {
   fprintf(stderr, "-- %s while the %s%s request is held\n", cancel_names[mode], st->upgrade ? "upgrade's " : "install's ",
           st->name);
   int before = t_failed;
@@ -1002,13 +1012,16 @@ static void run_cancel(const step_t *st, int mode, int holds) {
   size_t m = fk_mark(&fk);
   fk_rule_t *rule = fk_inject(&fk, st->method, st->path, FK_HANG, holds);
   if (st->body) snprintf(rule->body_has, sizeof rule->body_has, "%s", st->body);
+  fk_rule_t *with = with_st ? fk_inject(&fk, with_st->method, with_st->path, FK_HANG, with_holds) : NULL;
   if (st->upgrade) hr_set_spec("2", 0, NULL);
   else {
     hr_create("1", 1, NULL);
     engine_up();
   }
-  int held = WAIT(rule->hits == holds, 5000);
+  int held = WAIT(rule->hits == holds && (!with || with->hits == with_holds), 5000);
   CHECK(held);
+  if (with && !st->upgrade) /* nothing written while they are held */
+    CHECK(no_record_writes_from(m) && fk_count_from(&fk, m, "PATCH", "/api/v1/namespaces/" NS "/configmaps/*") == 0);
   unsigned long cancelled = stats().cancelled;
   if (mode == CANCEL_SPEC) {
     hr_set_spec("5", 0, NULL);
@@ -1038,6 +1051,8 @@ static void run_cancel(const step_t *st, int mode, int holds) {
   if (t_failed != before) fk_dump(&fk, m);
   finish();
 }
+
+static void run_cancel(const step_t *st, int mode, int holds) { run_cancel_with(st, mode, holds, NULL, 0); }
 
 static void test_cancel(void) {
   for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
@@ -1216,6 +1231,165 @@ static void test_owner_client_closed(void) {
   CHECK_EQ_INT(fk_count(&fk, "POST", SECRETS_PATH), 0);
   CHECK_EQ_STR(recs_summary(), "");
   CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-a") == NULL);
+  finish();
+}
+
+/* ---- a first install's finalizer: sent by the action with its ownership GETs ---- */
+
+#define FIN_DELAY_MS 300
+
+/* The log position of the first request method path at or after from (SIZE_MAX: none). */
+static size_t log_find(size_t from, const char *method, const char *path) {
+  for (size_t i = from; i < fk.nlog; i++)
+    if (!strcmp(fk.log[i].method, method) && !strcmp(fk.log[i].path, path)) return i;
+  return SIZE_MAX;
+}
+
+/* The finalizer PATCH and the GETs of web-a and web-b, each answered after FIN_DELAY_MS, all reach
+ * the server before the first is answered; the record is created only after the PATCH's answer. */
+static void test_finalizer_with_gets(void) {
+  setup();
+  fk_rule_t *fin = fk_inject_delay(&fk, "PATCH", HR_PATH, FIN_DELAY_MS);
+  fk_rule_t *gets = fk_inject_delay(&fk, "GET", CM_PREFIX "web-*", FIN_DELAY_MS);
+  gets->times = -1;
+  hr_create("1", 1, NULL);
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+  CHECK(hr_has_finalizer());
+  CHECK_EQ_INT(fin->hits, 1);
+  CHECK_EQ_INT(gets->hits, 2);
+  size_t patch = log_find(0, "PATCH", HR_PATH), ga = log_find(0, "GET", CM("web-a")), gb = log_find(0, "GET", CM("web-b"));
+  size_t post = log_find(0, "POST", SECRETS_PATH);
+  CHECK(patch != SIZE_MAX && ga != SIZE_MAX && gb != SIZE_MAX && post != SIZE_MAX);
+  if (patch != SIZE_MAX && ga != SIZE_MAX && gb != SIZE_MAX && post != SIZE_MAX) {
+    uint64_t t0 = fk.log[patch].at_ms, lo = t0, hi = t0;
+    const size_t all[] = {ga, gb};
+    for (size_t i = 0; i < 2; i++) {
+      uint64_t t = fk.log[all[i]].at_ms;
+      lo = t < lo ? t : lo;
+      hi = t > hi ? t : hi;
+    }
+    CHECK(hi - lo < FIN_DELAY_MS); /* in flight together: none was answered before the last arrived */
+    if (hi - lo >= FIN_DELAY_MS) fprintf(stderr, "the PATCH and the GETs were received over %llu ms\n",
+                                         (unsigned long long)(hi - lo));
+    CHECK(fk.log[post].at_ms >= t0 + FIN_DELAY_MS); /* written after the finalizer's answer */
+    CHECK(post > patch);
+  }
+  /* one request fewer than before it: the finalizer is the only PATCH of the object */
+  CHECK_EQ_INT(fk_count(&fk, "PATCH", HR_PATH), 1);
+  CHECK_EQ_INT(fk_count(&fk, "GET", SECRETS_PATH), 0);
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  finish();
+}
+
+/* Nothing of the release (record, object) between log positions from and to. */
+static int nothing_written(size_t from, size_t to) {
+  int n = 0;
+  for (size_t i = from; i < to && i < fk.nlog; i++) {
+    const fk_req_t *q = &fk.log[i];
+    if ((!strcmp(q->method, "POST") && !strcmp(q->path, SECRETS_PATH)) || !strncmp(q->path, SECRETS_PATH "/", strlen(SECRETS_PATH "/")) ||
+        (strcmp(q->method, "GET") && !strncmp(q->path, CM_PREFIX, strlen(CM_PREFIX))))
+      n++;
+  }
+  return n == 0;
+}
+
+/* The object changed meanwhile (the finalizer PATCH answered 409): the install ends quietly (no
+ * record, no object, no failure reported or counted) and the retry converges. */
+static void test_finalizer_conflict(void) {
+  setup();
+  with_events = 1;
+  fk_rule_t *rule = fk_inject_error(&fk, "PATCH", HR_PATH, 1, 409, "Conflict", "the object has been modified");
+  hr_create("1", 1, NULL);
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+  CHECK_EQ_INT(rule->hits, 1);
+  CHECK(hr_has_finalizer());
+  size_t first = log_find(0, "PATCH", HR_PATH), retry = first == SIZE_MAX ? SIZE_MAX : log_find(first + 1, "PATCH", HR_PATH);
+  CHECK(first != SIZE_MAX && retry != SIZE_MAX);
+  CHECK(nothing_written(0, retry)); /* nothing before the finalizer was in place */
+  CHECK_EQ_INT(fk_body_seen(&fk, "PATCH", HR_STATUS_PATH, "\"status\":\"False\""), 0);
+  CHECK_EQ_INT(fk_body_seen(&fk, "PATCH", HR_STATUS_PATH, "Failed"), 0);
+  CHECK_EQ_INT(fk_body_seen(&fk, "POST", EVENTS_PATH, "Warning"), 0);
+  CHECK(fk_body_seen(&fk, "POST", EVENTS_PATH, "InstallSucceeded") >= 1); /* events are recorded */
+  CHECK_EQ_INT(hr_num("status", "installFailures"), 0);
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  CHECK_EQ_STR(cm_value("web-a"), "1");
+  finish();
+}
+
+/* The finalizer PATCH fails (500): nothing is written, and the failure is reported as when the
+ * finalizer was patched before anything else (condition and event). */
+static void test_finalizer_failure(void) {
+  setup();
+  with_events = 1;
+  fk_rule_t *rule = fk_inject_error(&fk, "PATCH", HR_PATH, -1, 500, "InternalError", "injected by the test");
+  hr_create("1", 1, NULL);
+  engine_up();
+  CHECK(WAIT(ready_is("False", "FinalizerFailed"), 5000));
+  CHECK(WAIT(fk_body_seen(&fk, "POST", EVENTS_PATH, "FinalizerFailed") >= 1, 3000));
+  CHECK(rule->hits >= 1);
+  CHECK_EQ_STR(cond_str("Ready", "message"), "updating the finalizers: HTTP 500 Error: injected by the test");
+  CHECK(nothing_written(0, fk.nlog));
+  CHECK_EQ_STR(recs_summary(), "");
+  CHECK(fk_get(&fk, "/api/v1", "configmaps", NS, "web-a") == NULL);
+  CHECK(!hr_has_finalizer());
+  CHECK_EQ_INT(hr_num("status", "installFailures"), 0); /* not an install that failed */
+  CHECK(hr_cond("Stalled") == NULL);
+  fk_clear_rules(&fk);
+  CHECK(converge("InstallSucceeded"));
+  CHECK(hr_has_finalizer());
+  CHECK_EQ_STR(recs_summary(), "1:deployed");
+  finish();
+}
+
+/* A spec change, a deletion or engine_stop while the finalizer PATCH and both ownership GETs are
+ * held: cancelled once, nothing written, converged (or gone) after. */
+static void test_cancel_finalizer_with_gets(void) {
+  static const step_t gets = {"ownership gets", 0, "GET", CM("web-*"), 0, NULL};
+  static const step_t st = {"finalizer and ownership gets", 0, "PATCH", HR_PATH, 0, NULL};
+  for (int mode = 0; mode < 3; mode++) run_cancel_with(&st, mode, 1, &gets, 2);
+}
+
+/* A late progress report due while the install's finalizer PATCH is unanswered waits for its
+ * answer (a status write would move the resourceVersion the PATCH asserts). */
+static void test_progress_after_finalizer(void) {
+  setup();
+  progress_after_ms = 20;
+  fk_rule_t *fin = fk_inject_delay(&fk, "PATCH", HR_PATH, FIN_DELAY_MS);
+  fk_inject_delay(&fk, "PATCH", CM("web-a"), FIN_DELAY_MS); /* the install runs on long enough for a report */
+  hr_create("1", 0, NULL);
+  engine_up();
+  CHECK(converge("InstallSucceeded"));
+  CHECK_EQ_INT(fin->hits, 1);
+  CHECK_EQ_INT(fk_count(&fk, "PATCH", HR_PATH), 1); /* not refused, not tried again */
+  size_t patch = log_find(0, "PATCH", HR_PATH);
+  long report = status_patch_at(0, PROGRESS);
+  CHECK(patch != SIZE_MAX && report >= 0);
+  if (patch != SIZE_MAX && report >= 0) CHECK(fk.log[report].at_ms >= fk.log[patch].at_ms + FIN_DELAY_MS);
+  finish();
+}
+
+/* An upgrade of an object that lost the finalizer patches it first, before the records are
+ * listed (and anything is written), as before. */
+static void test_upgrade_finalizer_first(void) {
+  installed();
+  CHECK_EQ_INT(fk_merge(&fk, HR_GV, "helmreleases", NS, "web", NULL, "{\"metadata\":{\"finalizers\":null}}"), 200);
+  CHECK(settle(150, 3000));
+  CHECK(!hr_has_finalizer());
+  fk_rule_t *fin = fk_inject_delay(&fk, "PATCH", HR_PATH, FIN_DELAY_MS);
+  size_t m = fk_mark(&fk);
+  hr_set_spec("2", 1, NULL);
+  CHECK(converge("UpgradeSucceeded"));
+  CHECK_EQ_INT(fin->hits, 1);
+  CHECK(hr_has_finalizer());
+  size_t patch = log_find(m, "PATCH", HR_PATH), list = log_find(m, "GET", SECRETS_PATH), post = log_find(m, "POST", SECRETS_PATH);
+  CHECK(patch != SIZE_MAX && list != SIZE_MAX && post != SIZE_MAX);
+  if (patch != SIZE_MAX && list != SIZE_MAX && post != SIZE_MAX) {
+    CHECK(patch < list && list < post);
+    CHECK(fk.log[list].at_ms >= fk.log[patch].at_ms + FIN_DELAY_MS); /* listed after the finalizer's answer */
+  }
+  CHECK_EQ_STR(recs_summary(), "1:superseded 2:deployed");
   finish();
 }
 
@@ -1474,6 +1648,12 @@ static const tcase_t cases[] = {
     {"owner_gets_bounded", test_owner_gets_bounded, 0},
     {"owner_first_failure", test_owner_first_failure, 0},
     {"owner_client_closed", test_owner_client_closed, 0},
+    {"finalizer_with_gets", test_finalizer_with_gets, 0},
+    {"finalizer_conflict", test_finalizer_conflict, 0},
+    {"finalizer_failure", test_finalizer_failure, 0},
+    {"cancel_finalizer_with_gets", test_cancel_finalizer_with_gets, 0},
+    {"progress_after_finalizer", test_progress_after_finalizer, 0},
+    {"upgrade_finalizer_first", test_upgrade_finalizer_first, 0},
     {"memo_resync", test_memo_resync, 0},
     {"memory_stats", test_memory_stats, 0},
     {"memo_changed_behind", test_memo_changed_behind, 0},
