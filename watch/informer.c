@@ -4,6 +4,7 @@
 #include "watch/ndjson.h"
 #include "base/log.h"
 #include "base/textpool.h"
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,11 +221,45 @@ static void informer__free(informer_t *inf, cJSON *obj) {
   cJSON_Delete(obj);
 }
 
+/* Keys that most cached objects have, kept once for the process: a cached node with one of them
+ * points here (cJSON_StringIsConst: cJSON_Delete leaves it, cJSON_Duplicate shares it) instead of
+ * a block of its own (32 bytes or more each; a HelmRelease has some 30 of them). Sorted (strcmp). */
+static const char *const informer__keys[] = {
+    "annotations", "apiVersion", "blockOwnerDeletion", "chart", "conditions", "controller", "crds",
+    "createNamespace", "creationTimestamp", "data", "deletionTimestamp", "dependsOn", "disableHooks",
+    "disableWait", "driftDetection", "finalizers", "generation", "inline", "install", "installFailures",
+    "interval", "key", "kind", "labels", "lastAppliedDigest", "lastAppliedRevision", "lastAttemptedDigest",
+    "lastAttemptedRevision", "lastHandledReconcileAt", "lastTransitionTime", "maxHistory", "message", "metadata",
+    "mode", "name", "namespace", "observedGeneration", "optional", "outsideObjects", "owner", "ownerReferences",
+    "reason", "releaseName", "remediation", "repository", "resourceVersion", "retries", "rollback",
+    "serviceAccountName", "spec", "status", "storageNamespace", "strategy", "suspend", "targetNamespace",
+    "targetPath", "test", "timeout", "type", "uid", "uninstall", "upgrade", "upgradeFailures", "url", "values",
+    "valuesFrom", "valuesKey", "version"};
+
+static int informer__key_cmp(const void *k, const void *e) { return strcmp(k, *(const char *const *)e); }
+
+/* Points the keys of o and below that informer__keys holds at its copies, freeing theirs. */
+static void informer__share_keys(cJSON *o, unsigned depth) {
+  for (cJSON *c = o->child; c; c = c->next) {
+    if (c->string && !(c->type & cJSON_StringIsConst)) {
+      const char *const *k = bsearch(c->string, informer__keys, sizeof informer__keys / sizeof *informer__keys,
+                                     sizeof *informer__keys, informer__key_cmp);
+      if (k) {
+        cJSON_free(c->string);
+        c->string = (char *)*k;
+        c->type |= cJSON_StringIsConst;
+      }
+    }
+    if (depth < CJSON_NESTING_LIMIT) informer__share_keys(c, depth + 1);
+  }
+}
+
 /* Projects and transforms an object for the cache (consumes it); NULL when out of memory. */
 static cJSON *informer__trim(informer_t *inf, cJSON *obj) {
   if (inf->keep) obj = informer_project(obj, (const char *const *)inf->keep);
   if (obj && inf->transform) inf->transform(obj, inf->transform_data);
   if (obj && inf->keep_text) informer__to_text(inf, obj);
+  if (obj) informer__share_keys(obj, 0);
   return obj;
 }
 
@@ -814,6 +849,8 @@ int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_ha
   if ((o->keep && informer__copy_list(o->keep, &inf->keep)) ||
       (o->keep_text && informer__copy_list(o->keep_text, &inf->keep_text)))
     goto nomem;
+  for (size_t i = 1; i < sizeof informer__keys / sizeof *informer__keys; i++)
+    assert(strcmp(informer__keys[i - 1], informer__keys[i]) < 0); /* bsearch needs them sorted */
   inf->rng = uv_hrtime() | 1;
   inf->cache = (watch_map_t)WATCH_MAP_INIT;
   inf->fresh = (watch_map_t)WATCH_MAP_INIT;

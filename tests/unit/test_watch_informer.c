@@ -52,7 +52,7 @@ static char *obj_json(const fobj_t *o) {
   if (o->chart) {
     buf_puts(&b, ",\"spec\":{\"interval\":\"1m\",\"chart\":{\"inline\":");
     chart_json(&b, o->chart);
-    buf_puts(&b, "},\"values\":{\"a\":1}},\"status\":{\"x\":1}");
+    buf_puts(&b, "},\"values\":{\"a\":1},\"userField\":\"u\"},\"status\":{\"x\":1}");
   }
   buf_puts(&b, "}");
   return buf_steal(&b);
@@ -425,8 +425,13 @@ static void test_keep_text(kube_client_t *c) {
     cJSON_Delete(fresh);
     free(j);
   }
-  /* The raw node is its node and its key; the texts are counted once, in text_bytes. */
-  CHECK_EQ_INT(informer_object_bytes(inline_of(t1)), 80 + 32);
+  /* The raw node is its node (its key "inline" is a shared one); the texts are counted once, in
+   * text_bytes. A key the informer does not share is the node's own. */
+  CHECK_EQ_INT(informer_object_bytes(inline_of(t1)), 80);
+  CHECK_EQ_INT(informer_object_bytes(at(t1, "spec", "values", NULL)), 80);
+  const cJSON *own = at(t1, "spec", "userField", NULL);
+  CHECK(own && !(own->type & cJSON_StringIsConst));
+  CHECK_EQ_INT(informer_object_bytes(own), 80 + 32 + 32);
   check_memory(inf);
   informer_memory_t m = informer_memory(inf);
   CHECK_EQ_INT(m.texts, 3);
@@ -549,7 +554,11 @@ int main(void) {
     /* 8 nodes; 7 keys (apiVersion ... resourceVersion, 16 bytes with its NUL: 16 + 8 fits in 32)
      * and 5 string values ("rudder.dev/v1alpha1", 20 bytes, ... "1"): a block of 32 each. */
     CHECK_EQ_INT(informer_object_bytes(one), 8 * 80 + 7 * 32 + 5 * 32);
-    CHECK_EQ_INT(m.object_bytes, 5 * informer_object_bytes(one));
+    /* The cache holds those keys once for the process (constant keys): only nodes and values. */
+    CHECK_EQ_INT(m.object_bytes, 5 * (8 * 80 + 5 * 32));
+    const cJSON *r1 = informer_get(inf, "ns/r1");
+    CHECK(r1 && (r1->child->type & cJSON_StringIsConst) && !strcmp(r1->child->string, "apiVersion"));
+    CHECK(r1 && r1->child->string == informer_get(inf, "ns/r3")->child->string);
     CHECK_EQ_INT(m.key_bytes, 5 * 32);
     cJSON_Delete(one);
   }
