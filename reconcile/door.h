@@ -53,6 +53,9 @@ typedef struct door_s {
   const char *const *legacy_finalizers;
   /* Fields the informer's cache keeps (besides identity), NULL-terminated. */
   const char *const *cache_keep;
+  /* Of those, subtrees the cache keeps as their JSON text, held once however many objects carry the
+   * same (informer_opts_t.keep_text; NULL: none). parse then finds a raw node there (door_subtree). */
+  const char *const *cache_text;
   /* Parses obj into req (zeroed by the caller). Identity fields are filled even on error, so that
    * status can be written. 0, -22 (invalid: err says which field and why) or -95 (not supported). */
   int (*parse)(const cJSON *obj, const door_ctx_t *ctx, release_req_t *req, buf_t *err);

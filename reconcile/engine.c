@@ -3479,7 +3479,7 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   kube_path(&path, door->group, door->version, door->resource, e->ns, NULL, NULL);
   /* A shard sees only its objects: one relabelled away is a delete here (the watch says so), so it
    * is forgotten, not uninstalled, and the shard that now matches takes it over. */
-  informer_opts_t io = {.path = path.data, .keep = door->cache_keep,
+  informer_opts_t io = {.path = path.data, .keep = door->cache_keep, .keep_text = door->cache_text,
                         .label_selector = o && o->label_selector && *o->label_selector ? o->label_selector : NULL};
   informer_handlers_t h = {.on_add = engine__on_add, .on_update = engine__on_update, .on_delete = engine__on_delete,
                            .on_bad_object = engine__on_bad_object, .data = e};

@@ -3,6 +3,8 @@
 #include "watch/jscan.h"
 #include "watch/ndjson.h"
 #include "base/log.h"
+#include "base/textpool.h"
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,8 @@ struct informer_s {
   unsigned lists, watches;
   uint64_t rng;
   char **keep;         /* the projection (NULL-terminated copy), or NULL */
+  char **keep_text;    /* the subtrees kept as text (NULL-terminated copy), or NULL */
+  textpool_t texts;    /* their texts, each held once for all objects */
   void (*transform)(cJSON *obj, void *data);
   void *transform_data;
   void (*stop_cb)(void *);
@@ -162,10 +166,100 @@ cJSON *informer_project(cJSON *obj, const char *const *keep) {
   return p;
 }
 
+/* The item at dotted path in obj (through objects only), and the object that holds it. */
+static cJSON *informer__at(cJSON *obj, const char *path, cJSON **parent) {
+  char seg[256];
+  for (;;) {
+    size_t n = strcspn(path, ".");
+    if (n >= sizeof seg || !cJSON_IsObject(obj)) return NULL;
+    memcpy(seg, path, n);
+    seg[n] = 0;
+    cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, seg);
+    if (!x || !path[n]) {
+      *parent = obj;
+      return x;
+    }
+    obj = x;
+    path += n + 1;
+  }
+}
+
+/* A subtree kept as text: a raw node whose text is the pool's (informer_opts_t.keep_text). */
+static bool informer__is_text(const cJSON *x) {
+  return x && (x->type & 0xFF) == cJSON_Raw && (x->type & cJSON_IsReference) && x->valuestring;
+}
+
+/* Replaces each keep_text subtree of obj by its compact text, held in the informer's pool. Out of
+ * memory, a subtree stays as it is (readers take both forms). */
+static void informer__to_text(informer_t *inf, cJSON *obj) {
+  for (size_t i = 0; inf->keep_text[i]; i++) {
+    cJSON *parent, *x = informer__at(obj, inf->keep_text[i], &parent);
+    if (!cJSON_IsObject(x) && !cJSON_IsArray(x)) continue;
+    char *text = cJSON_PrintUnformatted(x);
+    const char *held = text ? textpool_hold(&inf->texts, text, strlen(text)) : NULL;
+    free(text);
+    cJSON *raw = held ? cJSON_CreateNull() : NULL;
+    if (!raw) {
+      textpool_release(&inf->texts, held);
+      continue;
+    }
+    /* The text is not the node's to free (cJSON_Delete skips a reference's value); the key moves. */
+    raw->type = cJSON_Raw | cJSON_IsReference | (x->type & cJSON_StringIsConst);
+    raw->valuestring = (char *)held;
+    raw->string = x->string;
+    x->string = NULL;
+    cJSON_ReplaceItemViaPointer(parent, x, raw);
+  }
+}
+
+/* Frees an object that informer__trim made, with its holds on the pool's texts. */
+static void informer__free(informer_t *inf, cJSON *obj) {
+  for (size_t i = 0; obj && inf->keep_text && inf->keep_text[i]; i++) {
+    cJSON *parent, *x = informer__at(obj, inf->keep_text[i], &parent);
+    if (informer__is_text(x)) textpool_release(&inf->texts, x->valuestring);
+  }
+  cJSON_Delete(obj);
+}
+
+/* Keys that most cached objects have, kept once for the process: a cached node with one of them
+ * points here (cJSON_StringIsConst: cJSON_Delete leaves it, cJSON_Duplicate shares it) instead of
+ * a block of its own (32 bytes or more each; a HelmRelease has some 30 of them). Sorted (strcmp). */
+static const char *const informer__keys[] = {
+    "annotations", "apiVersion", "blockOwnerDeletion", "chart", "conditions", "controller", "crds",
+    "createNamespace", "creationTimestamp", "data", "deletionTimestamp", "dependsOn", "disableHooks",
+    "disableWait", "driftDetection", "finalizers", "generation", "inline", "install", "installFailures",
+    "interval", "key", "kind", "labels", "lastAppliedDigest", "lastAppliedRevision", "lastAttemptedDigest",
+    "lastAttemptedRevision", "lastHandledReconcileAt", "lastTransitionTime", "maxHistory", "message", "metadata",
+    "mode", "name", "namespace", "observedGeneration", "optional", "outsideObjects", "owner", "ownerReferences",
+    "reason", "releaseName", "remediation", "repository", "resourceVersion", "retries", "rollback",
+    "serviceAccountName", "spec", "status", "storageNamespace", "strategy", "suspend", "targetNamespace",
+    "targetPath", "test", "timeout", "type", "uid", "uninstall", "upgrade", "upgradeFailures", "url", "values",
+    "valuesFrom", "valuesKey", "version"};
+
+static int informer__key_cmp(const void *k, const void *e) { return strcmp(k, *(const char *const *)e); }
+
+/* Points the keys of o and below that informer__keys holds at its copies, freeing theirs. */
+static void informer__share_keys(cJSON *o, unsigned depth) {
+  for (cJSON *c = o->child; c; c = c->next) {
+    if (c->string && !(c->type & cJSON_StringIsConst)) {
+      const char *const *k = bsearch(c->string, informer__keys, sizeof informer__keys / sizeof *informer__keys,
+                                     sizeof *informer__keys, informer__key_cmp);
+      if (k) {
+        cJSON_free(c->string);
+        c->string = (char *)*k;
+        c->type |= cJSON_StringIsConst;
+      }
+    }
+    if (depth < CJSON_NESTING_LIMIT) informer__share_keys(c, depth + 1);
+  }
+}
+
 /* Projects and transforms an object for the cache (consumes it); NULL when out of memory. */
 static cJSON *informer__trim(informer_t *inf, cJSON *obj) {
   if (inf->keep) obj = informer_project(obj, (const char *const *)inf->keep);
   if (obj && inf->transform) inf->transform(obj, inf->transform_data);
+  if (obj && inf->keep_text) informer__to_text(inf, obj);
+  if (obj) informer__share_keys(obj, 0);
   return obj;
 }
 
@@ -221,12 +315,12 @@ static void informer__retry(informer_t *inf, int relist, const char *why) {
   uv_timer_start(&inf->timer, informer__timer_cb, d, 0);
 }
 
-static void informer__free_map(watch_map_t *m) {
+static void informer__free_map(informer_t *inf, watch_map_t *m) {
   /* Only ever called on maps whose values are all objects. */
   size_t it = 0;
   const char *k;
   void *v;
-  while (watch_map_next(m, &it, &k, &v)) cJSON_Delete(v);
+  while (watch_map_next(m, &it, &k, &v)) informer__free(inf, v);
   watch_map_free(m);
 }
 
@@ -244,10 +338,10 @@ static void informer__apply_list(informer_t *inf) {
     cJSON *old = watch_map_get(&inf->cache, k);
     const char *orv = old ? informer__str(old, "metadata", "resourceVersion") : NULL;
     const char *nrv = informer__str(obj, "metadata", "resourceVersion");
-    if (old && orv && nrv && !strcmp(orv, nrv)) { cJSON_Delete(obj); continue; }
+    if (old && orv && nrv && !strcmp(orv, nrv)) { informer__free(inf, obj); continue; }
     if (watch_map_put(&inf->cache, k, obj, NULL)) {
       LOG_E("informer out of memory; object dropped", "path", inf->path, "key", k);
-      cJSON_Delete(obj);
+      informer__free(inf, obj);
       continue;
     }
     informer__cached(inf, k, obj, old);
@@ -255,7 +349,7 @@ static void informer__apply_list(informer_t *inf) {
       if (old && inf->h.on_update) inf->h.on_update(inf, k, old, obj, inf->h.data);
       else if (!old && inf->h.on_add) inf->h.on_add(inf, k, obj, inf->h.data);
     }
-    cJSON_Delete(old);
+    informer__free(inf, old);
   }
   size_t it = 0;
   if (inf->bad_unknown)
@@ -268,7 +362,7 @@ static void informer__apply_list(informer_t *inf) {
     if (!inf->stopping && inf->h.on_delete) inf->h.on_delete(inf, k, v, inf->h.data);
     informer__uncached(inf, k, v);
     watch_map_del(&inf->cache, k); /* deleting leaves a tombstone: iteration stays valid */
-    cJSON_Delete(v);
+    informer__free(inf, v);
   }
   /* Every fresh value now belongs to the cache or was freed. */
   watch_map_free(&inf->fresh);
@@ -279,7 +373,7 @@ static void informer__apply_list(informer_t *inf) {
 
 /* Forgets a partly assembled list. */
 static void informer__drop_fresh(informer_t *inf) {
-  informer__free_map(&inf->fresh);
+  informer__free_map(inf, &inf->fresh);
   buf_reset(&inf->fresh_order);
   watch_map_free(&inf->bad);
   inf->bad_unknown = 0;
@@ -300,7 +394,7 @@ static void informer__page_free(informer__page_t *pg) {
 /* Takes back what a page that is read again added to the list being assembled. */
 static void informer__page_undo(informer_t *inf, informer__page_t *pg) {
   for (size_t off = pg->order_mark; off < inf->fresh_order.len; off += strlen(inf->fresh_order.data + off) + 1)
-    cJSON_Delete(watch_map_del(&inf->fresh, inf->fresh_order.data + off));
+    informer__free(inf, watch_map_del(&inf->fresh, inf->fresh_order.data + off));
   if (inf->fresh_order.len > pg->order_mark) {
     inf->fresh_order.len = pg->order_mark;
     if (inf->fresh_order.data) inf->fresh_order.data[pg->order_mark] = 0;
@@ -365,15 +459,15 @@ static void informer__item_done(informer__page_t *pg) {
     pg->oom = 1;
   } else if (informer_key(item, &key)) {
     informer__page_report(pg, "the object has no metadata.name");
-    cJSON_Delete(item);
+    informer__free(inf, item);
   } else if (watch_map_put(&inf->fresh, key.data, item, &old)) {
-    cJSON_Delete(item);
+    informer__free(inf, item);
     pg->oom = 1;
   } else if (old) {
-    cJSON_Delete(old);
+    informer__free(inf, old);
   } else if (buf_append(&inf->fresh_order, key.data, key.len + 1)) {
     /* Out of memory: an object missing from the order list would leak, so it is dropped. */
-    cJSON_Delete(watch_map_del(&inf->fresh, key.data));
+    informer__free(inf, watch_map_del(&inf->fresh, key.data));
     pg->oom = 1;
   }
   buf_free(&key);
@@ -600,14 +694,14 @@ static void informer__event(kube_watch_t *w, const char *type, cJSON *object, vo
     if (old) informer__uncached(inf, key.data, old);
     informer__set_rv(inf, rv);
     /* Handlers see the projection, as for adds and updates. */
-    cJSON *last = inf->keep || inf->transform ? informer__trim(inf, kube_watch_take_object(w)) : NULL;
+    cJSON *last = inf->keep || inf->transform || inf->keep_text ? informer__trim(inf, kube_watch_take_object(w)) : NULL;
     if (inf->h.on_delete) inf->h.on_delete(inf, key.data, last ? last : object, inf->h.data);
-    cJSON_Delete(last);
-    cJSON_Delete(old);
+    informer__free(inf, last);
+    informer__free(inf, old);
   } else if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
     cJSON *obj = informer__trim(inf, kube_watch_take_object(w)), *old = NULL;
     if (!obj || watch_map_put(&inf->cache, key.data, obj, (void **)&old)) {
-      cJSON_Delete(obj);
+      informer__free(inf, obj);
       LOG_E("informer out of memory; relisting", "path", inf->path);
       inf->watch_error = 410; /* the cache is now wrong: rebuild it */
       kube_watch_stop(w);
@@ -616,7 +710,7 @@ static void informer__event(kube_watch_t *w, const char *type, cJSON *object, vo
       informer__set_rv(inf, rv);
       if (old && inf->h.on_update) inf->h.on_update(inf, key.data, old, obj, inf->h.data);
       else if (!old && inf->h.on_add) inf->h.on_add(inf, key.data, obj, inf->h.data);
-      cJSON_Delete(old);
+      informer__free(inf, old);
     }
   }
   buf_free(&key);
@@ -644,7 +738,7 @@ static void informer__bad_event(kube_watch_t *w, const char *type, const char *n
     cJSON *old = watch_map_del(&inf->cache, key);
     if (old) informer__uncached(inf, key, old);
     if (old && inf->h.on_delete) inf->h.on_delete(inf, key, old, inf->h.data);
-    cJSON_Delete(old);
+    informer__free(inf, old);
     return;
   }
   LOG_W("informer skipped an object it cannot read", "path", inf->path, "key", have ? key : "", "error", why);
@@ -704,10 +798,28 @@ static void informer__watch(informer_t *inf) {
   else informer__retry(inf, 0, "cannot start the watch (out of memory or client closed)");
 }
 
+static void informer__free_list(char ***list) {
+  for (size_t i = 0; *list && (*list)[i]; i++) free((*list)[i]);
+  free(*list);
+  *list = NULL;
+}
+
 static void informer__free_keep(informer_t *inf) {
-  for (size_t i = 0; inf->keep && inf->keep[i]; i++) free(inf->keep[i]);
-  free(inf->keep);
-  inf->keep = NULL;
+  informer__free_list(&inf->keep);
+  informer__free_list(&inf->keep_text);
+}
+
+/* A NULL-terminated copy of a NULL-terminated list of strings; 0 or UV_ENOMEM (*out then freed). */
+static int informer__copy_list(const char *const *list, char ***out) {
+  size_t n = 0;
+  while (list[n]) n++;
+  if (!(*out = calloc(n + 1, sizeof **out))) return UV_ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    if (!((*out)[i] = strdup(list[i]))) {
+      informer__free_list(out);
+      return UV_ENOMEM;
+    }
+  return 0;
 }
 
 int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_handlers_t *h, informer_t **out) {
@@ -734,13 +846,11 @@ int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_ha
   inf->transform = o->transform;
   inf->metadata_only = o->metadata_only;
   inf->transform_data = o->transform_data;
-  if (o->keep) {
-    size_t n = 0;
-    while (o->keep[n]) n++;
-    if (!(inf->keep = calloc(n + 1, sizeof *inf->keep))) goto nomem;
-    for (size_t i = 0; i < n; i++)
-      if (!(inf->keep[i] = strdup(o->keep[i]))) goto nomem;
-  }
+  if ((o->keep && informer__copy_list(o->keep, &inf->keep)) ||
+      (o->keep_text && informer__copy_list(o->keep_text, &inf->keep_text)))
+    goto nomem;
+  for (size_t i = 1; i < sizeof informer__keys / sizeof *informer__keys; i++)
+    assert(strcmp(informer__keys[i - 1], informer__keys[i]) < 0); /* bsearch needs them sorted */
   inf->rng = uv_hrtime() | 1;
   inf->cache = (watch_map_t)WATCH_MAP_INIT;
   inf->fresh = (watch_map_t)WATCH_MAP_INIT;
@@ -783,17 +893,20 @@ informer_memory_t informer_memory(const informer_t *inf) {
   informer_memory_t m = {.objects = inf->cache.len, .object_bytes = inf->cache_object_bytes,
                          .key_bytes = inf->cache_key_bytes};
   if (inf->cache.cap) m.table_bytes = INFORMER_BLOCK_BYTES(inf->cache.cap * sizeof *inf->cache.slots);
-  m.bytes = m.object_bytes + m.key_bytes + m.table_bytes;
+  m.texts = inf->texts.n;
+  m.text_bytes = inf->texts.bytes;
+  m.bytes = m.object_bytes + m.key_bytes + m.table_bytes + m.text_bytes;
   return m;
 }
 
 static void informer__closed(uv_handle_t *h) {
-  informer__free_keep(h->data);
   informer_t *inf = h->data;
   void (*cb)(void *) = inf->stop_cb;
   void *data = inf->stop_data;
-  informer__free_map(&inf->cache);
-  informer__free_map(&inf->fresh);
+  informer__free_map(inf, &inf->cache);
+  informer__free_map(inf, &inf->fresh);
+  informer__free_keep(inf); /* after the objects: freeing them reads keep_text */
+  textpool_free(&inf->texts);
   buf_free(&inf->fresh_order);
   watch_map_free(&inf->bad);
   informer__page_free(inf->page);

@@ -45,6 +45,13 @@ typedef struct informer_opts_s {
    * leave metadata.name, namespace and resourceVersion alone. */
   void (*transform)(cJSON *obj, void *data);
   void *transform_data;
+  /* Optional: subtrees kept as their compact JSON text, dotted paths through objects (e.g.
+   * "spec.chart.inline"), NULL-terminated, applied after keep and transform. An object or array at
+   * such a path becomes a raw node (cJSON_IsRaw) holding cJSON_PrintUnformatted's text of it, so
+   * that printing the object gives the same text as before; readers parse it. Identical texts are
+   * held once for all the informer's objects (the node is a cJSON_IsReference: its text belongs to
+   * the informer and lives as long as the cached object). Out of memory, a subtree stays a tree. */
+  const char *const *keep_text;
   /* Ask for metadata only (PartialObjectMetadata: apiVersion meta.k8s.io/v1, the object's metadata,
    * managedFields included): no spec, status or data is sent at all. */
   bool metadata_only;
@@ -78,7 +85,9 @@ typedef struct informer_memory_s {
   size_t object_bytes; /* the sum of informer_object_bytes over them */
   size_t key_bytes;    /* the cache's copies of their keys ("namespace/name"), one block each */
   size_t table_bytes;  /* the cache's hash table (one block of slots) */
-  size_t bytes;        /* the sum of the three */
+  size_t texts;        /* distinct texts held for keep_text subtrees (once however many objects share them) */
+  size_t text_bytes;   /* their blocks and the pool's buckets (a text's raw node counts in object_bytes) */
+  size_t bytes;        /* the sum of the four */
 } informer_memory_t;
 informer_memory_t informer_memory(const informer_t *inf);
 

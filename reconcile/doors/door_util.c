@@ -167,6 +167,13 @@ done:
   return rc;
 }
 
+const cJSON *door_subtree(const cJSON *x, cJSON **owned) {
+  *owned = NULL;
+  if (!cJSON_IsRaw(x)) return x;
+  /* The informer printed it from a parsed tree: only memory can fail here. */
+  return *owned = cJSON_Parse(x->valuestring);
+}
+
 void door_spec_digest(const cJSON *spec, const char *const *skip, char out[65]) {
   cJSON *copy = cJSON_Duplicate(spec, 1);
   out[0] = 0;

@@ -26,6 +26,10 @@ bool door_file_name_ok(const char *n);
  * the object's field in errors ("spec.chart.inline"). 0, -22 (err says what and where) or -12. */
 int door_inline_chart(release_req_t *r, const char *field, const char *name, const char *version, const char *app_version,
                       const cJSON *values, const cJSON *templates, const cJSON *crds, buf_t *err);
+/* The subtree x as a tree: x itself, or, when the cache keeps it as text (door_t.cache_text: a raw
+ * node), that text parsed into *owned, which the caller frees (cJSON_Delete; NULL when x is a tree).
+ * NULL only when out of memory. */
+const cJSON *door_subtree(const cJSON *x, cJSON **owned);
 /* sha256 (hex) of spec as compact JSON without the top-level keys in skip (NULL-terminated; may be NULL). */
 void door_spec_digest(const cJSON *spec, const char *const *skip, char out[65]);
 /* Validates a Kubernetes object name (DNS subdomain, at most max characters); 0 or -22 with err

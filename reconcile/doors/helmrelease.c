@@ -59,7 +59,7 @@ static int hr__action(const cJSON *spec, const char *key, req_action_opts_t *a, 
 
 /* A template file name as Helm's loader would take it: a plain name, printable, no path. */
 /* The inline chart as Helm loads the equivalent directory. */
-static int hr__load_inline(const cJSON *inl, release_req_t *r, buf_t *err) {
+static int hr__load_inline_tree(const cJSON *inl, release_req_t *r, buf_t *err) {
   const char *cn = door_str(inl, "chartName"), *cv = door_str(inl, "chartVersion"), *av = door_str(inl, "appVersion");
   const cJSON *tpls = cJSON_GetObjectItemCaseSensitive(inl, "templates");
   if (!cJSON_IsObject(tpls) || !tpls->child) {
@@ -74,6 +74,19 @@ static int hr__load_inline(const cJSON *inl, release_req_t *r, buf_t *err) {
   const cJSON *cvals = cJSON_GetObjectItemCaseSensitive(inl, "values");
   return door_inline_chart(r, "spec.chart.inline", cn && *cn ? cn : r->release_name, cv && *cv ? cv : "0.1.0", av,
                            cvals, tpls, cJSON_IsObject(crds) ? crds : NULL, err);
+}
+
+/* The cache keeps spec.chart.inline as text (hr__text): parsed here, for this reconcile only. */
+static int hr__load_inline(const cJSON *inl, release_req_t *r, buf_t *err) {
+  cJSON *owned;
+  const cJSON *tree = door_subtree(inl, &owned);
+  if (!tree) {
+    buf_puts(err, "out of memory");
+    return -12;
+  }
+  int rc = hr__load_inline_tree(tree, r, err);
+  cJSON_Delete(owned);
+  return rc;
 }
 
 static int hr__chart_source(const cJSON *chart, const cJSON *repo, const cJSON *url, const door_ctx_t *ctx, release_req_t *r,
@@ -575,6 +588,10 @@ static const char *const hr__keep[] = {"spec", "status.conditions", "status.last
                                        "status.releaseName", "status.storageNamespace",
                                        "metadata.labels", "metadata.annotations", NULL};
 
+/* The inline chart (templates and the chart's values) is most of an object, and releases of one
+ * chart carry the same: the cache holds its text once (bench/scale/README.md, the cache's bytes). */
+static const char *const hr__text[] = {"spec.chart.inline", NULL};
+
 const door_t door_helmrelease = {
     .kind = "HelmRelease",
     .group = "rudder.dev",
@@ -582,6 +599,7 @@ const door_t door_helmrelease = {
     .resource = "helmreleases",
     .finalizer = HR_FINALIZER,
     .cache_keep = hr__keep,
+    .cache_text = hr__text,
     .parse = hr_parse,
     .status_patch = hr_status_patch,
 };

@@ -4,6 +4,7 @@
  * failures. */
 #include "t.h"
 #include "test_watch_server.h"
+#include "base/textpool.h"
 #include "watch/informer.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ typedef struct fobj_s {
   char name[32];
   int rv;       /* 0: absent */
   int gen;
+  int chart;    /* 0: no spec; n > 0: spec.chart.inline, chart n; -1: an inline that is not an object */
 } fobj_t;
 
 static fobj_t objs[MAXOBJ];
@@ -31,13 +33,29 @@ static int gone_watches;       /* answer this many watches with HTTP 410 */
 static uint64_t watch_times[16];
 static int n_watch_times;
 
+/* The inline chart n as the fake server sends it (spaces, escapes and numbers as a user writes them). */
+static void chart_json(buf_t *b, int n) {
+  if (n < 0) {
+    buf_puts(b, "\"not an object\"");
+    return;
+  }
+  buf_printf(b, "{ \"chartName\": \"c%d\", \"templates\": {\"cm.yaml\": \"kind: ConfigMap\\n# chart %d \\u00e9\\t\"}, "
+                "\"values\": {\"n\": %d, \"f\": 2.50, \"big\": 1e6, \"l\": [true, null, \"x\"]} }", n, n, n);
+}
+
 static char *obj_json(const fobj_t *o) {
-  char *s = malloc(256);
-  snprintf(s, 256,
-           "{\"apiVersion\":\"rudder.dev/v1alpha1\",\"kind\":\"HelmRelease\",\"metadata\":{\"name\":\"%s\","
-           "\"namespace\":\"ns\",\"resourceVersion\":\"%d\",\"generation\":%d}}",
-           o->name, o->rv, o->gen);
-  return s;
+  buf_t b = BUF_INIT;
+  buf_printf(&b,
+             "{\"apiVersion\":\"rudder.dev/v1alpha1\",\"kind\":\"HelmRelease\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"ns\",\"resourceVersion\":\"%d\",\"generation\":%d}",
+             o->name, o->rv, o->gen);
+  if (o->chart) {
+    buf_puts(&b, ",\"spec\":{\"interval\":\"1m\",\"chart\":{\"inline\":");
+    chart_json(&b, o->chart);
+    buf_puts(&b, "},\"values\":{\"a\":1},\"userField\":\"u\"},\"status\":{\"x\":1}");
+  }
+  buf_puts(&b, "}");
+  return buf_steal(&b);
 }
 
 static void send_chunk(tconn_t *c, const char *s) {
@@ -59,17 +77,20 @@ static void send_event(const char *type, const fobj_t *o) {
 }
 
 /* Changes the store; broadcast says whether the watcher hears of it. */
-static void put(const char *name, int broadcast) {
+static void put_chart(const char *name, int chart, int broadcast) {
   fobj_t *o = NULL;
   for (int i = 0; i < MAXOBJ; i++) if (objs[i].rv && !strcmp(objs[i].name, name)) o = &objs[i];
   int add = !o;
   if (add) for (int i = 0; i < MAXOBJ && !o; i++) if (!objs[i].rv) o = &objs[i];
   if (!o) abort(); /* the fake store is full */
   snprintf(o->name, sizeof o->name, "%s", name);
+  o->chart = chart;
   o->rv = ++cur_rv;
   o->gen++;
   if (broadcast) send_event(add ? "ADDED" : "MODIFIED", o);
 }
+
+static void put(const char *name, int broadcast) { put_chart(name, 0, broadcast); }
 
 static void del(const char *name, int broadcast) {
   for (int i = 0; i < MAXOBJ; i++)
@@ -291,7 +312,200 @@ static void check_memory(informer_t *inf) {
   CHECK_EQ_INT(m.object_bytes, ob);
   CHECK_EQ_INT(m.key_bytes, kb);
   CHECK(m.table_bytes > 0);
-  CHECK_EQ_INT(m.bytes, m.object_bytes + m.key_bytes + m.table_bytes);
+  CHECK_EQ_INT(m.bytes, m.object_bytes + m.key_bytes + m.table_bytes + m.text_bytes);
+}
+
+/* ---- subtrees kept as text (keep_text) ---- */
+
+static const cJSON *at(const cJSON *o, const char *a, const char *b, const char *c) {
+  o = cJSON_GetObjectItemCaseSensitive(o, a);
+  if (b) o = cJSON_GetObjectItemCaseSensitive(o, b);
+  if (c) o = cJSON_GetObjectItemCaseSensitive(o, c);
+  return o;
+}
+static const cJSON *inline_of(const cJSON *o) { return at(o, "spec", "chart", "inline"); }
+static const char *text_of(const cJSON *x) { return cJSON_IsRaw(x) ? x->valuestring : NULL; }
+
+/* The chart name read from a cached object's text (which must be alive), or "-". */
+static void chart_name(buf_t *b, const cJSON *o) {
+  cJSON *t = text_of(inline_of(o)) ? cJSON_Parse(text_of(inline_of(o))) : NULL;
+  const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "chartName"));
+  buf_puts(b, n ? n : "-");
+  cJSON_Delete(t);
+}
+static void text_on_add(informer_t *i, const char *key, const cJSON *o, void *d) {
+  buf_printf(&seen, "+%s:", key);
+  chart_name(&seen, o);
+  buf_puts(&seen, ";");
+}
+static void text_on_update(informer_t *i, const char *key, const cJSON *old, const cJSON *o, void *d) {
+  buf_printf(&seen, "~%s:", key);
+  chart_name(&seen, old);
+  buf_puts(&seen, ">");
+  chart_name(&seen, o);
+  buf_puts(&seen, ";");
+}
+static void text_on_delete(informer_t *i, const char *key, const cJSON *o, void *d) {
+  buf_printf(&seen, "-%s:", key);
+  chart_name(&seen, o);
+  buf_puts(&seen, ";");
+}
+
+/* The compact text of chart n, as cJSON prints it. */
+static char *chart_text(int n) {
+  buf_t b = BUF_INIT;
+  chart_json(&b, n);
+  cJSON *t = cJSON_Parse(b.data);
+  char *s = cJSON_PrintUnformatted(t);
+  cJSON_Delete(t);
+  buf_free(&b);
+  return s;
+}
+
+/* refs of the cached text of key's inline chart (0 when it is not text). */
+static size_t refs_of(informer_t *inf, const char *key) {
+  const char *t = text_of(inline_of(informer_get(inf, key)));
+  return t ? textpool_refs(t) : 0;
+}
+
+/* What the pool holds: its 16 buckets and a block per distinct text (header and text). */
+static size_t pool_bytes(const char *const *texts) {
+  size_t b = INFORMER_BLOCK_BYTES(16 * sizeof(void *));
+  for (size_t i = 0; texts[i]; i++) b += INFORMER_BLOCK_BYTES(32 + strlen(texts[i]) + 1);
+  return b;
+}
+
+static void test_keep_text(kube_client_t *c) {
+  watcher = NULL; /* the first informer's stream is gone */
+  for (int i = 0; i < MAXOBJ; i++) objs[i].rv = objs[i].gen = objs[i].chart = 0;
+  put_chart("t1", 1, 0);
+  put_chart("t2", 1, 0);
+  put_chart("t3", 2, 0);
+  put_chart("t4", -1, 0);
+  put_chart("t5", 0, 0);
+  static const char *const keep[] = {"spec", NULL};
+  static const char *const text[] = {"spec.chart.inline", "spec.values", "spec.none.deeper", "status", NULL};
+  informer_opts_t o = {.path = "/apis/rudder.dev/v1alpha1/namespaces/ns/helmreleases", .label_selector = "app=web",
+                       .page_size = 2, .keep = keep, .keep_text = text};
+  informer_handlers_t h = {text_on_add, text_on_update, text_on_delete, NULL, NULL, NULL};
+  informer_t *inf;
+  buf_reset(&seen);
+  buf_reset(&requests);
+  CHECK_EQ_INT(informer_start(c, &o, &h, &inf), 0);
+  CHECK(wait_for(&requests, "WATCH rv="));
+  /* Handlers see the text (read here from it): t4's inline is no object, t5 has no chart. */
+  CHECK_EQ_STR(seen.data, "+ns/t1:c1;+ns/t2:c1;+ns/t3:c2;+ns/t4:-;+ns/t5:-;");
+  char *c1 = chart_text(1), *c2 = chart_text(2), *c3 = chart_text(3), *c4 = chart_text(4);
+  const cJSON *t1 = informer_get(inf, "ns/t1"), *t2 = informer_get(inf, "ns/t2"), *t3 = informer_get(inf, "ns/t3");
+  /* Each subtree is one raw node holding the compact text, the same copy for the same text. */
+  CHECK(cJSON_IsRaw(inline_of(t1)) && (inline_of(t1)->type & cJSON_IsReference));
+  CHECK_EQ_STR(text_of(inline_of(t1)), c1);
+  CHECK_EQ_STR(text_of(inline_of(t3)), c2);
+  CHECK(text_of(inline_of(t1)) == text_of(inline_of(t2)));
+  CHECK_EQ_INT(refs_of(inf, "ns/t1"), 2);
+  CHECK_EQ_INT(refs_of(inf, "ns/t3"), 1);
+  CHECK_EQ_STR(text_of(at(t1, "spec", "values", NULL)), "{\"a\":1}");
+  CHECK_EQ_INT(textpool_refs(text_of(at(t1, "spec", "values", NULL))), 4); /* t1..t4 */
+  CHECK(cJSON_IsString(inline_of(informer_get(inf, "ns/t4"))));           /* not an object: left alone */
+  CHECK(at(informer_get(inf, "ns/t5"), "spec", NULL, NULL) == NULL);
+  CHECK(at(t1, "status", NULL, NULL) == NULL); /* projected away before */
+  /* The object prints as its projection did: a digest of the spec is the same either way. */
+  {
+    fobj_t f = {.name = "t1", .rv = atoi(rv_of(t1)), .gen = 1, .chart = 1};
+    char *j = obj_json(&f);
+    cJSON *fresh = informer_project(cJSON_Parse(j), keep);
+    char *want = cJSON_PrintUnformatted(fresh), *got = cJSON_PrintUnformatted(t1);
+    CHECK_EQ_STR(got, want);
+    /* And the text parses back to the tree it was. */
+    cJSON *back = cJSON_Parse(text_of(inline_of(t1)));
+    CHECK(cJSON_Compare(back, inline_of(fresh), 1));
+    cJSON_Delete(back);
+    free(want);
+    free(got);
+    cJSON_Delete(fresh);
+    free(j);
+  }
+  /* The raw node is its node (its key "inline" is a shared one); the texts are counted once, in
+   * text_bytes. A key the informer does not share is the node's own. */
+  CHECK_EQ_INT(informer_object_bytes(inline_of(t1)), 80);
+  CHECK_EQ_INT(informer_object_bytes(at(t1, "spec", "values", NULL)), 80);
+  const cJSON *own = at(t1, "spec", "userField", NULL);
+  CHECK(own && !(own->type & cJSON_StringIsConst));
+  CHECK_EQ_INT(informer_object_bytes(own), 80 + 32 + 32);
+  check_memory(inf);
+  informer_memory_t m = informer_memory(inf);
+  CHECK_EQ_INT(m.texts, 3);
+  {
+    const char *texts[] = {c1, c2, "{\"a\":1}", NULL};
+    CHECK_EQ_INT(m.text_bytes, pool_bytes(texts));
+  }
+
+  /* Updates: the new object holds its text before the old one lets go (the handler reads both). */
+  buf_reset(&seen);
+  put_chart("t2", 2, 1);
+  CHECK(wait_for(&seen, "~ns/t2:"));
+  CHECK_EQ_STR(seen.data, "~ns/t2:c1>c2;");
+  CHECK_EQ_INT(refs_of(inf, "ns/t1"), 1);
+  CHECK_EQ_INT(refs_of(inf, "ns/t2"), 2);
+  CHECK(text_of(inline_of(informer_get(inf, "ns/t2"))) == text_of(inline_of(informer_get(inf, "ns/t3"))));
+  buf_reset(&seen);
+  put_chart("t1", 3, 1); /* chart 1's last holder: its text goes */
+  CHECK(wait_for(&seen, "~ns/t1:"));
+  CHECK_EQ_STR(seen.data, "~ns/t1:c1>c3;");
+  CHECK_EQ_INT(informer_memory(inf).texts, 3);
+  {
+    const char *texts[] = {c2, c3, "{\"a\":1}", NULL};
+    CHECK_EQ_INT(informer_memory(inf).text_bytes, pool_bytes(texts));
+  }
+  /* A delete: the handler sees the last state as text too; the holds go with the object. */
+  buf_reset(&seen);
+  del("t3", 1);
+  CHECK(wait_for(&seen, "-ns/t3:"));
+  CHECK_EQ_STR(seen.data, "-ns/t3:c2;");
+  CHECK_EQ_INT(refs_of(inf, "ns/t2"), 1);
+  check_memory(inf);
+
+  /* A relist after 410 with changes the watch did not tell: a delete, an update, an add. */
+  buf_reset(&seen);
+  buf_reset(&requests);
+  del("t2", 0);
+  put_chart("t4", 3, 0);
+  put_chart("t6", 4, 0);
+  end_watch(1);
+  CHECK(wait_for(&requests, "WATCH rv="));
+  CHECK(seen.data && strstr(seen.data, "-ns/t2:c2;") && strstr(seen.data, "~ns/t4:->c3;") &&
+        strstr(seen.data, "+ns/t6:c4;"));
+  CHECK_EQ_INT(seen.len, strlen("-ns/t2:c2;~ns/t4:->c3;+ns/t6:c4;"));
+  CHECK_EQ_INT(refs_of(inf, "ns/t1"), 2); /* t1, t4 */
+  CHECK_EQ_INT(refs_of(inf, "ns/t6"), 1);
+  CHECK_EQ_STR(text_of(inline_of(informer_get(inf, "ns/t6"))), c4);
+  CHECK_EQ_INT(textpool_refs(text_of(at(informer_get(inf, "ns/t1"), "spec", "values", NULL))), 3); /* t1, t4, t6 */
+  m = informer_memory(inf);
+  CHECK_EQ_INT(m.texts, 3);
+  {
+    const char *texts[] = {c3, c4, "{\"a\":1}", NULL};
+    CHECK_EQ_INT(m.text_bytes, pool_bytes(texts));
+  }
+  check_memory(inf);
+  /* A relist with nothing changed: the listed copies are dropped, their holds with them. */
+  buf_reset(&seen);
+  buf_reset(&requests);
+  end_watch(1);
+  CHECK(wait_for(&requests, "WATCH rv="));
+  CHECK(seen.data == NULL || seen.len == 0);
+  CHECK_EQ_INT(refs_of(inf, "ns/t1"), 2);
+  CHECK_EQ_INT(refs_of(inf, "ns/t6"), 1);
+  CHECK_EQ_INT(informer_memory(inf).text_bytes, m.text_bytes);
+
+  /* Stopped with objects cached: everything is freed (the sanitizer build checks). */
+  int stopped = 0;
+  informer_stop(inf, closed_cb, &stopped);
+  settle(10);
+  CHECK_EQ_INT(stopped, 1);
+  free(c1);
+  free(c2);
+  free(c3);
+  free(c4);
 }
 
 int main(void) {
@@ -340,7 +554,11 @@ int main(void) {
     /* 8 nodes; 7 keys (apiVersion ... resourceVersion, 16 bytes with its NUL: 16 + 8 fits in 32)
      * and 5 string values ("rudder.dev/v1alpha1", 20 bytes, ... "1"): a block of 32 each. */
     CHECK_EQ_INT(informer_object_bytes(one), 8 * 80 + 7 * 32 + 5 * 32);
-    CHECK_EQ_INT(m.object_bytes, 5 * informer_object_bytes(one));
+    /* The cache holds those keys once for the process (constant keys): only nodes and values. */
+    CHECK_EQ_INT(m.object_bytes, 5 * (8 * 80 + 5 * 32));
+    const cJSON *r1 = informer_get(inf, "ns/r1");
+    CHECK(r1 && (r1->child->type & cJSON_StringIsConst) && !strcmp(r1->child->string, "apiVersion"));
+    CHECK(r1 && r1->child->string == informer_get(inf, "ns/r3")->child->string);
     CHECK_EQ_INT(m.key_bytes, 5 * 32);
     cJSON_Delete(one);
   }
@@ -461,6 +679,7 @@ int main(void) {
   informer_stop(inf, closed_cb, &stopped);
   settle(10);
   CHECK_EQ_INT(stopped, 1);
+  test_keep_text(c);
   kube_client_close(c, closed_cb, &closed);
   settle(10);
   CHECK_EQ_INT(closed, 1);
