@@ -91,18 +91,31 @@ kwaits_stats_t kwaits_stats(const kwaits_t *h) {
   return s;
 }
 
-/* Tells every wait of r (each once, whatever the callbacks end) that the hub lost track. */
-static void kw__break_all(kw_res_t *r) {
+/* The first wait not yet told in pass gen: of the object key, or (key NULL) of the whole resource. */
+static kwait_t *kw__untold(kw_res_t *r, const char *key, uint64_t gen) {
+  kwait_t *w = key ? watch_map_get(&r->by_key, key) : r->all;
+  while (w && w->told == gen) w = key ? w->knext : w->next;
+  return w;
+}
+
+/* Tells the waits on key (NULL: every wait of r), each once whatever the callbacks end, that the
+ * hub lost track: each watches on its own. */
+static void kw__break(kw_res_t *r, const char *key) {
   uint64_t gen = ++r->gen;
-  for (;;) {
-    kwait_t *w = r->all;
-    while (w && w->told == gen) w = w->next;
-    if (!w) break;
+  for (kwait_t *w; (w = kw__untold(r, key, gen));) {
     w->told = gen;
     if (w->broken) continue;
     w->broken = 1;
     r->h->stats.broken++;
     if (w->cb) w->cb(w, w->data);
+  }
+}
+
+static void kw__set_rv(kw_res_t *r, const char *rv) {
+  char *n = rv && *rv ? strdup(rv) : NULL;
+  if (n) {
+    free(r->rv);
+    r->rv = n;
   }
 }
 
@@ -130,13 +143,7 @@ static void kw__event(kube_watch_t *kw, const char *type, cJSON *obj, void *data
     return;
   }
   const char *rvs = kw__meta(obj, "resourceVersion");
-  if (rvs) {
-    char *n = strdup(rvs);
-    if (n) {
-      free(r->rv);
-      r->rv = n;
-    }
-  }
+  kw__set_rv(r, rvs);
   if (!strcmp(type, "BOOKMARK")) return;
   const char *name = kw__meta(obj, "name"), *ns = kw__meta(obj, "namespace");
   if (!name) return;
@@ -149,10 +156,7 @@ static void kw__event(kube_watch_t *kw, const char *type, cJSON *obj, void *data
   /* The event's object, owned here; each wait gets a copy (a callback may end any wait). */
   cJSON *own = first && !gone && !bad ? kube_watch_take_object(kw) : NULL;
   uint64_t gen = ++r->gen;
-  for (;;) {
-    kwait_t *w = first ? watch_map_get(&r->by_key, key.data) : NULL;
-    while (w && w->told == gen) w = w->knext;
-    if (!w) break;
+  for (kwait_t *w; first && (w = kw__untold(r, key.data, gen));) {
     w->told = gen;
     if (w->broken || (!gone && !bad && v <= w->high)) continue;
     cJSON *copy = gone || bad ? NULL : cJSON_Duplicate(own, 1);
@@ -180,27 +184,11 @@ static void kw__bad_event(kube_watch_t *kw, const char *type, const char *ns, co
     kube_watch_stop(kw);
     return;
   }
-  if (rv && *rv) {
-    char *n = strdup(rv);
-    if (n) {
-      free(r->rv);
-      r->rv = n;
-    }
-  }
+  kw__set_rv(r, rv);
   if (!name || !*name) return;
   buf_t key = BUF_INIT;
   kw__key(&key, ns, name);
-  uint64_t gen = ++r->gen;
-  for (;;) { /* an unreadable state of a waited object: its waiter reads it on its own */
-    kwait_t *w = key.data ? watch_map_get(&r->by_key, key.data) : NULL;
-    while (w && w->told == gen) w = w->knext;
-    if (!w) break;
-    w->told = gen;
-    if (w->broken) continue;
-    w->broken = 1;
-    r->h->stats.broken++;
-    if (w->cb) w->cb(w, w->data);
-  }
+  if (key.data) kw__break(r, key.data); /* an unreadable state of a waited object: its waiter reads it on its own */
   buf_free(&key);
 }
 
@@ -228,7 +216,7 @@ static void kw__end(kube_watch_t *kw, const kube_response_t *res, void *data) {
   }
   if (code != 410) kw__refused(r, code);
   r->state = KW_IDLE;
-  kw__break_all(r);
+  kw__break(r, NULL);
 }
 
 static void kw__watch(kw_res_t *r) {
@@ -247,7 +235,7 @@ static void kw__watch(kw_res_t *r) {
   if (!r->watch) {
     r->state = KW_IDLE;
     kw__refused(r, 0);
-    kw__break_all(r);
+    kw__break(r, NULL);
     return;
   }
   kube_watch_on_bad_event(r->watch, kw__bad_event);
