@@ -42,6 +42,19 @@ cluster_pid_ours() { # STATE PID
 	[[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]
 }
 
+# Whether a process just started (its pid recorded before it execs its server)
+# is still running: ours by its command line, or caught in the middle of that
+# exec, when /proc/PID/cmdline reads empty until the new image's arguments are
+# set (a window that grows on a loaded machine). For startup waits only; the
+# stop keeps to cluster_pid_ours.
+cluster_pid_running() { # STATE PID
+	local state=$1 pid=$2
+	cluster_pid_ours "$state" "$pid" && return 0
+	[[ $pid =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] || return 1
+	[[ -z $(tr -d '\0' <"/proc/$pid/cmdline" 2>/dev/null) ]] || return 1
+	[[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]
+}
+
 # Stop the components recorded in STATE/pids, newest first: SIGTERM, wait up
 # to GRACE seconds, then SIGKILL what is left.
 cluster_stop() { # STATE [GRACE]
