@@ -136,6 +136,13 @@ static const char *act__fail_reason(act_kind_t k) {
 
 /* ---- documents ---- */
 
+/* Ends d's wait on the shared watch, if any. */
+static void act__kw_stop(act__doc_t *d) {
+  kwait_end(d->kw);
+  d->kw = NULL;
+}
+
+
 static void act__docs_free(act__docs_t *d) {
   for (size_t i = 0; i < d->n; i++) {
     act__doc_t *h = &d->v[i];
@@ -143,7 +150,7 @@ static void act__docs_free(act__docs_t *d) {
     free(h->group); free(h->version); free(h->resource); free(h->created_uid); free(h->deleted_uid); free(h->ocheck);
     cJSON_Delete(h->obj);
     cJSON_Delete(h->live);
-    kwait_end(h->kw);
+    act__kw_stop(h);
   }
   free(d->v);
   memset(d, 0, sizeof *d);
@@ -358,10 +365,7 @@ static void act__finish(act_t *a, int rc) {
     buf_puts(&a->err, p->pre_err.data ? p->pre_err.data : "");
   }
   p->finished = 1;
-  for (size_t i = 0; i < p->want.n; i++) { /* no readiness wait outlives the action */
-    kwait_end(p->want.v[i].kw);
-    p->want.v[i].kw = NULL;
-  }
+  for (size_t i = 0; i < p->want.n; i++) act__kw_stop(&p->want.v[i]); /* no readiness wait outlives the action */
   a->rc = rc;
   if (rc && !a->reason) a->reason = rc == UV_ECANCELED ? "Cancelled" : p->transient ? "Transient" : act__fail_reason(a->kind);
   if (rc && rc != UV_ECANCELED && a->have_next && p->stored_pending && a->next.secret_name && !p->pre_rc &&
@@ -1184,10 +1188,6 @@ static void act__kw_take(act__doc_t *d) {
   }
 }
 
-static void act__kw_stop(act__doc_t *d) {
-  kwait_end(d->kw);
-  d->kw = NULL;
-}
 
 /* The judgement of d as last seen: 1 ready (Current, or left out), 0 not yet, -1 failed (why in msg). */
 static int act__judge(act_t *a, act__doc_t *d, buf_t *msg, int64_t *recheck) {
