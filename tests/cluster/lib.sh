@@ -43,15 +43,17 @@ cluster_pid_ours() { # STATE PID
 }
 
 # Whether a process just started (its pid recorded before it execs its server)
-# is still running: ours by its command line, or caught in the middle of that
-# exec, when /proc/PID/cmdline reads empty until the new image's arguments are
-# set (a window that grows on a loaded machine). For startup waits only; the
-# stop keeps to cluster_pid_ours.
+# is still running. For startup waits only: the process is not judged by its
+# command line, which passes through the exec chain of interpreters and shims
+# (empty in the middle of an exec, a shim's own arguments for a moment) and
+# was twice read as "gone" on a loaded machine while the server was starting.
+# A pid freed and reused within a startup wait's seconds is not a real risk.
+# The stop keeps to cluster_pid_ours.
 cluster_pid_running() { # STATE PID
-	local state=$1 pid=$2
-	cluster_pid_ours "$state" "$pid" && return 0
-	[[ $pid =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] || return 1
-	[[ -z $(tr -d '\0' <"/proc/$pid/cmdline" 2>/dev/null) ]] || return 1
+	local pid=$2
+	[[ $pid =~ ^[0-9]+$ ]] || return 1
+	kill -0 "$pid" 2>/dev/null || [[ -e /proc/$pid ]] || return 1
+	# A zombie is as good as gone.
 	[[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]
 }
 
