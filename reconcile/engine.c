@@ -3252,7 +3252,8 @@ static void rc__watch_remote(rc_t *x) {
   w->e = e;
   w->cl = cluster_ref(x->cl);
   static const char *const keep[] = {"metadata.labels", NULL};
-  informer_opts_t o = {.path = path.data, .label_selector = "owner=helm", .keep = keep};
+  informer_opts_t o = {.path = path.data, .label_selector = "owner=helm", .keep = keep,
+                       .metadata_only = true};
   informer_handlers_t h = {.on_add = engine__remote_add, .on_update = engine__remote_update,
                            .on_delete = engine__remote_delete, .data = w};
   int rc = informer_start(cluster_env(x->cl)->c, &o, &h, &w->inf);
