@@ -28,6 +28,9 @@ second. The kinds (each request names release i, i = 0..N-1):
   apply_cm        server-side apply of a ConfigMap of ~1 KB (force, fieldManager rudder): creates
   apply_cm_same   the same apply again (no change)
 
+With --watch, one watch each of the namespace's HelmReleases, Secrets, ConfigMaps and Events is
+open during the rounds (what a controller's caches cost the API server per write).
+
 The figures are for comparing kinds with each other on one machine in one run (the CPU of an
 idle control plane over the round is included: the round's wall time times the idle rate measured
 first is subtracted and printed as `apicost_idle_*`).
@@ -149,6 +152,20 @@ def request_for(kind, i, ctx):
     raise ValueError(kind)
 
 
+def watch_forever(api, path):
+    """Reads a watch of path (from now on) and throws its events away, as long as the process runs."""
+    while True:
+        c = api.conn()
+        st, out = send(c, "GET", path + "?limit=1")
+        rv = json.loads(out)["metadata"]["resourceVersion"]
+        c.request("GET", f"{path}?watch=1&resourceVersion={rv}&timeoutSeconds=3600",
+                  headers={"Accept": "application/json", "User-Agent": "rudder-apicost"})
+        r = c.getresponse()
+        while r.read(65536):
+            pass
+        c.close()
+
+
 def run_round(api, kind, n, conc, ctx):
     work = queue.Queue()
     for i in range(n):
@@ -190,6 +207,8 @@ def main():
     ap.add_argument("--concurrency", type=int, default=10)
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--namespace", default=NS, help="made by the run; must not exist")
+    ap.add_argument("--inline-bytes", type=int, default=3500, help="the size of each HelmRelease's inline chart")
+    ap.add_argument("--watch", action="store_true", help="watch the namespace's HelmReleases, Secrets and ConfigMaps during the rounds, as a controller would")
     ap.add_argument("--crds", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy", "crds"))
     a = ap.parse_args()
     NS = a.namespace
@@ -230,7 +249,8 @@ def main():
                 errs.append(f"record {i}: {st} {out[:200]!r}")
             hr = {"apiVersion": "rudder.dev/v1alpha1", "kind": "HelmRelease",
                   "metadata": {"name": f"app-{i:05d}", "namespace": NS},
-                  "spec": {"interval": "1m", "chart": {"inline": {"name": "app", "version": "1.0.0", "templates": {"cm.yaml": "kind: ConfigMap"}}}}}
+                  "spec": {"interval": "1m", "chart": {"inline": {"name": "app", "version": "1.0.0",
+                                                                  "templates": {"cm.yaml": "kind: ConfigMap\n" + "#" * a.inline_bytes}}}}}
             st, out = send(cc, "POST", f"/apis/rudder.dev/v1alpha1/namespaces/{NS}/helmreleases", hr)
             if st != 201:
                 errs.append(f"helmrelease {i}: {st} {out[:200]!r}")
@@ -249,6 +269,10 @@ def main():
     def cpu():
         return cpu_seconds(apid), cpu_seconds(epid)
 
+    if a.watch:
+        for res in (f"/apis/rudder.dev/v1alpha1/namespaces/{NS}/helmreleases", f"/api/v1/namespaces/{NS}/secrets",
+                    f"/api/v1/namespaces/{NS}/configmaps", f"/api/v1/namespaces/{NS}/events"):
+            threading.Thread(target=watch_forever, args=(api, res), daemon=True).start()
     time.sleep(5)
     a0, e0, t0 = *cpu(), time.monotonic()
     time.sleep(10)

@@ -20,9 +20,17 @@
  * Prints `name value unit` lines per round and the best rounds as floor_install_seconds and
  * floor_upgrade_seconds. No thresholds.
  *
+ * --requests all sends, besides those writes, every other request rudder's install and upgrade
+ * send (not its watches), in rudder's order: before the install's writes the ownership GETs of
+ * the 4 objects (answered 404) in flight with the finalizer's merge patch of the HelmRelease;
+ * before the upgrade's the list of the release's records; and an Event with each status patch.
+ * That is the fastest a controller doing all that could be (figures named floor_all_*, rounds in
+ * namespaces floor-all-cC-K; their HelmReleases keep the finalizer: the run's control plane is
+ * thrown away after it).
+ *
  *   floor --kubeconfig FILE --objects FILE --manifests FILE --record FILE --status FILE
  *         [--upgrade-manifests FILE] [--releases N] [--namespaces K] [--concurrency C[,C...]]
- *         [--apiserver-pid P] [--etcd-pid P] */
+ *         [--apiserver-pid P] [--etcd-pid P] [--requests writes|all] */
 #include "watch/client.h"
 #include "base/buf.h"
 #include "helm/render/manifest.h"
@@ -37,10 +45,11 @@
 #define FLOOR_MAX_DOCS 8
 
 /* The steps, in order: setup (untimed), the install's writes, the upgrade's writes. */
+/* FLOOR_CHECKS and FLOOR_UP_LIST, and the Event sent with each status patch, only with --requests all. */
 enum {
   FLOOR_NS_CREATE, FLOOR_HR_CREATE,
-  FLOOR_REC_CREATE, FLOOR_APPLY, FLOOR_REC_UPDATE, FLOOR_STATUS,
-  FLOOR_UP_REC_CREATE, FLOOR_UP_APPLY, FLOOR_UP_REC_UPDATE, FLOOR_UP_OLD_UPDATE, FLOOR_UP_STATUS,
+  FLOOR_CHECKS, FLOOR_REC_CREATE, FLOOR_APPLY, FLOOR_REC_UPDATE, FLOOR_STATUS,
+  FLOOR_UP_LIST, FLOOR_UP_REC_CREATE, FLOOR_UP_APPLY, FLOOR_UP_REC_UPDATE, FLOOR_UP_OLD_UPDATE, FLOOR_UP_STATUS,
 };
 
 typedef struct floor_doc_s {
@@ -75,6 +84,9 @@ struct floor_s {
   char *status_patch_up;   /* the same at lastAppliedRevision 2 (a patch that changes nothing writes nothing) */
   char now[24];            /* the records' modifiedAt label on update (Helm 4's), Unix seconds */
   char (*rv)[2][32];       /* per release: records v1 and v2's resourceVersions, from their last write */
+  char (*uid)[40];         /* per release: its HelmRelease's uid (the Events' involvedObject) */
+  int all;                 /* --requests all: every request rudder sends, not only the writes */
+  int round;               /* rounds run (the Events' names) */
   int n, k;
   char **ns;               /* this round's namespaces */
   /* the phase being run */
@@ -218,7 +230,16 @@ static void floor_bodies_make(floor_t *f, const char *path, int up) {
 static void floor__pump(floor_t *f);
 
 static int floor__step_requests(const floor_t *f, int step) {
+  if (step == FLOOR_CHECKS) return (int)f->ndocs + 1;
+  if (step == FLOOR_STATUS || step == FLOOR_UP_STATUS) return f->all ? 2 : 1;
   return step == FLOOR_APPLY || step == FLOOR_UP_APPLY ? (int)f->ndocs : 1;
+}
+
+/* The step after step (those of --requests all skipped without it). */
+static int floor__next_step(const floor_t *f, int step) {
+  step++;
+  if (!f->all && (step == FLOOR_CHECKS || step == FLOOR_UP_LIST)) step++;
+  return step;
 }
 
 /* Which record (0: v1, 1: v2) a step writes; -1 for none. */
@@ -242,13 +263,21 @@ static void floor__done(const kube_response_t *res, void *data) {
   floor_t *f = x->f;
   f->inflight--;
   x->pending--;
-  if (!kube_response_ok(res)) {
+  /* An ownership check's GET of an object not there yet is answered 404, as rudder's are. */
+  if (!kube_response_ok(res) && !(x->step == FLOOR_CHECKS && res->status == 404)) {
     if (!f->first_error) {
       buf_t b = BUF_INIT;
       buf_printf(&b, "step %d of %d: %s", x->step, x->i, res->errmsg ? res->errmsg : uv_strerror(res->err));
       f->first_error = buf_steal(&b);
     }
     x->failed = 1; /* the release's later steps are not sent */
+  } else if (x->step == FLOOR_HR_CREATE && res->body) {
+    const char *p = strstr(res->body, "\"uid\":\"");
+    if (p) {
+      p += sizeof "\"uid\":\"" - 1;
+      size_t n = strcspn(p, "\"");
+      if (n < sizeof f->uid[0]) memcpy(f->uid[x->i], p, n), f->uid[x->i][n] = 0;
+    }
   } else if (floor__step_record(x->step) >= 0 && res->body) {
     /* A record's next update goes at the resourceVersion of its last write, as a store's does. */
     const char *p = strstr(res->body, "\"resourceVersion\":\"");
@@ -261,7 +290,7 @@ static void floor__done(const kube_response_t *res, void *data) {
   }
   if (x->pending == 0 && x->sent == floor__step_requests(f, x->step)) {
     if (!x->failed && x->step < f->last_step) {
-      x->step++;
+      x->step = floor__next_step(f, x->step);
       x->sent = 0;
       floor__push(f, x);
     } else {
@@ -333,8 +362,47 @@ static void floor__send(floor_t *f, floor_rel_t *x) {
     if (!rc) r = kube_apply(f->client, path.data, body.data, "rudder", true, floor__done, x);
     break;
   }
+  case FLOOR_CHECKS:
+    if (x->sent < (int)f->ndocs) { /* Helm's ownership check of each object new to the release */
+      floor_doc_t *d = &f->docs[x->sent];
+      buf_t nm = BUF_INIT;
+      rc = buf_puts(&nm, d->name);
+      if (!rc) floor__rename(nm.data, x->i);
+      rc |= kube_path(&path, d->group, d->version, d->resource, ns, nm.data, NULL);
+      buf_free(&nm);
+      if (!rc) r = kube_get(f->client, path.data, floor__done, x);
+    } else { /* the finalizer, sent with the GETs as rudder sends it on a first install */
+      rc = kube_path(&path, "rudder.dev", "v1alpha1", "helmreleases", ns, name, NULL);
+      if (!rc) r = kube_merge_patch(f->client, path.data, "{\"metadata\":{\"finalizers\":[\"rudder.dev/finalizer\"]}}",
+                                    floor__done, x);
+    }
+    break;
+  case FLOOR_UP_LIST: { /* the release's records, read before an upgrade */
+    buf_t sel = BUF_INIT;
+    rc = buf_printf(&sel, "owner=helm,name=%s", name);
+    rc |= kube_path(&path, NULL, "v1", "secrets", ns, NULL, NULL);
+    if (!rc) rc = kube_query_add(&path, "labelSelector", sel.data);
+    buf_free(&sel);
+    if (!rc) r = kube_get(f->client, path.data, floor__done, x);
+    break;
+  }
   case FLOOR_STATUS:
   case FLOOR_UP_STATUS:
+    if (x->sent == 1) { /* the Event, in flight with the status patch */
+      int up = x->step == FLOOR_UP_STATUS;
+      rc = buf_printf(&body,
+                      "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"%s.floor%d\",\"namespace\":\"%s\"},"
+                      "\"involvedObject\":{\"apiVersion\":\"rudder.dev/v1alpha1\",\"kind\":\"HelmRelease\",\"namespace\":\"%s\","
+                      "\"name\":\"%s\",\"uid\":\"%s\"},\"reason\":\"%s\",\"message\":\"Helm %s succeeded for release %s/%s "
+                      "with chart scale-app@1.0.0\",\"type\":\"Normal\",\"source\":{\"component\":\"rudder\"},"
+                      "\"firstTimestamp\":\"2026-01-01T00:00:00Z\",\"lastTimestamp\":\"2026-01-01T00:00:00Z\",\"count\":1,"
+                      "\"reportingComponent\":\"rudder\",\"reportingInstance\":\"rudder\"}",
+                      name, f->round * 2 + up, ns, ns, name, f->uid[x->i], up ? "UpgradeSucceeded" : "InstallSucceeded",
+                      up ? "upgrade" : "install", ns, name);
+      rc |= kube_path(&path, NULL, "v1", "events", ns, NULL, NULL);
+      if (!rc) r = kube_create(f->client, path.data, body.data, floor__done, x);
+      break;
+    }
     rc = kube_path(&path, "rudder.dev", "v1alpha1", "helmreleases", ns, name, "status");
     if (!rc) r = kube_merge_patch(f->client, path.data, x->step == FLOOR_STATUS ? f->status_patch : f->status_patch_up,
                                   floor__done, x);
@@ -388,12 +456,13 @@ static double floor_phase_timed(floor_t *f, const char *what, int limit, int fir
   double api0 = floor__proc_cpu(api_pid), etcd0 = floor__proc_cpu(etcd_pid);
   double s = floor_phase_run(f, f->n, first, last, limit);
   double api1 = floor__proc_cpu(api_pid), etcd1 = floor__proc_cpu(etcd_pid);
-  printf("floor_c%d_%s_seconds %.3f s\n", limit, what, s);
-  printf("floor_c%d_%s_requests %lu requests\n", limit, what, f->requests);
-  printf("floor_c%d_%s_requests_per_second %.1f 1/s\n", limit, what, (double)f->requests / s);
-  printf("floor_c%d_%s_failed_releases %d count\n", limit, what, f->failed);
-  if (api_pid) printf("floor_c%d_%s_apiserver_cpu_seconds %.2f s\n", limit, what, api1 - api0);
-  if (etcd_pid) printf("floor_c%d_%s_etcd_cpu_seconds %.2f s\n", limit, what, etcd1 - etcd0);
+  const char *pre = f->all ? "floor_all" : "floor";
+  printf("%s_c%d_%s_seconds %.3f s\n", pre, limit, what, s);
+  printf("%s_c%d_%s_requests %lu requests\n", pre, limit, what, f->requests);
+  printf("%s_c%d_%s_requests_per_second %.1f 1/s\n", pre, limit, what, (double)f->requests / s);
+  printf("%s_c%d_%s_failed_releases %d count\n", pre, limit, what, f->failed);
+  if (api_pid) printf("%s_c%d_%s_apiserver_cpu_seconds %.2f s\n", pre, limit, what, api1 - api0);
+  if (etcd_pid) printf("%s_c%d_%s_etcd_cpu_seconds %.2f s\n", pre, limit, what, etcd1 - etcd0);
   fflush(stdout);
   if (f->first_error) fprintf(stderr, "floor: concurrency %d: %s: first failure: %s\n", limit, what, f->first_error);
   free(f->first_error);
@@ -408,7 +477,7 @@ static void floor__closed(void *data) { *(int *)data = 1; }
 int main(int argc, char **argv) {
   const char *kubeconfig = NULL, *objects = NULL, *manifests = NULL, *record = NULL, *status = NULL, *up = NULL;
   const char *concurrency = "10,25,50,100";
-  int releases = 0, namespaces = 4, api_pid = 0, etcd_pid = 0;
+  int releases = 0, namespaces = 4, api_pid = 0, etcd_pid = 0, all = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) floor__die("a flag without its value", a);
@@ -424,13 +493,17 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--concurrency")) concurrency = v;
     else if (!strcmp(a, "--apiserver-pid")) api_pid = atoi(v);
     else if (!strcmp(a, "--etcd-pid")) etcd_pid = atoi(v);
-    else floor__die("unknown flag (see the comment at the top of bench/scale/floor.c)", a);
+    else if (!strcmp(a, "--requests")) {
+      if (strcmp(v, "writes") && strcmp(v, "all")) floor__die("--requests wants writes or all", v);
+      all = !strcmp(v, "all");
+    } else floor__die("unknown flag (see the comment at the top of bench/scale/floor.c)", a);
   }
   if (!kubeconfig || !objects || !manifests || !record || !status)
     floor__die("needs --kubeconfig, --objects, --manifests, --record and --status", NULL);
 
   static floor_t fl;
   floor_t *f = &fl;
+  f->all = all;
   char *text = floor__read_file(objects, NULL);
   f->objects = cJSON_Parse(text);
   free(text);
@@ -473,7 +546,8 @@ int main(int argc, char **argv) {
 
   printf("floor_releases %d count\nfloor_objects_per_release %zu count\nfloor_record_data_bytes %zu B\n"
          "floor_status_patch_bytes %zu B\n", f->n, f->ndocs, strlen(f->record_data), strlen(f->status_patch));
-  if (!(f->rv = calloc((size_t)f->n, sizeof *f->rv))) floor__die("out of memory", NULL);
+  if (!(f->rv = calloc((size_t)f->n, sizeof *f->rv)) || !(f->uid = calloc((size_t)f->n, sizeof *f->uid)))
+    floor__die("out of memory", NULL);
   double best = 0, best_up = 0;
   int best_c = 0, best_up_c = 0;
   for (const char *c = concurrency; *c;) {
@@ -485,7 +559,7 @@ int main(int argc, char **argv) {
     if (!(f->ns = calloc((size_t)f->k, sizeof *f->ns))) floor__die("out of memory", NULL);
     for (int k = 0; k < f->k; k++) {
       buf_t b = BUF_INIT;
-      if (buf_printf(&b, "floor-c%d-%d", limit, k + 1)) floor__die("out of memory", NULL);
+      if (buf_printf(&b, "floor%s-c%d-%d", all ? "-all" : "", limit, k + 1)) floor__die("out of memory", NULL);
       f->ns[k] = buf_steal(&b);
     }
     floor_bodies_make(f, manifests, 0);
@@ -496,10 +570,13 @@ int main(int argc, char **argv) {
     if (f->failed) floor__die("the untimed setup failed", f->first_error);
     memset(f->rv, 0, (size_t)f->n * sizeof *f->rv);
     snprintf(f->now, sizeof f->now, "%lld", (long long)time(NULL));
-    double s = floor_phase_timed(f, "install", limit, FLOOR_REC_CREATE, FLOOR_STATUS, api_pid, etcd_pid);
+    f->round++;
+    double s = floor_phase_timed(f, "install", limit, all ? FLOOR_CHECKS : FLOOR_REC_CREATE, FLOOR_STATUS, api_pid,
+                                 etcd_pid);
     if (s > 0 && (!best_c || s < best)) best = s, best_c = limit;
     if (up) {
-      s = floor_phase_timed(f, "upgrade", limit, FLOOR_UP_REC_CREATE, FLOOR_UP_STATUS, api_pid, etcd_pid);
+      s = floor_phase_timed(f, "upgrade", limit, all ? FLOOR_UP_LIST : FLOOR_UP_REC_CREATE, FLOOR_UP_STATUS, api_pid,
+                            etcd_pid);
       if (s > 0 && (!best_up_c || s < best_up)) best_up = s, best_up_c = limit;
     }
     for (int k = 0; k < f->k; k++) free(f->ns[k]);
@@ -508,13 +585,14 @@ int main(int argc, char **argv) {
     c += strcspn(c, ",");
     if (*c == ',') c++;
   }
+  const char *pre = all ? "floor_all" : "floor";
   if (best_c) {
-    printf("floor_install_seconds %.3f s\n", best);
-    printf("floor_best_concurrency %d count\n", best_c);
+    printf("%s_install_seconds %.3f s\n", pre, best);
+    printf("%s_best_concurrency %d count\n", pre, best_c);
   }
   if (best_up_c) {
-    printf("floor_upgrade_seconds %.3f s\n", best_up);
-    printf("floor_upgrade_best_concurrency %d count\n", best_up_c);
+    printf("%s_upgrade_seconds %.3f s\n", pre, best_up);
+    printf("%s_upgrade_best_concurrency %d count\n", pre, best_up_c);
   }
   int closed = 0;
   kube_client_close(f->client, floor__closed, &closed);

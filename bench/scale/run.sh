@@ -7,7 +7,7 @@
 #                      [--poll table|json] [--rudder PATH] [--peer flux]
 #                      [--peer-only] [--flux-wait] [--keep-logs DIR]
 #                      [--no-upgrade] [--no-restart] [--restart-signal KILL|TERM]
-#                      [--floor] [--floor-concurrency C[,C...]] [--perf FILE]
+#                      [--floor] [--floor-all] [--floor-concurrency C[,C...]] [--perf FILE]
 #                      [--kcm-qps Q]
 #
 #   --releases N      HelmReleases to create (default 100)
@@ -76,6 +76,11 @@
 #                     of --floor-concurrency's in-flight limits (default
 #                     10,25,50,100); prints floor_install_seconds (the best)
 #                     and rudder_install_ready_over_floor (the ratio)
+#   --floor-all       with --floor: then the floor again with every other
+#                     request rudder sends (floor --requests all: the
+#                     ownership GETs, the finalizer, the upgrade's records
+#                     list, the Events), as floor_all_* and
+#                     rudder_{install,upgrade}_ready_over_floor_all
 #
 # Starts its own control plane (tests/cluster/up) with an audit log of the
 # controller's requests only (bench/scale/audit-policy.yaml), runs
@@ -108,6 +113,7 @@ upgrade=1
 restart=1
 restart_signal=KILL
 floor=0
+floor_all=0
 floor_concurrency=10,25,50,100
 perf_out=
 kcm_qps=500
@@ -134,6 +140,7 @@ while [[ $# -gt 0 ]]; do
 	--no-restart) restart=0 ;;
 	--restart-signal) restart_signal=${2:?}; shift ;;
 	--floor) floor=1 ;;
+	--floor-all) floor_all=1 ;;
 	--perf) perf_out=${2:?}; shift ;;
 	--kcm-qps) kcm_qps=${2:?}; shift ;;
 	--floor-concurrency) floor_concurrency=${2:?}; shift ;;
@@ -160,6 +167,7 @@ esac
 [[ $peer_only == 0 || -n $peer ]] || die "--peer-only needs --peer"
 [[ $restart_signal == KILL || $restart_signal == TERM ]] || die "--restart-signal wants KILL or TERM, got '$restart_signal'"
 [[ $floor_concurrency =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "--floor-concurrency wants numbers like 10,25,50, got '$floor_concurrency'"
+[[ $floor_all == 0 || $floor == 1 ]] || die "--floor-all needs --floor"
 [[ $floor == 0 || $peer_only == 0 ]] || die "--floor needs rudder's run (it sends what rudder's install sent)"
 ((namespaces <= releases)) || namespaces=$releases
 interval_s=$(python3 - "$interval" <<'EOF'
@@ -619,6 +627,15 @@ run_floor() {
 		--concurrency "$floor_concurrency" --apiserver-pid "$(component_pid "$state" kube-apiserver)" \
 		--etcd-pid "$(component_pid "$state" etcd)" "${fargs[@]}" >"$work/floor.txt" 2>"$work/floor.log" ||
 		{ cat "$work/floor.txt"; tail -n 20 "$work/floor.log" >&2; die "floor failed"; }
+	if ((floor_all)); then
+		say "floor: $floor_bin --requests all --releases $releases --namespaces $namespaces --concurrency $floor_concurrency"
+		"$floor_bin" --kubeconfig "$work/rudder-controller.kubeconfig" --objects "$work/objects-rudder.json" \
+			--manifests "$work/release0/manifests.yaml" --record "$work/release0/record.json" \
+			--status "$work/release0/release.json" --releases "$releases" --namespaces "$namespaces" \
+			--concurrency "$floor_concurrency" --apiserver-pid "$(component_pid "$state" kube-apiserver)" \
+			--etcd-pid "$(component_pid "$state" etcd)" --requests all "${fargs[@]}" >>"$work/floor.txt" 2>>"$work/floor.log" ||
+			{ cat "$work/floor.txt"; tail -n 20 "$work/floor.log" >&2; die "floor --requests all failed"; }
+	fi
 	cat "$work/floor.txt"
 	sleep 0.3 # the API server's last audit events
 	# Its requests as the API server logged them (the untimed namespaces and HelmReleases included).
@@ -642,6 +659,9 @@ for phase in ("install", "upgrade"):
     r, f = fig(sys.argv[1], f"rudder_{phase}_ready_seconds"), fig(sys.argv[2], f"floor_{phase}_seconds")
     if r and f:
         print(f"rudder_{phase}_ready_over_floor {r / f:.2f} ratio")
+    fa = fig(sys.argv[2], f"floor_all_{phase}_seconds")
+    if r and fa:
+        print(f"rudder_{phase}_ready_over_floor_all {r / fa:.2f} ratio")
 EOF
 }
 
