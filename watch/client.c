@@ -670,6 +670,10 @@ static int kube__watch_event(watch_ndjson_t *nd, const char *type, cJSON *obj, v
   return w->req->done ? UV_ECANCELED : 0;
 }
 
+/* A response body's first block when its length is not known (chunked): most answers (an object
+ * applied, a record) fit in it. */
+#define KUBE__BODY_START 8192
+
 static int kube__on_body(watch_http_t *h, const char *p, size_t n) {
   kube_conn_t *conn = h->data;
   kube_req_t *req = conn->req;
@@ -682,6 +686,14 @@ static int kube__on_body(watch_http_t *h, const char *p, size_t n) {
   }
   size_t max = req->watch ? KUBE__MAX_ERROR_BODY : conn->c->lim.max_body;
   if (req->body.len + n > max) return UV_E2BIG;
+  if (!req->body.cap) {
+    /* One block for the whole body where its length is known (what is left to read, plus this
+     * piece), else room for a typical object's answer: not a doubling realloc from 64 bytes per
+     * response, each a trip through malloc's large bins. */
+    uint64_t want = (h->parser.flags & F_CONTENT_LENGTH) ? h->parser.content_length + n : KUBE__BODY_START;
+    if (want > max) want = max;
+    if (want > n && buf_reserve(&req->body, (size_t)want)) return UV_ENOMEM;
+  }
   return buf_append(&req->body, p, n) ? UV_ENOMEM : 0;
 }
 

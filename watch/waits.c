@@ -153,13 +153,16 @@ static void kw__event(kube_watch_t *kw, const char *type, cJSON *obj, void *data
   int bad = kw__rv(rvs, &v);
   int gone = !strcmp(type, "DELETED");
   kwait_t *first = key.data ? watch_map_get(&r->by_key, key.data) : NULL;
-  /* The event's object, owned here; each wait gets a copy (a callback may end any wait). */
+  /* The event's object, owned here; each wait gets a copy (a callback may end any wait), or the
+   * object itself when it is the only wait on it (the common case: no copy). */
   cJSON *own = first && !gone && !bad ? kube_watch_take_object(kw) : NULL;
+  int single = first && !first->knext;
   uint64_t gen = ++r->gen;
   for (kwait_t *w; first && (w = kw__untold(r, key.data, gen));) {
     w->told = gen;
     if (w->broken || (!gone && !bad && v <= w->high)) continue;
-    cJSON *copy = gone || bad ? NULL : cJSON_Duplicate(own, 1);
+    cJSON *copy = gone || bad ? NULL : single ? own : cJSON_Duplicate(own, 1);
+    if (copy && copy == own) own = NULL;
     if (!copy) { /* deleted or out of the selector, a version that cannot be compared, or no memory */
       w->broken = 1;
       r->h->stats.broken++;
