@@ -112,7 +112,8 @@ typedef struct informer_memory_s {
   size_t key_bytes;    /* the cache's copies of their keys ("namespace/name"), one block each */
   size_t table_bytes;  /* the cache's hash table (one block of slots) */
   size_t texts;        /* distinct texts held for keep_text subtrees (once however many objects share them) */
-  size_t text_bytes;   /* their blocks and the pool's buckets (a text's raw node counts in object_bytes) */
+  size_t text_bytes;   /* their blocks and the pool's buckets (a text's raw node, or with compact its pointer and null in
+                          the text, counts in object_bytes) */
   size_t bytes;        /* the sum of the four */
 } informer_memory_t;
 informer_memory_t informer_memory(const informer_t *inf);
