@@ -96,13 +96,13 @@ static size_t informer__node_bytes(const cJSON *o, unsigned depth) {
 
 size_t informer_object_bytes(const cJSON *obj) { return obj ? informer__node_bytes(obj, 0) : 0; }
 
+/* The most keep_text paths a compact informer takes (informer_start says UV_EINVAL beyond). */
+#define INFORMER__MAX_TEXT 64
+
 /* A cached object of a compact informer, one block: the text's length, the pool's texts of its
  * keep_text subtrees (one per path, in keep_text's order; NULL where the path was absent or its
  * subtree stayed a tree), then the text itself, with null at each place a pooled text goes. The
  * block holds one hold on each of those texts. */
-/* The most keep_text paths a compact informer takes (informer_start says UV_EINVAL beyond). */
-#define INFORMER__MAX_TEXT 64
-
 typedef struct informer__packed_s {
   size_t len;
   const char *held[];
