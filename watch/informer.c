@@ -40,9 +40,9 @@ struct informer_s {
   unsigned page_size, watch_timeout_s;
   uint64_t backoff_base_ms, backoff_max_ms, backoff_ms;
   informer_handlers_t h;
-  watch_map_t cache;   /* key -> cJSON* */
+  watch_map_t cache;   /* key -> cJSON*, or informer__packed_t* when compact */
   size_t cache_object_bytes, cache_key_bytes; /* informer_memory: kept up to date by informer__cached/_uncached */
-  watch_map_t fresh;   /* the list being assembled, key -> cJSON* */
+  watch_map_t fresh;   /* the list being assembled, key -> cJSON* (informer__packed_t* when compact) */
   buf_t fresh_order;   /* its keys in list order, NUL-separated, so handlers see list order */
   char *rv;            /* last resourceVersion seen */
   char *cont;          /* continue token of the list in progress */
@@ -62,6 +62,10 @@ struct informer_s {
   uint64_t rng;
   char **keep;         /* the projection (NULL-terminated copy), or NULL */
   char **keep_text;    /* the subtrees kept as text (NULL-terminated copy), or NULL */
+  size_t nkeep_text;   /* how many */
+  bool compact;        /* informer_opts_t.compact */
+  cJSON *ring[INFORMER_RING]; /* compact: the trees informer_get/informer_next handed out, oldest replaced */
+  unsigned ring_at;
   textpool_t texts;    /* their texts, each held once for all objects */
   void (*transform)(cJSON *obj, void *data);
   void *transform_data;
@@ -92,17 +96,42 @@ static size_t informer__node_bytes(const cJSON *o, unsigned depth) {
 
 size_t informer_object_bytes(const cJSON *obj) { return obj ? informer__node_bytes(obj, 0) : 0; }
 
-/* obj was stored under key, replacing old (NULL: a new key). */
-static void informer__cached(informer_t *inf, const char *key, const cJSON *obj, const cJSON *old) {
-  inf->cache_object_bytes += informer_object_bytes(obj);
-  if (old) inf->cache_object_bytes -= informer_object_bytes(old);
+/* The most keep_text paths a compact informer takes (informer_start says UV_EINVAL beyond). */
+#define INFORMER__MAX_TEXT 64
+
+/* A cached object of a compact informer, one block: the text's length, the pool's texts of its
+ * keep_text subtrees (one per path, in keep_text's order; NULL where the path was absent or its
+ * subtree stayed a tree), then the text itself, with null at each place a pooled text goes. The
+ * block holds one hold on each of those texts. */
+typedef struct informer__packed_s {
+  size_t len;
+  const char *held[];
+} informer__packed_t;
+
+static char *informer__packed_text(const informer_t *inf, const informer__packed_t *p) {
+  return (char *)(p->held + inf->nkeep_text);
+}
+
+static size_t informer__packed_bytes(const informer_t *inf, const informer__packed_t *p) {
+  return INFORMER_BLOCK_BYTES(sizeof *p + inf->nkeep_text * sizeof *p->held + p->len + 1);
+}
+
+/* The estimate of a cache or list value: a tree, or with compact a packed block. */
+static size_t informer__value_bytes(const informer_t *inf, const void *v) {
+  return inf->compact ? informer__packed_bytes(inf, v) : informer_object_bytes(v);
+}
+
+/* v was stored under key, replacing old (NULL: a new key). */
+static void informer__cached(informer_t *inf, const char *key, const void *v, const void *old) {
+  inf->cache_object_bytes += informer__value_bytes(inf, v);
+  if (old) inf->cache_object_bytes -= informer__value_bytes(inf, old);
   else inf->cache_key_bytes += INFORMER_BLOCK_BYTES(strlen(key) + 1);
 }
 
-/* obj, stored under key, was taken out of the cache. Cached objects are never changed in place
+/* v, stored under key, was taken out of the cache. Cached values are never changed in place
  * (handlers see them const), so the estimate taken out is the one put in. */
-static void informer__uncached(informer_t *inf, const char *key, const cJSON *obj) {
-  inf->cache_object_bytes -= informer_object_bytes(obj);
+static void informer__uncached(informer_t *inf, const char *key, const void *v) {
+  inf->cache_object_bytes -= informer__value_bytes(inf, v);
   inf->cache_key_bytes -= INFORMER_BLOCK_BYTES(strlen(key) + 1);
 }
 
@@ -221,6 +250,111 @@ static void informer__free(informer_t *inf, cJSON *obj) {
   cJSON_Delete(obj);
 }
 
+/* ---- compact objects (informer_opts_t.compact) ---- */
+
+/* The packed block of a trimmed tree; NULL when out of memory. The block takes over the tree's holds
+ * on the pool's texts: on success the tree is to be freed with cJSON_Delete, not informer__free. */
+static informer__packed_t *informer__pack(informer_t *inf, cJSON *obj) {
+  const char *held[INFORMER__MAX_TEXT] = {0};
+  cJSON *nodes[INFORMER__MAX_TEXT] = {0};
+  size_t nk = inf->nkeep_text;
+  for (size_t i = 0; i < nk; i++) {
+    cJSON *parent, *x = informer__at(obj, inf->keep_text[i], &parent);
+    if (!informer__is_text(x)) continue;
+    /* Printed as null for now; the type comes back below, so the tree is as it was. */
+    held[i] = x->valuestring;
+    nodes[i] = x;
+    x->type = (x->type & ~0xFF) | cJSON_NULL;
+  }
+  char *text = cJSON_PrintUnformatted(obj);
+  for (size_t i = 0; i < nk; i++)
+    if (nodes[i]) nodes[i]->type = (nodes[i]->type & ~0xFF) | cJSON_Raw;
+  size_t len = text ? strlen(text) : 0;
+  informer__packed_t *p = text ? malloc(sizeof *p + nk * sizeof *p->held + len + 1) : NULL;
+  if (p) {
+    p->len = len;
+    for (size_t i = 0; i < nk; i++) p->held[i] = held[i];
+    memcpy(informer__packed_text(inf, p), text, len + 1);
+  }
+  free(text);
+  return p;
+}
+
+/* A tree of a packed object, with a raw reference node at each place of a pooled text (borrowed
+ * from the block: valid while the block lives); NULL when out of memory. */
+static cJSON *informer__unpack(const informer_t *inf, const informer__packed_t *p) {
+  cJSON *obj = cJSON_ParseWithLength(informer__packed_text(inf, p), p->len);
+  for (size_t i = 0; obj && i < inf->nkeep_text; i++) {
+    if (!p->held[i]) continue;
+    cJSON *parent, *x = informer__at(obj, inf->keep_text[i], &parent);
+    if (!cJSON_IsNull(x)) continue; /* cannot happen: the text was printed with null there */
+    x->type = cJSON_Raw | cJSON_IsReference | (x->type & cJSON_StringIsConst);
+    x->valuestring = (char *)p->held[i];
+  }
+  return obj;
+}
+
+/* Frees a packed block and its holds. */
+static void informer__packed_free(informer_t *inf, informer__packed_t *p) {
+  for (size_t i = 0; p && i < inf->nkeep_text; i++) textpool_release(&inf->texts, p->held[i]);
+  free(p);
+}
+
+/* Frees a cache or list value (a tree, or with compact a packed block). */
+static void informer__value_free(informer_t *inf, void *v) {
+  if (inf->compact) informer__packed_free(inf, v);
+  else informer__free(inf, v);
+}
+
+/* Frees the trees handed out by informer_get and informer_next. Called before a cached value goes:
+ * the pooled texts those trees point at may go with it. */
+static void informer__ring_clear(informer_t *inf) {
+  for (unsigned i = 0; i < INFORMER_RING; i++) {
+    cJSON_Delete(inf->ring[i]);
+    inf->ring[i] = NULL;
+  }
+}
+
+/* Frees a value taken out of the cache. */
+static void informer__drop(informer_t *inf, void *v) {
+  if (!v) return;
+  if (inf->compact) informer__ring_clear(inf);
+  informer__value_free(inf, v);
+}
+
+/* The value of a trimmed tree for the cache or the list being assembled (consumes obj); NULL when out
+ * of memory. With compact, keep (when not NULL) receives the tree instead of its being freed. */
+static void *informer__value(informer_t *inf, cJSON *obj, cJSON **keep) {
+  if (keep) *keep = NULL;
+  if (!obj || !inf->compact) {
+    if (keep) *keep = obj;
+    return obj;
+  }
+  informer__packed_t *p = informer__pack(inf, obj);
+  if (!p) {
+    informer__free(inf, obj);
+    return NULL;
+  }
+  if (keep) *keep = obj;
+  else cJSON_Delete(obj); /* its holds are the block's now */
+  return p;
+}
+
+/* A tree to hand a handler for a value: the value itself, or with compact a parse of it (to be freed
+ * with informer__tree_done); NULL when out of memory. */
+static const cJSON *informer__tree(const informer_t *inf, const void *v) {
+  return inf->compact ? informer__unpack(inf, v) : v;
+}
+
+static void informer__tree_done(const informer_t *inf, const cJSON *t) {
+  if (inf->compact) cJSON_Delete((cJSON *)t);
+}
+
+/* Whether two values of key are the same object: the same resourceVersion, or with compact the same
+ * text and pooled texts (which is the same thing: the resourceVersion is in the text, and a text
+ * follows from the object). */
+static bool informer__same(const informer_t *inf, const void *a, const void *b);
+
 /* Keys that most cached objects have, kept once for the process: a cached node with one of them
  * points here (cJSON_StringIsConst: cJSON_Delete leaves it, cJSON_Duplicate shares it) instead of
  * a block of its own (32 bytes or more each; a HelmRelease has some 30 of them). Sorted (strcmp). */
@@ -267,6 +401,16 @@ static const char *informer__str(const cJSON *o, const char *a, const char *b) {
   const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
   if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
   return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+static bool informer__same(const informer_t *inf, const void *a, const void *b) {
+  if (inf->compact) {
+    const informer__packed_t *x = a, *y = b;
+    return x->len == y->len && !memcmp(x->held, y->held, inf->nkeep_text * sizeof *x->held) &&
+           !memcmp(informer__packed_text(inf, x), informer__packed_text(inf, y), x->len);
+  }
+  const char *orv = informer__str(a, "metadata", "resourceVersion"), *nrv = informer__str(b, "metadata", "resourceVersion");
+  return orv && nrv && !strcmp(orv, nrv);
 }
 
 int informer_key(const cJSON *obj, buf_t *buf) {
@@ -320,8 +464,16 @@ static void informer__free_map(informer_t *inf, watch_map_t *m) {
   size_t it = 0;
   const char *k;
   void *v;
-  while (watch_map_next(m, &it, &k, &v)) informer__free(inf, v);
+  while (watch_map_next(m, &it, &k, &v)) informer__value_free(inf, v);
   watch_map_free(m);
+}
+
+/* Tells on_delete of the cached value v of key (parsed for the call with compact). */
+static void informer__tell_delete(informer_t *inf, const char *key, const void *v) {
+  const cJSON *t = informer__tree(inf, v);
+  if (t) inf->h.on_delete(inf, key, t, inf->h.data);
+  else LOG_E("informer out of memory; a delete is not told", "path", inf->path, "key", key);
+  informer__tree_done(inf, t);
 }
 
 /* Applies a complete list to the cache: adds, updates where resourceVersion changed, and deletes
@@ -332,24 +484,28 @@ static void informer__apply_list(informer_t *inf) {
   void *v;
   for (size_t off = 0; off < inf->fresh_order.len; off += strlen(inf->fresh_order.data + off) + 1) {
     k = inf->fresh_order.data + off;
-    cJSON *obj = watch_map_get(&inf->fresh, k);
-    if (!obj || obj == (cJSON *)&consumed) continue;
+    void *obj = watch_map_get(&inf->fresh, k);
+    if (!obj || obj == (void *)&consumed) continue;
     watch_map_put(&inf->fresh, k, &consumed, NULL); /* replacing a value never allocates */
-    cJSON *old = watch_map_get(&inf->cache, k);
-    const char *orv = old ? informer__str(old, "metadata", "resourceVersion") : NULL;
-    const char *nrv = informer__str(obj, "metadata", "resourceVersion");
-    if (old && orv && nrv && !strcmp(orv, nrv)) { informer__free(inf, obj); continue; }
+    void *old = watch_map_get(&inf->cache, k);
+    if (old && informer__same(inf, old, obj)) { informer__value_free(inf, obj); continue; }
     if (watch_map_put(&inf->cache, k, obj, NULL)) {
       LOG_E("informer out of memory; object dropped", "path", inf->path, "key", k);
-      informer__free(inf, obj);
+      informer__value_free(inf, obj);
       continue;
     }
     informer__cached(inf, k, obj, old);
-    if (!inf->stopping) {
-      if (old && inf->h.on_update) inf->h.on_update(inf, k, old, obj, inf->h.data);
-      else if (!old && inf->h.on_add) inf->h.on_add(inf, k, obj, inf->h.data);
+    if (!inf->stopping && (old ? inf->h.on_update != NULL : inf->h.on_add != NULL)) {
+      /* A compact list holds texts (so that a relist of every object never holds every tree at once):
+       * each is parsed for its handler call. */
+      const cJSON *t = informer__tree(inf, obj), *ot = old ? informer__tree(inf, old) : NULL;
+      if (!t || (old && !ot)) LOG_E("informer out of memory; a change is not told", "path", inf->path, "key", k);
+      else if (old) inf->h.on_update(inf, k, ot, t, inf->h.data);
+      else inf->h.on_add(inf, k, t, inf->h.data);
+      informer__tree_done(inf, t);
+      informer__tree_done(inf, ot);
     }
-    informer__free(inf, old);
+    informer__drop(inf, old);
   }
   size_t it = 0;
   if (inf->bad_unknown)
@@ -359,10 +515,10 @@ static void informer__apply_list(informer_t *inf) {
     if (watch_map_get(&inf->fresh, k)) continue;
     /* A skipped object is not gone: its last readable copy stays. */
     if (inf->bad_unknown || watch_map_get(&inf->bad, k)) continue;
-    if (!inf->stopping && inf->h.on_delete) inf->h.on_delete(inf, k, v, inf->h.data);
+    if (!inf->stopping && inf->h.on_delete) informer__tell_delete(inf, k, v);
     informer__uncached(inf, k, v);
     watch_map_del(&inf->cache, k); /* deleting leaves a tombstone: iteration stays valid */
-    informer__free(inf, v);
+    informer__drop(inf, v);
   }
   /* Every fresh value now belongs to the cache or was freed. */
   watch_map_free(&inf->fresh);
@@ -394,7 +550,7 @@ static void informer__page_free(informer__page_t *pg) {
 /* Takes back what a page that is read again added to the list being assembled. */
 static void informer__page_undo(informer_t *inf, informer__page_t *pg) {
   for (size_t off = pg->order_mark; off < inf->fresh_order.len; off += strlen(inf->fresh_order.data + off) + 1)
-    informer__free(inf, watch_map_del(&inf->fresh, inf->fresh_order.data + off));
+    informer__value_free(inf, watch_map_del(&inf->fresh, inf->fresh_order.data + off));
   if (inf->fresh_order.len > pg->order_mark) {
     inf->fresh_order.len = pg->order_mark;
     if (inf->fresh_order.data) inf->fresh_order.data[pg->order_mark] = 0;
@@ -453,21 +609,24 @@ static void informer__item_done(informer__page_t *pg) {
     return;
   }
   buf_t key = BUF_INIT;
-  void *old;
-  /* Trimmed at once: one whole object is the most the informer ever holds beyond its cache. */
+  void *old, *v = NULL;
+  /* Trimmed at once (and with compact packed): one whole object is the most the informer ever holds
+   * beyond its cache. */
   if (!(item = informer__trim(inf, item))) {
     pg->oom = 1;
   } else if (informer_key(item, &key)) {
     informer__page_report(pg, "the object has no metadata.name");
     informer__free(inf, item);
-  } else if (watch_map_put(&inf->fresh, key.data, item, &old)) {
-    informer__free(inf, item);
+  } else if (!(v = informer__value(inf, item, NULL))) {
+    pg->oom = 1;
+  } else if (watch_map_put(&inf->fresh, key.data, v, &old)) {
+    informer__value_free(inf, v);
     pg->oom = 1;
   } else if (old) {
-    informer__free(inf, old);
+    informer__value_free(inf, old);
   } else if (buf_append(&inf->fresh_order, key.data, key.len + 1)) {
     /* Out of memory: an object missing from the order list would leak, so it is dropped. */
-    informer__free(inf, watch_map_del(&inf->fresh, key.data));
+    informer__value_free(inf, watch_map_del(&inf->fresh, key.data));
     pg->oom = 1;
   }
   buf_free(&key);
@@ -690,27 +849,38 @@ static void informer__event(kube_watch_t *w, const char *type, cJSON *object, vo
     return;
   }
   if (!strcmp(type, "DELETED")) {
-    cJSON *old = watch_map_del(&inf->cache, key.data);
+    void *old = watch_map_del(&inf->cache, key.data);
     if (old) informer__uncached(inf, key.data, old);
     informer__set_rv(inf, rv);
     /* Handlers see the projection, as for adds and updates. */
     cJSON *last = inf->keep || inf->transform || inf->keep_text ? informer__trim(inf, kube_watch_take_object(w)) : NULL;
     if (inf->h.on_delete) inf->h.on_delete(inf, key.data, last ? last : object, inf->h.data);
     informer__free(inf, last);
-    informer__free(inf, old);
+    informer__drop(inf, old);
   } else if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
-    cJSON *obj = informer__trim(inf, kube_watch_take_object(w)), *old = NULL;
-    if (!obj || watch_map_put(&inf->cache, key.data, obj, (void **)&old)) {
-      informer__free(inf, obj);
+    /* With compact, the handler gets the tree just trimmed (the block holds its pooled texts now),
+     * and the old object parsed from its block before the block goes. */
+    const void *have = inf->compact && inf->h.on_update ? watch_map_get(&inf->cache, key.data) : NULL;
+    const cJSON *ot = have ? informer__tree(inf, have) : NULL;
+    cJSON *obj = NULL;
+    void *v = have && !ot ? NULL : informer__value(inf, informer__trim(inf, kube_watch_take_object(w)), &obj), *old = NULL;
+    if (!v || watch_map_put(&inf->cache, key.data, v, &old)) {
+      if (v) {
+        informer__value_free(inf, v);
+        informer__tree_done(inf, obj);
+      }
+      informer__tree_done(inf, ot);
       LOG_E("informer out of memory; relisting", "path", inf->path);
       inf->watch_error = 410; /* the cache is now wrong: rebuild it */
       kube_watch_stop(w);
     } else {
-      informer__cached(inf, key.data, obj, old);
+      informer__cached(inf, key.data, v, old);
       informer__set_rv(inf, rv);
-      if (old && inf->h.on_update) inf->h.on_update(inf, key.data, old, obj, inf->h.data);
+      if (old && inf->h.on_update) inf->h.on_update(inf, key.data, inf->compact ? ot : old, obj, inf->h.data);
       else if (!old && inf->h.on_add) inf->h.on_add(inf, key.data, obj, inf->h.data);
-      informer__free(inf, old);
+      informer__tree_done(inf, obj);
+      informer__tree_done(inf, ot);
+      informer__drop(inf, old);
     }
   }
   buf_free(&key);
@@ -735,10 +905,10 @@ static void informer__bad_event(kube_watch_t *w, const char *type, const char *n
   if (!strcmp(type, "BOOKMARK")) return;
   if (!strcmp(type, "DELETED") && have) {
     /* The object is gone whatever its last state was: its cached copy goes as the delete. */
-    cJSON *old = watch_map_del(&inf->cache, key);
+    void *old = watch_map_del(&inf->cache, key);
     if (old) informer__uncached(inf, key, old);
-    if (old && inf->h.on_delete) inf->h.on_delete(inf, key, old, inf->h.data);
-    informer__free(inf, old);
+    if (old && inf->h.on_delete) informer__tell_delete(inf, key, old);
+    informer__drop(inf, old);
     return;
   }
   LOG_W("informer skipped an object it cannot read", "path", inf->path, "key", have ? key : "", "error", why);
@@ -846,9 +1016,14 @@ int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_ha
   inf->transform = o->transform;
   inf->metadata_only = o->metadata_only;
   inf->transform_data = o->transform_data;
+  int err = UV_ENOMEM;
   if ((o->keep && informer__copy_list(o->keep, &inf->keep)) ||
       (o->keep_text && informer__copy_list(o->keep_text, &inf->keep_text)))
-    goto nomem;
+    goto fail;
+  while (inf->keep_text && inf->keep_text[inf->nkeep_text]) inf->nkeep_text++;
+  inf->compact = o->compact;
+  err = UV_EINVAL;
+  if (inf->compact && inf->nkeep_text > INFORMER__MAX_TEXT) goto fail;
   for (size_t i = 1; i < sizeof informer__keys / sizeof *informer__keys; i++)
     assert(strcmp(informer__keys[i - 1], informer__keys[i]) < 0); /* bsearch needs them sorted */
   inf->rng = uv_hrtime() | 1;
@@ -863,23 +1038,48 @@ int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_ha
   informer__unsynced++;
   *out = inf;
   return 0;
-nomem:
+fail:
   informer__free_keep(inf);
   free(inf->path); free(inf->label_selector); free(inf->field_selector); free(inf);
-  return UV_ENOMEM;
+  return err;
 }
 
 bool informer_has_synced(const informer_t *inf) { return inf->synced; }
 
-const cJSON *informer_get(const informer_t *inf, const char *key) { return watch_map_get(&inf->cache, key); }
+/* A tree for a reader of a compact informer, kept in the ring (the oldest there goes); NULL when out of
+ * memory. The ring is the informer's own bookkeeping, not its cache: const callers may fill it. */
+static const cJSON *informer__ring_put(const informer_t *cinf, const void *v) {
+  informer_t *inf = (informer_t *)cinf;
+  cJSON *t = informer__unpack(inf, v);
+  if (!t) return NULL;
+  cJSON_Delete(inf->ring[inf->ring_at]);
+  inf->ring[inf->ring_at] = t;
+  inf->ring_at = (inf->ring_at + 1) % INFORMER_RING;
+  return t;
+}
+
+const cJSON *informer_get(const informer_t *inf, const char *key) {
+  const void *v = watch_map_get(&inf->cache, key);
+  return v && inf->compact ? informer__ring_put(inf, v) : v;
+}
+
+bool informer_has(const informer_t *inf, const char *key) { return watch_map_get(&inf->cache, key) != NULL; }
+
+size_t informer_cached_bytes(const informer_t *inf, const char *key) {
+  const void *v = watch_map_get(&inf->cache, key);
+  return v ? informer__value_bytes(inf, v) : 0;
+}
 
 size_t informer_count(const informer_t *inf) { return inf->cache.len; }
 
 bool informer_next(const informer_t *inf, size_t *it, const char **key, const cJSON **obj) {
   void *v;
-  if (!watch_map_next(&inf->cache, it, key, &v)) return false;
-  *obj = v;
-  return true;
+  while (watch_map_next(&inf->cache, it, key, &v)) {
+    *obj = inf->compact ? informer__ring_put(inf, v) : v;
+    if (*obj) return true;
+    LOG_E("informer out of memory; an object is left out of an iteration", "path", inf->path, "key", *key);
+  }
+  return false;
 }
 
 const char *informer_resource_version(const informer_t *inf) { return inf->rv ? inf->rv : ""; }
@@ -903,6 +1103,7 @@ static void informer__closed(uv_handle_t *h) {
   informer_t *inf = h->data;
   void (*cb)(void *) = inf->stop_cb;
   void *data = inf->stop_data;
+  informer__ring_clear(inf);
   informer__free_map(inf, &inf->cache);
   informer__free_map(inf, &inf->fresh);
   informer__free_keep(inf); /* after the objects: freeing them reads keep_text */

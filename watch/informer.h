@@ -9,10 +9,16 @@
 
 typedef struct informer_s informer_t;
 
+/* How many trees informer_get and informer_next of a compact informer (informer_opts_t.compact)
+ * keep valid at once. */
+#define INFORMER_RING 4
+
 typedef struct informer_handlers_s {
-  /* A new object (obj is the cached copy, borrowed). */
+  /* A new object (obj is the cached copy, borrowed; for a compact informer a tree of it made for
+   * this call: valid until the handler returns). */
   void (*on_add)(informer_t *inf, const char *key, const cJSON *obj, void *data);
-  /* A changed object: old is freed after the call, obj is the cached copy. */
+  /* A changed object: old is freed after the call, obj is the cached copy (compact: both are trees
+   * made for this call, valid until the handler returns). */
   void (*on_update)(informer_t *inf, const char *key, const cJSON *old, const cJSON *obj, void *data);
   /* A deleted object (its last known state, freed after the call). */
   void (*on_delete)(informer_t *inf, const char *key, const cJSON *obj, void *data);
@@ -55,6 +61,16 @@ typedef struct informer_opts_s {
   /* Ask for metadata only (PartialObjectMetadata: apiVersion meta.k8s.io/v1, the object's metadata,
    * managedFields included): no spec, status or data is sent at all. */
   bool metadata_only;
+  /* Keep each cached object as one block of its compact JSON text (cJSON_PrintUnformatted, after
+   * keep, transform and keep_text) instead of a tree: a tree costs some 80 bytes per node and a
+   * block per string, the text about its length. keep_text subtrees stay shared: the text has null
+   * at their place and the block points at the pool's copies, which each cached object holds as
+   * without compact. Readers get trees parsed from the text with a raw reference node at each such
+   * place (the same trees as without compact), at the cost of a parse per read: informer_get and
+   * informer_next keep the last INFORMER_RING trees they made (see there), handlers get trees made
+   * for the call. At most 64 keep_text paths (informer_start says UV_EINVAL). Out of memory while parsing, informer_get says NULL (informer_has still says
+   * true), informer_next skips the object and a handler call is left out (logged). */
+  bool compact;
 } informer_opts_t;
 
 /* Starts listing and watching; 0 or UV_ENOMEM/UV_EINVAL. */
@@ -63,11 +79,20 @@ int informer_start(kube_client_t *c, const informer_opts_t *o, const informer_ha
 bool informer_has_synced(const informer_t *inf);
 /* How many informers of the process are started and have not synced yet (nor been stopped). */
 size_t informer_unsynced(void);
-/* The cached object for key (borrowed; valid until the next event is processed), or NULL. */
+/* The cached object for key (borrowed), or NULL. Without compact it is the cached tree itself,
+ * valid until the next event is processed. With compact it is a tree parsed from the cached text,
+ * valid until the informer processes its next event (a watch event or a complete list, including
+ * the handler calls of that event after the one running now) or stops, and at most until
+ * INFORMER_RING more trees have been returned by informer_get and informer_next of the same informer:
+ * a caller that needs it longer copies what it needs. */
 const cJSON *informer_get(const informer_t *inf, const char *key);
+/* Whether key is cached (no parse, whatever the mode). */
+bool informer_has(const informer_t *inf, const char *key);
 /* Number of cached objects. */
 size_t informer_count(const informer_t *inf);
-/* Iterates the cache: start with *it = 0; returns false when done. */
+/* Iterates the cache: start with *it = 0; returns false when done. With compact, *obj is a tree with
+ * the lifetime of informer_get's (so each step may end the life of the tree of INFORMER_RING steps
+ * before). */
 bool informer_next(const informer_t *inf, size_t *it, const char **key, const cJSON **obj);
 /* The last resourceVersion seen (list, event or bookmark); "" before the first list. */
 const char *informer_resource_version(const informer_t *inf);
@@ -78,15 +103,17 @@ cJSON *informer_project(cJSON *obj, const char *const *keep);
 void informer_stats(const informer_t *inf, unsigned *lists, unsigned *watches);
 
 /* What the cache holds, in bytes of heap, as an estimate computed the same way for every object
- * (informer_object_bytes) and kept up to date on every add, update and delete (no walk of the
- * cache when it is read). */
+ * (informer_cached_bytes: informer_object_bytes of its tree, or with compact its one block) and kept
+ * up to date on every add, update and delete (no walk of the cache when it is read). The trees a
+ * compact informer parses for readers are not counted (at most INFORMER_RING of them live on). */
 typedef struct informer_memory_s {
   size_t objects;      /* cached objects (informer_count) */
-  size_t object_bytes; /* the sum of informer_object_bytes over them */
+  size_t object_bytes; /* the sum of informer_cached_bytes over them */
   size_t key_bytes;    /* the cache's copies of their keys ("namespace/name"), one block each */
   size_t table_bytes;  /* the cache's hash table (one block of slots) */
   size_t texts;        /* distinct texts held for keep_text subtrees (once however many objects share them) */
-  size_t text_bytes;   /* their blocks and the pool's buckets (a text's raw node counts in object_bytes) */
+  size_t text_bytes;   /* their blocks and the pool's buckets (a text's raw node, or with compact its pointer and null in
+                          the text, counts in object_bytes) */
   size_t bytes;        /* the sum of the four */
 } informer_memory_t;
 informer_memory_t informer_memory(const informer_t *inf);
@@ -97,6 +124,10 @@ informer_memory_t informer_memory(const informer_t *inf);
  * request plus 8, rounded up to 16, at least 32; so a node is 80 bytes). Only obj and what is
  * below it, not its siblings. */
 size_t informer_object_bytes(const cJSON *obj);
+/* The estimate of what the cache holds for key's object (0 when not cached): informer_object_bytes
+ * of its tree; with compact, the block of its text, which also holds its length and one pointer per
+ * keep_text path (INFORMER_BLOCK_BYTES of all that; the pooled texts count in text_bytes). */
+size_t informer_cached_bytes(const informer_t *inf, const char *key);
 #define INFORMER_BLOCK_BYTES(n) ((((size_t)(n) + 8 + 15) & ~(size_t)15) < 32 ? (size_t)32 : (((size_t)(n) + 8 + 15) & ~(size_t)15))
 /* Stops everything, frees the cache and the informer, then calls cb (may be NULL). */
 void informer_stop(informer_t *inf, void (*cb)(void *data), void *data);

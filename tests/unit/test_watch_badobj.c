@@ -13,6 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* test_watch_badobj_compact.c runs the same with the cache holding text (informer_opts_t.compact). */
+#ifndef TEST_INFORMER_COMPACT
+#define TEST_INFORMER_COMPACT false
+#endif
+
 static uv_loop_t loop;
 static tsrv_t srv;
 
@@ -252,7 +257,8 @@ int main(void) {
   set(7, big_obj("h", 8, MAX_BODY / 3));
 
   informer_opts_t o = {.path = "/apis/rudder.dev/v1alpha1/namespaces/ns/helmreleases", .page_size = 500,
-                       .backoff_base_ms = 20, .backoff_max_ms = 200, .keep = (const char *const[]){"spec", NULL}};
+                       .backoff_base_ms = 20, .backoff_max_ms = 200, .keep = (const char *const[]){"spec", NULL},
+                       .compact = TEST_INFORMER_COMPACT};
   informer_handlers_t h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .on_synced = on_synced,
                            .on_bad_object = on_bad};
   informer_t *inf;

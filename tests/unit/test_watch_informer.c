@@ -10,6 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* test_watch_informer_compact.c runs all of this with the cache holding text (informer_opts_t.compact):
+ * the same handler calls, objects and texts, other memory figures. */
+#ifndef TEST_INFORMER_COMPACT
+#define TEST_INFORMER_COMPACT false
+#endif
+
 static uv_loop_t loop;
 static tsrv_t srv;
 
@@ -296,20 +302,49 @@ static void test_object_bytes(void) {
   cJSON_Delete(s);
 }
 
+static size_t n_keep_text; /* of the informer being checked */
+
+/* The raw nodes of o and below: how many, and their texts' length. */
+static void raw_nodes(const cJSON *o, size_t *n, size_t *len) {
+  for (const cJSON *c = o->child; c; c = c->next) {
+    if (cJSON_IsRaw(c)) {
+      (*n)++;
+      *len += strlen(c->valuestring);
+    }
+    raw_nodes(c, n, len);
+  }
+}
+
+/* What a compact cache holds for obj: one block of its length, a pointer per keep_text path and its
+ * text, printed with null for each pooled text. */
+static size_t compact_bytes(const cJSON *obj) {
+  char *text = cJSON_PrintUnformatted(obj);
+  size_t n = 0, len = 0;
+  raw_nodes(obj, &n, &len);
+  size_t b = INFORMER_BLOCK_BYTES(sizeof(size_t) + n_keep_text * sizeof(void *) + strlen(text) - len + 4 * n + 1);
+  free(text);
+  return b;
+}
+
 /* The cache's figures are the sums over what it holds, every time they are read. */
 static void check_memory(informer_t *inf) {
   informer_memory_t m = informer_memory(inf);
-  size_t it = 0, count = 0, ob = 0, kb = 0;
+  size_t it = 0, count = 0, ob = 0, kb = 0, trees = 0;
   const char *key;
   const cJSON *obj;
   while (informer_next(inf, &it, &key, &obj)) {
     count++;
-    ob += informer_object_bytes(obj);
+    size_t want = TEST_INFORMER_COMPACT ? compact_bytes(obj) : informer_object_bytes(obj);
+    CHECK_EQ_INT(informer_cached_bytes(inf, key), want);
+    ob += want;
+    trees += informer_object_bytes(obj);
     kb += INFORMER_BLOCK_BYTES(strlen(key) + 1);
   }
   CHECK_EQ_INT(m.objects, count);
   CHECK_EQ_INT(m.objects, informer_count(inf));
   CHECK_EQ_INT(m.object_bytes, ob);
+  /* Text is smaller than the trees (even those of the parse, whose keys are their own). */
+  if (TEST_INFORMER_COMPACT && count) CHECK(m.object_bytes * 2 < trees);
   CHECK_EQ_INT(m.key_bytes, kb);
   CHECK(m.table_bytes > 0);
   CHECK_EQ_INT(m.bytes, m.object_bytes + m.key_bytes + m.table_bytes + m.text_bytes);
@@ -386,7 +421,8 @@ static void test_keep_text(kube_client_t *c) {
   static const char *const keep[] = {"spec", NULL};
   static const char *const text[] = {"spec.chart.inline", "spec.values", "spec.none.deeper", "status", NULL};
   informer_opts_t o = {.path = "/apis/rudder.dev/v1alpha1/namespaces/ns/helmreleases", .label_selector = "app=web",
-                       .page_size = 2, .keep = keep, .keep_text = text};
+                       .page_size = 2, .keep = keep, .keep_text = text, .compact = TEST_INFORMER_COMPACT};
+  n_keep_text = 4;
   informer_handlers_t h = {text_on_add, text_on_update, text_on_delete, NULL, NULL, NULL};
   informer_t *inf;
   buf_reset(&seen);
@@ -396,7 +432,10 @@ static void test_keep_text(kube_client_t *c) {
   /* Handlers see the text (read here from it): t4's inline is no object, t5 has no chart. */
   CHECK_EQ_STR(seen.data, "+ns/t1:c1;+ns/t2:c1;+ns/t3:c2;+ns/t4:-;+ns/t5:-;");
   char *c1 = chart_text(1), *c2 = chart_text(2), *c3 = chart_text(3), *c4 = chart_text(4);
-  const cJSON *t1 = informer_get(inf, "ns/t1"), *t2 = informer_get(inf, "ns/t2"), *t3 = informer_get(inf, "ns/t3");
+  /* Read again at each use: a compact informer's trees live for INFORMER_RING reads. */
+#define t1 informer_get(inf, "ns/t1")
+#define t2 informer_get(inf, "ns/t2")
+#define t3 informer_get(inf, "ns/t3")
   /* Each subtree is one raw node holding the compact text, the same copy for the same text. */
   CHECK(cJSON_IsRaw(inline_of(t1)) && (inline_of(t1)->type & cJSON_IsReference));
   CHECK_EQ_STR(text_of(inline_of(t1)), c1);
@@ -425,10 +464,11 @@ static void test_keep_text(kube_client_t *c) {
     cJSON_Delete(fresh);
     free(j);
   }
-  /* The raw node is its node (its key "inline" is a shared one); the texts are counted once, in
-   * text_bytes. A key the informer does not share is the node's own. */
-  CHECK_EQ_INT(informer_object_bytes(inline_of(t1)), 80);
-  CHECK_EQ_INT(informer_object_bytes(at(t1, "spec", "values", NULL)), 80);
+  /* The raw node is its node (its key "inline" is a shared one, but not in a tree parsed from a
+   * compact cache's text); the texts are counted once, in text_bytes. A key the informer does not
+   * share is the node's own. */
+  CHECK_EQ_INT(informer_object_bytes(inline_of(t1)), TEST_INFORMER_COMPACT ? 80 + 32 : 80);
+  CHECK_EQ_INT(informer_object_bytes(at(t1, "spec", "values", NULL)), TEST_INFORMER_COMPACT ? 80 + 32 : 80);
   const cJSON *own = at(t1, "spec", "userField", NULL);
   CHECK(own && !(own->type & cJSON_StringIsConst));
   CHECK_EQ_INT(informer_object_bytes(own), 80 + 32 + 32);
@@ -496,6 +536,22 @@ static void test_keep_text(kube_client_t *c) {
   CHECK_EQ_INT(refs_of(inf, "ns/t1"), 2);
   CHECK_EQ_INT(refs_of(inf, "ns/t6"), 1);
   CHECK_EQ_INT(informer_memory(inf).text_bytes, m.text_bytes);
+#undef t1
+#undef t2
+#undef t3
+
+  /* informer_has answers without a parse. */
+  CHECK(informer_has(inf, "ns/t1") && informer_has(inf, "ns/t6") && !informer_has(inf, "ns/t2"));
+  if (TEST_INFORMER_COMPACT) {
+    /* The last INFORMER_RING trees read live together, each its own parse of the same text (the
+     * sanitizer build sees a freed one read); the pooled texts are held once per cached object, not
+     * per tree. */
+    const cJSON *r[INFORMER_RING];
+    for (int i = 0; i < INFORMER_RING; i++) r[i] = informer_get(inf, "ns/t1");
+    for (int i = 1; i < INFORMER_RING; i++) CHECK(r[i] != r[0] && cJSON_Compare(r[i], r[0], 1));
+    for (int i = 0; i < INFORMER_RING; i++) CHECK_EQ_STR(text_of(inline_of(r[i])), c3);
+    CHECK_EQ_INT(textpool_refs(text_of(inline_of(r[0]))), 2);
+  }
 
   /* Stopped with objects cached: everything is freed (the sanitizer build checks). */
   int stopped = 0;
@@ -528,7 +584,8 @@ int main(void) {
   }
   fail_lists = 1; /* the first list fails: the informer retries after a backoff */
   informer_opts_t o = {.path = "/apis/rudder.dev/v1alpha1/namespaces/ns/helmreleases", .label_selector = "app=web",
-                       .page_size = 2, .backoff_base_ms = 20, .backoff_max_ms = 200};
+                       .page_size = 2, .backoff_base_ms = 20, .backoff_max_ms = 200, .compact = TEST_INFORMER_COMPACT};
+  n_keep_text = 0;
   informer_handlers_t h = {on_add, on_update, on_delete, on_synced, NULL, NULL};
   informer_t *inf;
   CHECK_EQ_INT(informer_start(c, &o, &h, &inf), 0);
@@ -554,11 +611,26 @@ int main(void) {
     /* 8 nodes; 7 keys (apiVersion ... resourceVersion, 16 bytes with its NUL: 16 + 8 fits in 32)
      * and 5 string values ("rudder.dev/v1alpha1", 20 bytes, ... "1"): a block of 32 each. */
     CHECK_EQ_INT(informer_object_bytes(one), 8 * 80 + 7 * 32 + 5 * 32);
-    /* The cache holds those keys once for the process (constant keys): only nodes and values. */
-    CHECK_EQ_INT(m.object_bytes, 5 * (8 * 80 + 5 * 32));
-    const cJSON *r1 = informer_get(inf, "ns/r1");
-    CHECK(r1 && (r1->child->type & cJSON_StringIsConst) && !strcmp(r1->child->string, "apiVersion"));
-    CHECK(r1 && r1->child->string == informer_get(inf, "ns/r3")->child->string);
+    if (TEST_INFORMER_COMPACT) {
+      /* Compact: one block per object, its length and its text (as cJSON prints it: 136 bytes). */
+      char *t = cJSON_PrintUnformatted(one);
+      CHECK_EQ_INT(strlen(t), 136);
+      CHECK_EQ_INT(m.object_bytes, 5 * INFORMER_BLOCK_BYTES(8 + 136 + 1));
+      CHECK_EQ_INT(INFORMER_BLOCK_BYTES(8 + 136 + 1), 160);
+      free(t);
+      /* What readers get prints as the tree did. */
+      t = cJSON_PrintUnformatted(informer_get(inf, "ns/r1"));
+      char *w = cJSON_PrintUnformatted(one);
+      CHECK_EQ_STR(t, w);
+      free(t);
+      free(w);
+    } else {
+      /* The cache holds those keys once for the process (constant keys): only nodes and values. */
+      CHECK_EQ_INT(m.object_bytes, 5 * (8 * 80 + 5 * 32));
+      const cJSON *r1 = informer_get(inf, "ns/r1");
+      CHECK(r1 && (r1->child->type & cJSON_StringIsConst) && !strcmp(r1->child->string, "apiVersion"));
+      CHECK(r1 && r1->child->string == informer_get(inf, "ns/r3")->child->string);
+    }
     CHECK_EQ_INT(m.key_bytes, 5 * 32);
     cJSON_Delete(one);
   }
