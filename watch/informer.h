@@ -68,8 +68,9 @@ typedef struct informer_opts_s {
    * without compact. Readers get trees parsed from the text with a raw reference node at each such
    * place (the same trees as without compact), at the cost of a parse per read: informer_get and
    * informer_next keep the last INFORMER_RING trees they made (see there), handlers get trees made
-   * for the call. At most 64 keep_text paths (informer_start says UV_EINVAL). Out of memory while parsing, informer_get says NULL (informer_has still says
-   * true), informer_next skips the object and a handler call is left out (logged). */
+   * for the call. At most 64 keep_text paths (informer_start says UV_EINVAL). Out of memory while
+   * parsing, informer_get says NULL (informer_has still says true), informer_next skips the object
+   * and a handler call is left out (logged). */
   bool compact;
 } informer_opts_t;
 
