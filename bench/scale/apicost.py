@@ -166,11 +166,12 @@ def watch_forever(api, path):
         c.close()
 
 
-def run_round(api, kind, n, conc, ctx):
+def each_release(api, n, conc, fn):
+    """Calls fn(conn, i) for i = 0..n-1 from conc senders, each on a kept-alive connection of its
+    own; returns the seconds from the first start to the last end."""
     work = queue.Queue()
     for i in range(n):
         work.put(i)
-    errors = []
 
     def worker():
         c = api.conn()
@@ -179,15 +180,7 @@ def run_round(api, kind, n, conc, ctx):
                 i = work.get_nowait()
             except queue.Empty:
                 break
-            m, path, body, ctype, ok = request_for(kind, i, ctx)
-            if body == "UPDATE":
-                st, out = send(c, "GET", path)
-                obj = json.loads(out)
-                obj["metadata"]["labels"]["status"] = "deployed"
-                body = obj
-            st, out = send(c, m, path, body, ctype or "application/json")
-            if st not in ok:
-                errors.append(f"{kind} {i}: {st} {out[:200]!r}")
+            fn(c, i)
         c.close()
 
     threads = [threading.Thread(target=worker) for _ in range(conc)]
@@ -196,8 +189,24 @@ def run_round(api, kind, n, conc, ctx):
         t.start()
     for t in threads:
         t.join()
-    return time.monotonic() - t0, errors
+    return time.monotonic() - t0
 
+
+def run_round(api, kind, n, conc, ctx):
+    errors = []
+
+    def one(c, i):
+        m, path, body, ctype, ok = request_for(kind, i, ctx)
+        if body == "UPDATE":
+            st, out = send(c, "GET", path)
+            obj = json.loads(out)
+            obj["metadata"]["labels"]["status"] = "deployed"
+            body = obj
+        st, out = send(c, m, path, body, ctype or "application/json")
+        if st not in ok:
+            errors.append(f"{kind} {i}: {st} {out[:200]!r}")
+
+    return each_release(api, n, conc, one), errors
 
 def main():
     global NS
@@ -232,37 +241,23 @@ def main():
 
     # The untimed setup: records and HelmReleases, C senders.
     ctx = {"round": 0, "uids": [None] * a.releases}
-    setup = queue.Queue()
-    for i in range(a.releases):
-        setup.put(i)
     errs = []
 
-    def setup_worker():
-        cc = api.conn()
-        while True:
-            try:
-                i = setup.get_nowait()
-            except queue.Empty:
-                break
-            st, out = send(cc, "POST", f"/api/v1/namespaces/{NS}/secrets", record(i))
-            if st != 201:
-                errs.append(f"record {i}: {st} {out[:200]!r}")
-            hr = {"apiVersion": "rudder.dev/v1alpha1", "kind": "HelmRelease",
-                  "metadata": {"name": f"app-{i:05d}", "namespace": NS},
-                  "spec": {"interval": "1m", "chart": {"inline": {"name": "app", "version": "1.0.0",
-                                                                  "templates": {"cm.yaml": "kind: ConfigMap\n" + "#" * a.inline_bytes}}}}}
-            st, out = send(cc, "POST", f"/apis/rudder.dev/v1alpha1/namespaces/{NS}/helmreleases", hr)
-            if st != 201:
-                errs.append(f"helmrelease {i}: {st} {out[:200]!r}")
-            else:
-                ctx["uids"][i] = json.loads(out)["metadata"]["uid"]
-        cc.close()
+    def setup_one(cc, i):
+        st, out = send(cc, "POST", f"/api/v1/namespaces/{NS}/secrets", record(i))
+        if st != 201:
+            errs.append(f"record {i}: {st} {out[:200]!r}")
+        hr = {"apiVersion": "rudder.dev/v1alpha1", "kind": "HelmRelease",
+              "metadata": {"name": f"app-{i:05d}", "namespace": NS},
+              "spec": {"interval": "1m", "chart": {"inline": {"name": "app", "version": "1.0.0",
+                                                              "templates": {"cm.yaml": "kind: ConfigMap\n" + "#" * a.inline_bytes}}}}}
+        st, out = send(cc, "POST", f"/apis/rudder.dev/v1alpha1/namespaces/{NS}/helmreleases", hr)
+        if st != 201:
+            errs.append(f"helmrelease {i}: {st} {out[:200]!r}")
+        else:
+            ctx["uids"][i] = json.loads(out)["metadata"]["uid"]
 
-    ts = [threading.Thread(target=setup_worker) for _ in range(a.concurrency)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    each_release(api, a.releases, a.concurrency, setup_one)
     if errs:
         sys.exit("apicost.py: setup failed: " + "; ".join(errs[:5]))
 
