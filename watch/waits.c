@@ -154,7 +154,9 @@ static void kw__event(kube_watch_t *kw, const char *type, cJSON *obj, void *data
   int gone = !strcmp(type, "DELETED");
   kwait_t *first = key.data ? watch_map_get(&r->by_key, key.data) : NULL;
   /* The event's object, owned here; each wait gets a copy (a callback may end any wait), or the
-   * object itself when it is the only wait on it (the common case: no copy). */
+   * object itself when it is the only wait on it (the common case: no copy). A wait on the same
+   * object begun by that wait's callback then finds no object left for this event and is told it
+   * is broken (it watches on its own), where a copy would have told it this state. */
   cJSON *own = first && !gone && !bad ? kube_watch_take_object(kw) : NULL;
   int single = first && !first->knext;
   uint64_t gen = ++r->gen;
