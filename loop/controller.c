@@ -334,6 +334,9 @@ static const char ctl__usage[] =
   "                      listed below; a HelmRelease whose chart is in a HelmRepository needs HelmRepository\n"
   "                      too); Kind.group picks one of several kinds of that name\n"
   "  --concurrency N     reconciles in flight at once (default 10)\n"
+  "  --max-waiting N     releases that only wait on the cluster (readiness, a hook Job) give their slot\n"
+  "                      to the next: up to N waiting at once besides those in flight (default 10 x\n"
+  "                      --concurrency; 0: a waiting release holds its slot)\n"
   "  --qps Q             client-side limit on API requests per second (default: 50 until the API server\n"
   "                      shows it applies its own flow control, then none, as Flux decides; negative: none)\n"
   "  --burst N           burst allowed above --qps (default 100)\n"
@@ -369,6 +372,7 @@ int controller_main(int argc, char **argv) {
   const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *le_ns = NULL, *le_id = NULL, *selector = NULL;
   char derived_id[64];
   unsigned concurrency = 10, burst = 100;
+  int max_waiting = 0; /* the engine's default */
   double qps = 50;
   bool qps_auto = true;
   int leader_elect = 0;
@@ -428,6 +432,11 @@ int controller_main(int argc, char **argv) {
       long n = strtol(v, &end, 10);
       if (*end || n < 1 || n > 10000) { fprintf(stderr, "rudder controller: --concurrency: \"%s\" is not a number from 1 to 10000\n", v); return 2; }
       concurrency = (unsigned)n;
+    } else if (!strcmp(flag, "--max-waiting")) {
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (*end || end == v || n < 0 || n > 1000000) { fprintf(stderr, "rudder controller: --max-waiting: \"%s\" is not a number from 0 to 1000000\n", v); return 2; }
+      max_waiting = n ? (int)n : -1;
     } else if (!strcmp(flag, "--qps")) {
       char *end;
       qps = strtod(v, &end);
@@ -547,7 +556,7 @@ int controller_main(int argc, char **argv) {
     LOG_E("cannot set up chart sources", "error", uv_strerror(rc));
     c->exit_code = 1;
   }
-  c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .events = c->events, .limits = limits,
+  c->eopts = (engine_opts_t){.namespace = ns, .concurrency = concurrency, .max_waiting = max_waiting, .events = c->events, .limits = limits,
                              .source = c->source, .default_service_account = default_sa,
                              .door_ctx = {.chartrepo_namespace = chartrepo_ns, .allow_cross_namespace_refs = allow_xns},
                              .label_selector = selector};

@@ -93,7 +93,7 @@ static uint64_t queue__now(queue_t *q) { return q->clock.now_ms(q->clock.ctx); }
 static bool queue__dispatchable(const queue_t *q) {
   if (q->flags & QUEUE__F_CLOSING) return false;
   if (q->flags & QUEUE__F_SHUTDOWN) return q->m.in_flight == 0 && !(q->flags & QUEUE__F_DRAINED);
-  return !queue__link_empty(&q->ready) && q->m.in_flight < q->max_in_flight;
+  return !queue__link_empty(&q->ready) && q->m.in_flight - q->m.parked < q->max_in_flight;
 }
 
 static void queue__on_idle(uv_idle_t *h);
@@ -242,7 +242,7 @@ static unsigned queue__dispatch(queue_t *q) {
   unsigned n = 0;
   uint64_t budget = q->m.depth;
   while (budget-- > 0 && !(q->flags & (QUEUE__F_SHUTDOWN | QUEUE__F_CLOSING)) &&
-         q->m.in_flight < q->max_in_flight && !queue__link_empty(&q->ready)) {
+         q->m.in_flight - q->m.parked < q->max_in_flight && !queue__link_empty(&q->ready)) {
     queue__link_t *l = q->ready.next;
     queue__link_remove(l);
     queue__item_t *it = queue__container_of(l, queue__item_t, link);
@@ -308,6 +308,7 @@ int queue_init(uv_loop_t *loop, queue_t *q, const queue_options_t *opts, queue_p
   q->loop = loop;
   q->process_cb = process_cb;
   q->max_in_flight = opts->max_in_flight;
+  q->max_parked = opts->max_parked;
   q->backoff = opts->backoff;
   queue_bucket_init(&q->bucket, opts->qps, opts->burst);
   if (opts->clock) {
@@ -369,6 +370,27 @@ unsigned queue_num_requeues(queue_t *q, const char *key) {
   return it ? it->failures : 0;
 }
 
+int queue_park(queue_t *q, const char *key) {
+  if (q->flags & QUEUE__F_CLOSING) return UV_ECANCELED;
+  queue__item_t *it = queue__find(q, key);
+  if (!it || !(it->flags & QUEUE__PROCESSING)) return UV_ENOENT;
+  if (it->flags & QUEUE__PARKED) return UV_EALREADY;
+  if (q->m.parked >= q->max_parked) return UV_EBUSY;
+  it->flags |= QUEUE__PARKED;
+  q->m.parked++;
+  queue__kick(q); /* its slot is free */
+  return 0;
+}
+
+int queue_unpark(queue_t *q, const char *key) {
+  if (q->flags & QUEUE__F_CLOSING) return UV_ECANCELED;
+  queue__item_t *it = queue__find(q, key);
+  if (!it || !(it->flags & QUEUE__PARKED)) return UV_ENOENT;
+  it->flags &= ~QUEUE__PARKED;
+  q->m.parked--;
+  return 0;
+}
+
 int queue_done(queue_t *q, const char *key) {
   if (q->flags & QUEUE__F_CLOSING) return UV_ECANCELED;
   queue__item_t *it = queue__find(q, key);
@@ -376,7 +398,8 @@ int queue_done(queue_t *q, const char *key) {
   uint64_t now = queue__now(q);
   queue__link_remove(&it->link);
   q->list_ops++;
-  it->flags &= ~QUEUE__PROCESSING;
+  if (it->flags & QUEUE__PARKED) q->m.parked--;
+  it->flags &= ~(QUEUE__PROCESSING | QUEUE__PARKED);
   q->m.in_flight--;
   q->running_started_sum_ms -= it->started_ms;
   q->m.work_duration_sum_ms += now > it->started_ms ? now - it->started_ms : 0;

@@ -47,6 +47,7 @@ typedef void (*queue_close_cb)(queue_t *q);
 typedef struct queue_options_s {
   const char *name;       /* for logs and metric labels; copied, up to 31 bytes (default "queue") */
   unsigned max_in_flight; /* keys processed at once, >= 1 (default 4) */
+  unsigned max_parked;    /* keys parked at once (queue_park), besides those; 0: none (default) */
   queue_backoff_t backoff; /* per-key backoff (default 5 ms doubling to 1000 s) */
   double qps;             /* overall bucket refill rate; <= 0 disables the bucket (default 10) */
   unsigned burst;         /* overall bucket size (default 100) */
@@ -57,7 +58,8 @@ typedef struct queue_options_s {
 typedef struct queue_metrics_s {
   uint64_t depth;        /* keys ready and waiting for a processing slot */
   uint64_t waiting;      /* keys held back by add_after or backoff */
-  uint64_t in_flight;    /* keys being processed */
+  uint64_t in_flight;    /* keys being processed (parked ones included) */
+  uint64_t parked;       /* of those, parked: not holding a slot (queue_park) */
   uint64_t keys;         /* keys tracked (including ones only remembering failures) */
   uint64_t memory_bytes; /* bytes allocated (as requested) for keys, hash table and timer heap */
   uint64_t adds;         /* adds that queued a key (dedup'ed adds are not counted) */
@@ -91,6 +93,7 @@ struct queue_s {
   void *drained_data;
   queue_close_cb close_cb;
   unsigned max_in_flight;
+  unsigned max_parked;
   unsigned flags;
   unsigned pending_closes;
   queue_backoff_t backoff;
@@ -114,7 +117,7 @@ struct queue_s {
   } prom;
 };
 
-/* Fills in the defaults (max_in_flight 4, backoff 5 ms..1000 s, 10 qps, burst 100, loop clock). */
+/* Fills in the defaults (max_in_flight 4, max_parked 0, backoff 5 ms..1000 s, 10 qps, burst 100, loop clock). */
 void queue_options_init(queue_options_t *opts);
 /* Initializes q on loop with opts (NULL: defaults); process_cb receives ready keys and data. */
 int queue_init(uv_loop_t *loop, queue_t *q, const queue_options_t *opts, queue_process_cb process_cb, void *data);
@@ -128,6 +131,14 @@ int queue_add_rate_limited(queue_t *q, const char *key);
 void queue_forget(queue_t *q, const char *key);
 /* How many rate-limited adds key has had since it was last forgotten. */
 unsigned queue_num_requeues(queue_t *q, const char *key);
+/* Parking: a key being processed that only waits (on a watch, a timer) gives its slot to the next
+ * ready key and stays processing: it is not handed out again, and an add marks it dirty as usual.
+ * queue_park: 0, UV_ENOENT (not processing), UV_EALREADY (parked), UV_EBUSY (max_parked keys are
+ * parked: it keeps its slot). queue_unpark takes a slot back at once, even when none is free (the
+ * next key is handed out once the keys holding slots are below max_in_flight again); UV_ENOENT if
+ * not parked. queue_done of a parked key needs no unpark. */
+int queue_park(queue_t *q, const char *key);
+int queue_unpark(queue_t *q, const char *key);
 /* Marks key as processed; if it was added meanwhile it is queued again. UV_ENOENT if not processing. */
 int queue_done(queue_t *q, const char *key);
 /* Stops handing out keys and new adds; calls drained_cb (may be NULL) from the loop once none is processing. */

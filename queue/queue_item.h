@@ -25,9 +25,10 @@ static inline void queue__link_remove(queue__link_t *n) {
 }
 
 /* Item state bits. DIRTY: wants processing (client-go's dirty set). PROCESSING: handed to
- * the consumer, not yet done. WAITING: in the timer heap. An item is on the ready list iff
+ * the consumer, not yet done. WAITING: in the timer heap. PARKED: PROCESSING, but not holding a
+ * processing slot (queue_park). An item is on the ready list iff
  * DIRTY && !PROCESSING, and on the running list iff PROCESSING, so one link serves both. */
-enum { QUEUE__DIRTY = 1u, QUEUE__PROCESSING = 2u, QUEUE__WAITING = 4u };
+enum { QUEUE__DIRTY = 1u, QUEUE__PROCESSING = 2u, QUEUE__WAITING = 4u, QUEUE__PARKED = 8u };
 
 /* One tracked key. It lives while any state bit is set or failures > 0 (the backoff memory
  * that client-go keeps until Forget), and is one allocation: this header plus the key. */

@@ -281,6 +281,7 @@ struct rc_s {
   uint64_t progress_due;  /* when the running action's Reconciling report is due (loop ms); 0: none */
   kube_req_t *progress_req; /* that report being written while the action runs */
   int action_waiting;     /* the action finished while the report was being written */
+  int parked;             /* the action waits on the cluster and gave its queue slot away (queue_park) */
   long long remediate_to; /* the revision a remediating rollback goes back to */
   /* outcome for status */
   release_outcome_t out;
@@ -2314,6 +2315,20 @@ static void rc__drift_done(rc_t *x) {
   rc__in_sync_report(x);
 }
 
+/* The action waits on the cluster: its queue slot goes to the next release meanwhile (unless
+ * max_waiting releases already wait: then it keeps it), and is taken back when it goes on. */
+static void rc__act_waiting(act_t *a, bool on, void *data) {
+  rc_t *x = data;
+  (void)a;
+  if (on && !x->parked) {
+    x->parked = queue_park(&x->e->q, x->key) == 0;
+    if (x->parked) x->e->stats.parked++;
+  } else if (!on && x->parked) {
+    x->parked = 0;
+    queue_unpark(&x->e->q, x->key);
+  }
+}
+
 static void rc__start_action(rc_t *x, act_kind_t kind) {
   engine_t *e = x->e;
   release_req_t *r = &x->req;
@@ -2388,6 +2403,8 @@ static void rc__start_action(rc_t *x, act_kind_t kind) {
       a->rollback_to = r->rollback_to;
     }
   }
+  a->waiting = rc__act_waiting;
+  a->waiting_data = x;
   e->stats.actions++;
   LOG_I("action", "release", x->key, "action", act_kind_name(kind));
   rc__progress(x);
@@ -3467,6 +3484,7 @@ int engine_start(uv_loop_t *loop, kube_client_t *c, discovery_t *d, const door_t
   queue_options_init(&qo);
   qo.name = track_controller_name(door);
   if (o && o->concurrency) qo.max_in_flight = o->concurrency;
+  qo.max_parked = !o || !o->max_waiting ? 10 * qo.max_in_flight : o->max_waiting < 0 ? 0 : (unsigned)o->max_waiting;
   int rc = e->field_manager ? queue_init(loop, &e->q, &qo, engine__process, e) : UV_ENOMEM;
   if (rc) {
     free(e->ns);

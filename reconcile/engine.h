@@ -24,6 +24,10 @@ typedef struct engine_s engine_t;
 typedef struct engine_opts_s {
   const char *namespace;     /* watch only this namespace; NULL or "" for all */
   unsigned concurrency;      /* reconciles in flight (default 4) */
+  /* Releases whose action only waits on the cluster (readiness, a hook Job) give their slot to the
+   * next release: up to this many waiting at once besides the concurrency ones (0: 10 ×
+   * concurrency; negative: none, a waiting release holds its slot as a Helm client's would). */
+  int max_waiting;
   events_t *events;          /* Kubernetes Events are recorded here when not NULL (owned by the caller) */
   const char *field_manager; /* server-side apply field manager (default "rudder") */
   render_limits_t limits;    /* every render's budgets (0 fields: render.h's defaults) */
@@ -56,6 +60,7 @@ typedef struct engine_stats_s {
   unsigned long actions;     /* actions run (install, upgrade, rollback, uninstall, unlock) */
   unsigned long renders;     /* charts rendered (on the thread pool) */
   unsigned long cancelled;   /* reconciles cancelled mid-flight */
+  unsigned long parked;      /* actions that gave their slot away while waiting (max_waiting) */
   unsigned long lists_skipped; /* records lists not sent: a first install the records cache shows none for */
   unsigned long waits_shared, waits_declined; /* readiness waits on the shared watches; those that were not
                                                  running yet (watched on their own) */

@@ -60,6 +60,7 @@ typedef struct act__oget_s {
 } act__oget_t;
 
 typedef struct act__priv_s {
+  int told_waiting; /* a->waiting was told on */
   act_done_cb cb;
   void *data;
   act__docs_t want, old, crds;
@@ -108,7 +109,6 @@ typedef struct act__priv_s {
   buf_t herr;
   /* the wait for readiness */
   size_t wi;
-  int waiting;                 /* the wait's watch is for want.v[wi] (not a hook) */
   uv_timer_t *wtimer;          /* the whole wait's deadline, and re-checks */
   int wtimer_pending, wtimed_out;
   act__step_t after_wait;
@@ -350,9 +350,17 @@ static void act__record_failed_written(const kube_response_t *res, void *data) {
 /* Ends the action. A failure after the pending record was written records the release as failed,
  * with Helm's description, before the callback. A cancelled action writes nothing more (the lease
  * may be lost): its pending record carries our owner annotation and is taken over next time. */
+/* Tells the caller the action waits (on) or goes on (off), when that changed. */
+static void act__waiting(act_t *a, int on) {
+  if (a->p->told_waiting == on) return;
+  a->p->told_waiting = on;
+  if (a->waiting) a->waiting(a, on != 0, a->waiting_data);
+}
+
 static void act__finish(act_t *a, int rc) {
   act__priv_t *p = a->p;
   assert(!p->finished);
+  act__waiting(a, 0);
   if (p->pre_req) { /* the action never ends before its pre-patch is answered */
     p->parked = 1;
     p->parked_rc = rc;
@@ -1210,6 +1218,7 @@ static int act__judge(act_t *a, act__doc_t *d, buf_t *msg, int64_t *recheck) {
 
 static void act__wait_end(act_t *a, int failed) {
   act__priv_t *p = a->p;
+  act__waiting(a, 0);
   if (p->wtimer_pending) {
     uv_timer_stop(p->wtimer);
     p->wtimer_pending = 0;
@@ -1371,6 +1380,7 @@ static void act__wait_next(act_t *a) {
       act__wait_end(a, 1);
       return;
     }
+    act__waiting(a, 1); /* not ready yet: the wait begins (or goes on) */
     if (d->kw && !kwait_broken(d->kw)) {
       act__count_wait("shared");
       kwait_notify(d->kw, act__kw_changed, a);
@@ -1436,6 +1446,7 @@ static void act__hooks_done(act_t *a);
 static void act__hook_wait_end(act_t *a, int failed, const char *why) {
   act__priv_t *p = a->p;
   if (p->hdone) return;
+  act__waiting(a, 0);
   p->hdone = 1;
   p->hfailed = failed;
   if (failed) {
@@ -1535,6 +1546,7 @@ static void act__hook_wait(act_t *a) {
   p->htimer_pending = 1;
   uv_timer_start(p->htimer, act__hook_deadline, a->timeout_ms ? a->timeout_ms : 300000, 0);
   p->hdone = 0;
+  act__waiting(a, 1);
   act__hook_watch_end(NULL, NULL, a); /* starts the watch */
 }
 

@@ -101,6 +101,11 @@ struct act_s {
   int (*drift_check)(const act_drift_obj_t *o, void *data); /* ACT_DRIFT_*: which objects to compare */
   void (*drift_result)(const act_drift_obj_t *o, bool drifted, void *data); /* each compared: left drifted? */
   void *drift_data;
+  /* told when the action only waits on the cluster (readiness, a CRD established, a hook Job or
+   * Pod to end): on as the wait begins, off as the action goes on, and off before the done
+   * callback if it ends while waiting (cancelled); never inside act_start. NULL: not told. */
+  void (*waiting)(act_t *a, bool on, void *data);
+  void *waiting_data;
   /* ---- results, valid in the done callback and until act_free ---- */
   int rc;                 /* 0, or a negative code (UV_ECANCELED when cancelled) */
   const char *reason;     /* when rc != 0: InstallFailed, UpgradeFailed, RollbackFailed, UninstallFailed, ... */

@@ -4,7 +4,8 @@
 # become ready fails the release after spec.timeout, the message naming the
 # object and why; install.disableWait does not wait. Waits after the first share
 # one watch of the kind (rudder_readiness_waits_total{watch="shared"}) and judge
-# the same way.
+# the same way. A release that only waits gives its reconcile slot to the next
+# one (--max-waiting), unless told not to (--max-waiting 0).
 . "$(dirname "$0")/lib.sh"
 
 deploy() { # NAME [NODE-SELECTOR]
@@ -56,4 +57,41 @@ wait_for 60 "nowait Ready" hr_ready nowait
 ok "install.disableWait: deployed without waiting"
 for hr in web web2 stuck nowait; do kubectl -n "$NS" delete helmrelease "$hr" --wait=false >/dev/null; done
 wait_for 60 "all uninstalled" bash -c "[ -z \"\$(kubectl -n $NS get helmreleases -o name)\" ]"
+stop_controller
+
+# With one reconcile slot (--concurrency 1), a release waiting for a Deployment that cannot become
+# ready gives the slot away: the next release is installed while it waits.
+mkdir -p "$WORK/cm"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  a: "1"\n' >"$WORK/cm/cm.yaml"
+stuckd() { sed "s/stuck/$1/g" "$WORK/stuck/stuck.yaml" >"$WORK/$1.yaml"; echo "$WORK/$1.yaml"; }
+CTRL_ARGS=(--concurrency 1)
+start_controller
+HR_SPEC='{"timeout":"90s"}' hr_inline parked parked 1.0.0 "$(stuckd parked)" | kubectl apply -f - >/dev/null
+wait_for 60 "parked's Deployment applied" kubectl -n "$NS" get deployment parked
+hr_inline cm1 cm1 1.0.0 "$WORK/cm/cm.yaml" | kubectl apply -f - >/dev/null
+wait_for 60 "cm1 Ready while parked waits" hr_ready cm1
+hr_failed parked && fail "parked failed before its timeout"
+[ "$(helm_status helm parked)" = "pending-install 1" ] || fail "parked is not waiting: $(helm_status helm parked)"
+ok "--concurrency 1: a release waiting for readiness does not hold up the next (parked $(helm_status helm parked))"
+kubectl -n "$NS" delete helmrelease parked cm1 --wait=false >/dev/null
+wait_for 60 "parked and cm1 uninstalled" bash -c "[ -z \"\$(kubectl -n $NS get helmreleases -o name)\" ]"
+stop_controller
+
+# --max-waiting 0: the waiting release holds its slot, as a Helm client's wait does: the next
+# release is not started before the first one's wait has failed.
+CTRL_ARGS=(--concurrency 1 --max-waiting 0)
+start_controller
+HR_SPEC='{"timeout":"10s"}' hr_inline held held 1.0.0 "$(stuckd held)" | kubectl apply -f - >/dev/null
+wait_for 60 "held's Deployment applied" kubectl -n "$NS" get deployment held
+hr_inline cm2 cm2 1.0.0 "$WORK/cm/cm.yaml" | kubectl apply -f - >/dev/null
+deadline=$((SECONDS + 60))
+until hr_failed held; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "held did not fail after its 10s timeout"
+  kubectl -n "$NS" get configmap cm2 >/dev/null 2>&1 && fail "cm2 was installed while held waited in the only slot"
+  sleep 0.5
+done
+wait_for 60 "cm2 Ready after held failed" hr_ready cm2
+ok "--max-waiting 0: the next release waits for the slot of the one waiting for readiness"
+kubectl -n "$NS" delete helmrelease held cm2 --wait=false >/dev/null
+wait_for 60 "held and cm2 uninstalled" bash -c "[ -z \"\$(kubectl -n $NS get helmreleases -o name)\" ]"
 stop_controller

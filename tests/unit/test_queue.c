@@ -153,6 +153,64 @@ static void test_inflight_limit(void) {
   fx_close(&f);
 }
 
+/* A parked key gives its slot away and stays processing; unpark takes a slot back even over the limit. */
+static void test_park(void) {
+  fx_t f;
+  memset(&f, 0, sizeof f);
+  CHECK_EQ_INT(uv_loop_init(&f.loop), 0);
+  queue_fake_clock_init(&f.fc, 1000);
+  queue_options_t o;
+  queue_options_init(&o);
+  CHECK_EQ_INT(o.max_parked, 0);
+  o.max_in_flight = 2;
+  o.max_parked = 2;
+  o.clock = &f.fc.clock;
+  CHECK_EQ_INT(queue_init(&f.loop, &f.q, &o, on_process, &f), 0);
+  const char *keys[] = {"a", "b", "c", "d", "e", "f"};
+  for (int i = 0; i < 6; i++) queue_add(&f.q, keys[i]);
+  CHECK_EQ_INT(queue_run_pending(&f.q), 2);
+  CHECK_EQ_STR(fx_take(&f), "a,b");
+  CHECK_EQ_INT(queue_park(&f.q, "c"), UV_ENOENT); /* not processing */
+  CHECK_EQ_INT(queue_park(&f.q, "a"), 0);
+  CHECK_EQ_INT(queue_park(&f.q, "a"), UV_EALREADY);
+  CHECK_EQ_INT(fx_metrics(&f).parked, 1);
+  CHECK_EQ_INT(queue_run_pending(&f.q), 1);
+  CHECK_EQ_STR(fx_take(&f), "c");
+  CHECK_EQ_INT(fx_metrics(&f).in_flight, 3);
+  /* Parked, it is still processing: an add marks it dirty, it is not handed out twice. */
+  CHECK_EQ_INT(queue_add(&f.q, "a"), 0);
+  CHECK_EQ_INT(queue_park(&f.q, "b"), 0);
+  CHECK_EQ_INT(queue_park(&f.q, "c"), UV_EBUSY); /* max_parked reached: c keeps its slot */
+  CHECK_EQ_INT(queue_run_pending(&f.q), 1);
+  CHECK_EQ_STR(fx_take(&f), "d");
+  CHECK_EQ_INT(fx_metrics(&f).in_flight, 4);
+  CHECK_EQ_INT(fx_metrics(&f).parked, 2);
+  /* Unparked over the limit: 3 hold slots of 2, nothing is handed out until two finish. */
+  CHECK_EQ_INT(queue_unpark(&f.q, "b"), 0);
+  CHECK_EQ_INT(queue_unpark(&f.q, "b"), UV_ENOENT);
+  CHECK_EQ_INT(queue_run_pending(&f.q), 0);
+  CHECK_EQ_INT(queue_done(&f.q, "c"), 0);
+  CHECK_EQ_INT(queue_run_pending(&f.q), 0);
+  CHECK_EQ_INT(queue_done(&f.q, "d"), 0);
+  CHECK_EQ_INT(queue_run_pending(&f.q), 1);
+  CHECK_EQ_STR(fx_take(&f), "e");
+  /* Done while parked: no unpark needed; its re-add is handed out in its turn. */
+  CHECK_EQ_INT(queue_done(&f.q, "a"), 0);
+  CHECK_EQ_INT(fx_metrics(&f).parked, 0);
+  CHECK_EQ_INT(queue_run_pending(&f.q), 0); /* b and e hold the 2 slots */
+  CHECK_EQ_INT(queue_done(&f.q, "b"), 0);
+  CHECK_EQ_INT(queue_run_pending(&f.q), 1);
+  CHECK_EQ_STR(fx_take(&f), "f");
+  CHECK_EQ_INT(queue_done(&f.q, "e"), 0);
+  CHECK_EQ_INT(queue_run_pending(&f.q), 1);
+  CHECK_EQ_STR(fx_take(&f), "a");
+  CHECK_EQ_INT(queue_done(&f.q, "a"), 0);
+  CHECK_EQ_INT(queue_done(&f.q, "f"), 0);
+  CHECK_EQ_INT(fx_metrics(&f).in_flight, 0);
+  CHECK_EQ_INT(fx_metrics(&f).keys, 0);
+  fx_close(&f);
+}
+
 static void test_add_after(void) {
   fx_t f;
   fx_open(&f, 100);
@@ -423,6 +481,7 @@ int main(void) {
   test_dedup_and_fifo();
   test_not_concurrent_and_readd();
   test_inflight_limit();
+  test_park();
   test_add_after();
   test_shutdown_drains();
   test_metrics();
