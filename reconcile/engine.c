@@ -282,6 +282,7 @@ struct rc_s {
   kube_req_t *progress_req; /* that report being written while the action runs */
   int action_waiting;     /* the action finished while the report was being written */
   int parked;             /* the action waits on the cluster and gave its queue slot away (queue_park) */
+  uint64_t park_due;      /* when it gives it away if it still waits (loop ms); 0: not waiting */
   long long remediate_to; /* the revision a remediating rollback goes back to */
   /* outcome for status */
   release_outcome_t out;
@@ -2315,15 +2316,25 @@ static void rc__drift_done(rc_t *x) {
   rc__in_sync_report(x);
 }
 
-/* The action waits on the cluster: its queue slot goes to the next release meanwhile (unless
- * max_waiting releases already wait: then it keeps it), and is taken back when it goes on. */
+static void engine__progress_arm(engine_t *e, uint64_t due);
+
+/* The action waits on the cluster: once it has waited ENGINE_PARK_AFTER_MS, its queue slot goes
+ * to the next release (engine__progress_tick; unless max_waiting releases wait already: it keeps
+ * the slot and tries again as long again later), and is taken back when it goes on. Shorter
+ * waits keep their slot: most waits are short, and a slot given away for them only lets more
+ * writes compete with the controllers making the objects ready (bench/scale/README.md). */
 static void rc__act_waiting(act_t *a, bool on, void *data) {
   rc_t *x = data;
   (void)a;
-  if (on && !x->parked) {
-    x->parked = queue_park(&x->e->q, x->key) == 0;
-    if (x->parked) x->e->stats.parked++;
-  } else if (!on && x->parked) {
+  if (on) {
+    if (!x->parked && !x->park_due && x->e->q.max_parked) {
+      x->park_due = uv_now(x->e->loop) + ENGINE_PARK_AFTER_MS;
+      engine__progress_arm(x->e, x->park_due);
+    }
+    return;
+  }
+  x->park_due = 0;
+  if (x->parked) {
     x->parked = 0;
     queue_unpark(&x->e->q, x->key);
   }
@@ -2505,6 +2516,16 @@ static void engine__progress_tick(uv_timer_t *t) {
   engine_t *e = t->data;
   uint64_t now = uv_now(e->loop), next = 0;
   for (rc_t *x = e->running; x; x = x->next) {
+    if (x->park_due) {
+      if (!x->act_running || x->cancelled) {
+        x->park_due = 0;
+      } else if (x->park_due <= now) {
+        x->parked = queue_park(&e->q, x->key) == 0;
+        x->park_due = x->parked ? 0 : now + ENGINE_PARK_AFTER_MS;
+        if (x->parked) e->stats.parked++;
+      }
+      if (x->park_due && (!next || x->park_due < next)) next = x->park_due;
+    }
     if (!x->progress_due) continue;
     if (!x->act_running || x->cancelled || x->progress_req) {
       x->progress_due = 0;

@@ -24,9 +24,10 @@ typedef struct engine_s engine_t;
 typedef struct engine_opts_s {
   const char *namespace;     /* watch only this namespace; NULL or "" for all */
   unsigned concurrency;      /* reconciles in flight (default 4) */
-  /* Releases whose action only waits on the cluster (readiness, a hook Job) give their slot to the
-   * next release: up to this many waiting at once besides the concurrency ones (0: 10 ×
-   * concurrency; negative: none, a waiting release holds its slot as a Helm client's would). */
+  /* Releases whose action has waited on the cluster (readiness, a hook Job) for ENGINE_PARK_AFTER_MS
+   * give their slot to the next release: up to this many waiting at once besides the concurrency
+   * ones (0: 10 × concurrency; negative: none, a waiting release holds its slot as a Helm
+   * client's would). */
   int max_waiting;
   events_t *events;          /* Kubernetes Events are recorded here when not NULL (owned by the caller) */
   const char *field_manager; /* server-side apply field manager (default "rudder") */
@@ -49,6 +50,9 @@ typedef struct engine_opts_s {
    * each kind (watch/waits.h; for tests and comparisons). */
   bool no_shared_waits;
 } engine_opts_t;
+
+/* How long an action waits on the cluster before its release gives its slot away (max_waiting). */
+#define ENGINE_PARK_AFTER_MS 1000
 
 /* How long an action runs before its Reconciling condition is written (engine_opts_t.progress_after_ms). */
 #define ENGINE_PROGRESS_AFTER_MS 2000

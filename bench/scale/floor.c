@@ -20,6 +20,12 @@
  * Prints `name value unit` lines per round and the best rounds as floor_install_seconds and
  * floor_upgrade_seconds. No thresholds.
  *
+ * --ready also times each phase until every release's Deployment is ready as a readiness wait
+ * judges it (kstatus Current, helm/action/ready.h) at the generation its apply's answer gave:
+ * watched, one watch per namespace opened before the phase, as a controller's shared watch.
+ * Printed as <phase>_ready_seconds: the fastest a controller that waits for readiness could be
+ * (the controller manager's Deployment controller then counts, as it does for rudder's waits).
+ *
  * --requests all sends, besides those writes, every other request rudder's install and upgrade
  * send (not its watches), in rudder's order: before the install's writes the ownership GETs of
  * the 4 objects (answered 404) in flight with the finalizer's merge patch of the HelmRelease;
@@ -30,9 +36,10 @@
  *
  *   floor --kubeconfig FILE --objects FILE --manifests FILE --record FILE --status FILE
  *         [--upgrade-manifests FILE] [--releases N] [--namespaces K] [--concurrency C[,C...]]
- *         [--apiserver-pid P] [--etcd-pid P] [--requests writes|all] */
+ *         [--apiserver-pid P] [--etcd-pid P] [--requests writes|all] [--ready] */
 #include "watch/client.h"
 #include "base/buf.h"
+#include "helm/action/ready.h"
 #include "helm/render/manifest.h"
 #include <errno.h>
 #include <stdio.h>
@@ -86,6 +93,16 @@ struct floor_s {
   char (*rv)[2][32];       /* per release: records v1 and v2's resourceVersions, from their last write */
   char (*uid)[40];         /* per release: its HelmRelease's uid (the Events' involvedObject) */
   int all;                 /* --requests all: every request rudder sends, not only the writes */
+  int ready;               /* --ready: each phase also timed until every Deployment is ready */
+  struct {
+    long long want;        /* the generation its Deployment's apply answered with (0: not yet) */
+    long long seen;        /* the generation of the last state the watch showed, -1 if not Current */
+    int done;
+  } *dep;                  /* per release */
+  kube_watch_t **watches;  /* per namespace, during a phase with --ready */
+  int nready;              /* releases whose Deployment is ready in this phase */
+  double ready_at;         /* when the last one became ready */
+  double last_ready;       /* the last timed phase's seconds until all were ready (-1: not measured) */
   int round;               /* rounds run (the Events' names) */
   int n, k;
   char **ns;               /* this round's namespaces */
@@ -258,6 +275,53 @@ static void floor__push(floor_t *f, floor_rel_t *x) {
   f->tail = x;
 }
 
+/* Release i's Deployment is ready once a state at least as new as its apply's was Current. */
+static void floor__ready_check(floor_t *f, int i) {
+  if (f->dep[i].done || !f->dep[i].want || f->dep[i].seen < f->dep[i].want) return;
+  f->dep[i].done = 1;
+  f->nready++;
+  f->ready_at = floor__now(&f->loop);
+}
+
+static void floor__watch_end(kube_watch_t *w, const kube_response_t *res, void *data);
+
+static void floor__watch_event(kube_watch_t *w, const char *type, cJSON *obj, void *data) {
+  floor_t *f = data;
+  if (strcmp(type, "ADDED") && strcmp(type, "MODIFIED")) return;
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+  const cJSON *nm = cJSON_GetObjectItemCaseSensitive(meta, "name");
+  const cJSON *gen = cJSON_GetObjectItemCaseSensitive(meta, "generation");
+  const char *p = cJSON_IsString(nm) ? strstr(nm->valuestring, "app-") : NULL;
+  if (!p || !cJSON_IsNumber(gen)) return;
+  int i = atoi(p + 4);
+  if (i < 0 || i >= f->n) return;
+  ready_result_t r;
+  buf_t m = BUF_INIT;
+  int current = !ready_compute(obj, READY_WAIT, (int64_t)time(NULL), &r, &m) && r.status == READY_CURRENT;
+  buf_free(&m);
+  f->dep[i].seen = current ? (long long)gen->valuedouble : -1;
+  floor__ready_check(f, i);
+}
+
+/* Opens namespace k's watch of Deployments (again when the server ended it). */
+static void floor__watch_open(floor_t *f, int k) {
+  buf_t path = BUF_INIT;
+  if (kube_path(&path, "apps", "v1", "deployments", f->ns[k], NULL, NULL) || kube_query_add(&path, "watch", "1"))
+    floor__die("out of memory", NULL);
+  if (!(f->watches[k] = kube_watch_start(f->client, path.data, floor__watch_event, floor__watch_end, f)))
+    floor__die("cannot start a watch of Deployments", path.data);
+  buf_free(&path);
+}
+
+static void floor__watch_end(kube_watch_t *w, const kube_response_t *res, void *data) {
+  floor_t *f = data;
+  for (int k = 0; k < f->k; k++)
+    if (f->watches[k] == w) {
+      f->watches[k] = NULL;
+      if (res->err != UV_ECANCELED) floor__watch_open(f, k);
+    }
+}
+
 static void floor__done(const kube_response_t *res, void *data) {
   floor_rel_t *x = data;
   floor_t *f = x->f;
@@ -277,6 +341,13 @@ static void floor__done(const kube_response_t *res, void *data) {
       p += sizeof "\"uid\":\"" - 1;
       size_t n = strcspn(p, "\"");
       if (n < sizeof f->uid[0]) memcpy(f->uid[x->i], p, n), f->uid[x->i][n] = 0;
+    }
+  } else if (f->ready && (x->step == FLOOR_APPLY || x->step == FLOOR_UP_APPLY) && res->body &&
+             strstr(res->body, "\"kind\":\"Deployment\"")) {
+    const char *p = strstr(res->body, "\"generation\":");
+    if (p) {
+      f->dep[x->i].want = atoll(p + sizeof "\"generation\":" - 1);
+      floor__ready_check(f, x->i);
     }
   } else if (floor__step_record(x->step) >= 0 && res->body) {
     /* A record's next update goes at the resourceVersion of its last write, as a store's does. */
@@ -453,11 +524,28 @@ static double floor_phase_run(floor_t *f, int count, int first, int last, int li
  * prints its figures; returns its seconds, or 0 when a release failed. */
 static double floor_phase_timed(floor_t *f, const char *what, int limit, int first, int last, int api_pid,
                                 int etcd_pid) {
+  if (f->ready) { /* the watches first: they see every state after the applies */
+    for (int i = 0; i < f->n; i++) f->dep[i].want = 0, f->dep[i].seen = -1, f->dep[i].done = 0;
+    f->nready = 0;
+    for (int k = 0; k < f->k; k++) floor__watch_open(f, k);
+  }
   double api0 = floor__proc_cpu(api_pid), etcd0 = floor__proc_cpu(etcd_pid);
+  double t0 = floor__now(&f->loop);
   double s = floor_phase_run(f, f->n, first, last, limit);
+  double ready = -1;
+  if (f->ready) {
+    double deadline = t0 + 600;
+    while (f->nready < f->n - f->failed && floor__now(&f->loop) < deadline) uv_run(&f->loop, UV_RUN_NOWAIT), usleep(1000);
+    if (f->nready >= f->n - f->failed) ready = (f->ready_at > t0 + s ? f->ready_at : t0 + s) - t0;
+    for (int k = 0; k < f->k; k++)
+      if (f->watches[k]) kube_watch_stop(f->watches[k]);
+  }
   double api1 = floor__proc_cpu(api_pid), etcd1 = floor__proc_cpu(etcd_pid);
   const char *pre = f->all ? "floor_all" : "floor";
   printf("%s_c%d_%s_seconds %.3f s\n", pre, limit, what, s);
+  f->last_ready = f->failed ? -1 : ready;
+  if (f->ready && ready >= 0) printf("%s_c%d_%s_ready_seconds %.3f s\n", pre, limit, what, ready);
+  if (f->ready && ready < 0) fprintf(stderr, "floor: concurrency %d: %s: %d of %d Deployments not ready after 600 s\n", limit, what, f->n - f->nready, f->n);
   printf("%s_c%d_%s_requests %lu requests\n", pre, limit, what, f->requests);
   printf("%s_c%d_%s_requests_per_second %.1f 1/s\n", pre, limit, what, (double)f->requests / s);
   printf("%s_c%d_%s_failed_releases %d count\n", pre, limit, what, f->failed);
@@ -477,10 +565,10 @@ static void floor__closed(void *data) { *(int *)data = 1; }
 int main(int argc, char **argv) {
   const char *kubeconfig = NULL, *objects = NULL, *manifests = NULL, *record = NULL, *status = NULL, *up = NULL;
   const char *concurrency = "10,25,50,100";
-  int releases = 0, namespaces = 4, api_pid = 0, etcd_pid = 0, all = 0;
+  int releases = 0, namespaces = 4, api_pid = 0, etcd_pid = 0, all = 0, f_ready = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v) floor__die("a flag without its value", a);
+    if (!v && strcmp(a, "--ready")) floor__die("a flag without its value", a);
     i++;
     if (!strcmp(a, "--kubeconfig")) kubeconfig = v;
     else if (!strcmp(a, "--objects")) objects = v;
@@ -493,7 +581,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--concurrency")) concurrency = v;
     else if (!strcmp(a, "--apiserver-pid")) api_pid = atoi(v);
     else if (!strcmp(a, "--etcd-pid")) etcd_pid = atoi(v);
-    else if (!strcmp(a, "--requests")) {
+    else if (!strcmp(a, "--ready")) {
+      f_ready = 1;
+      i--; /* takes no value */
+    } else if (!strcmp(a, "--requests")) {
       if (strcmp(v, "writes") && strcmp(v, "all")) floor__die("--requests wants writes or all", v);
       all = !strcmp(v, "all");
     } else floor__die("unknown flag (see the comment at the top of bench/scale/floor.c)", a);
@@ -504,6 +595,7 @@ int main(int argc, char **argv) {
   static floor_t fl;
   floor_t *f = &fl;
   f->all = all;
+  f->ready = f_ready;
   char *text = floor__read_file(objects, NULL);
   f->objects = cJSON_Parse(text);
   free(text);
@@ -546,9 +638,10 @@ int main(int argc, char **argv) {
 
   printf("floor_releases %d count\nfloor_objects_per_release %zu count\nfloor_record_data_bytes %zu B\n"
          "floor_status_patch_bytes %zu B\n", f->n, f->ndocs, strlen(f->record_data), strlen(f->status_patch));
-  if (!(f->rv = calloc((size_t)f->n, sizeof *f->rv)) || !(f->uid = calloc((size_t)f->n, sizeof *f->uid)))
+  if (!(f->rv = calloc((size_t)f->n, sizeof *f->rv)) || !(f->uid = calloc((size_t)f->n, sizeof *f->uid)) ||
+      !(f->dep = calloc((size_t)f->n, sizeof *f->dep)) || !(f->watches = calloc((size_t)f->k, sizeof *f->watches)))
     floor__die("out of memory", NULL);
-  double best = 0, best_up = 0;
+  double best = 0, best_up = 0, best_ready = -1, best_up_ready = -1;
   int best_c = 0, best_up_c = 0;
   for (const char *c = concurrency; *c;) {
     int limit = atoi(c);
@@ -574,10 +667,12 @@ int main(int argc, char **argv) {
     double s = floor_phase_timed(f, "install", limit, all ? FLOOR_CHECKS : FLOOR_REC_CREATE, FLOOR_STATUS, api_pid,
                                  etcd_pid);
     if (s > 0 && (!best_c || s < best)) best = s, best_c = limit;
+    if (f->last_ready >= 0 && (best_ready < 0 || f->last_ready < best_ready)) best_ready = f->last_ready;
     if (up) {
       s = floor_phase_timed(f, "upgrade", limit, all ? FLOOR_UP_LIST : FLOOR_UP_REC_CREATE, FLOOR_UP_STATUS, api_pid,
                             etcd_pid);
       if (s > 0 && (!best_up_c || s < best_up)) best_up = s, best_up_c = limit;
+      if (f->last_ready >= 0 && (best_up_ready < 0 || f->last_ready < best_up_ready)) best_up_ready = f->last_ready;
     }
     for (int k = 0; k < f->k; k++) free(f->ns[k]);
     free(f->ns);
@@ -590,6 +685,8 @@ int main(int argc, char **argv) {
     printf("%s_install_seconds %.3f s\n", pre, best);
     printf("%s_best_concurrency %d count\n", pre, best_c);
   }
+  if (best_ready >= 0) printf("%s_install_ready_seconds %.3f s\n", pre, best_ready);
+  if (best_up_ready >= 0) printf("%s_upgrade_ready_seconds %.3f s\n", pre, best_up_ready);
   if (best_up_c) {
     printf("%s_upgrade_seconds %.3f s\n", pre, best_up);
     printf("%s_upgrade_best_concurrency %d count\n", pre, best_up_c);

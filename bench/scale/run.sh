@@ -4,7 +4,7 @@
 #
 #   bench/scale/run.sh [--releases N] [--concurrency C] [--source inline|repo]
 #                      [--qps Q] [--interval D] [--namespaces K]
-#                      [--poll table|json] [--rudder PATH] [--peer flux]
+#                      [--poll table|json] [--rudder PATH] [--rudder-arg ARG] [--peer flux]
 #                      [--peer-only] [--flux-wait] [--keep-logs DIR]
 #                      [--no-upgrade] [--no-restart] [--restart-signal KILL|TERM]
 #                      [--floor] [--floor-all] [--floor-concurrency C[,C...]] [--perf FILE]
@@ -38,6 +38,8 @@
 #                     server CPU that then counts in its figure)
 #   --rudder PATH     the rudder binary to measure (default: build a
 #                     RelWithDebInfo one in ${RUDDER_SCALE_BUILD:-build-scale})
+#   --rudder-arg ARG  one more flag for `rudder controller` (repeat for more;
+#                     e.g. --rudder-arg=--max-waiting=0)
 #   --peer flux       then run the same releases through Flux (helm-controller
 #                     and source-controller, built once by flux-build.sh), on a
 #                     fresh control plane of its own, the chart served from a
@@ -75,7 +77,9 @@
 #                     writes of N installs with no controller logic, at each
 #                     of --floor-concurrency's in-flight limits (default
 #                     10,25,50,100); prints floor_install_seconds (the best)
-#                     and rudder_install_ready_over_floor (the ratio)
+#                     and rudder_install_ready_over_floor (the ratio); each
+#                     phase also until every Deployment is ready
+#                     (floor_*_ready_seconds, rudder_*_over_floor_ready)
 #   --floor-all       with --floor: then the floor again with every other
 #                     request rudder sends (floor --requests all: the
 #                     ownership GETs, the finalizer, the upgrade's records
@@ -104,6 +108,7 @@ interval=1m
 namespaces=4
 poll=table
 rudder_bin=""
+rudder_extra=()
 keep_logs=""
 peer=""
 peer_only=0
@@ -130,6 +135,7 @@ while [[ $# -gt 0 ]]; do
 	--interval) interval=${2:?}; shift ;;
 	--namespaces) namespaces=${2:?}; shift ;;
 	--rudder) rudder_bin=${2:?}; shift ;;
+	--rudder-arg) rudder_extra+=("${2:?}"); shift ;;
 	--keep-logs) keep_logs=${2:?}; shift ;;
 	--peer) peer=${2:?}; shift ;;
 	--peer-only) peer_only=1 ;;
@@ -527,6 +533,7 @@ run_rudder() {
 	local args=(controller --kubeconfig "$work/rudder-controller.kubeconfig" --concurrency "$concurrency"
 		--storage-path "$work/rudder-charts" --metrics-addr 127.0.0.1:0 --health-addr 127.0.0.1:0)
 	[[ -z $qps ]] || args+=(--qps "$qps")
+	args+=(${rudder_extra[@]+"${rudder_extra[@]}"})
 	local nginx0=0 i ns
 	[[ -z $servers ]] || nginx0=$(nginx_lines)
 	say "rudder: $rudder_bin ${args[*]}"
@@ -610,6 +617,9 @@ run_floor() {
 	"$rudder_bin" template app-00000 "$here/chart" -n scale-1 -f "$v0" >"$work/release0/manifests.yaml" ||
 		die "floor: rudder template failed"
 	local fargs=()
+	# Each phase also timed until every Deployment is ready (floor_*_ready_seconds): the floor of a
+	# controller that waits for readiness, the controller manager's work included.
+	fargs+=(--ready)
 	if ((upgrade)); then
 		# The upgrade's objects: release 0 with the image tag measure.py's upgrade gives it.
 		python3 -c 'import json, sys; v = json.load(open(sys.argv[1])); v["image"]["tag"] = "2.5.0"; json.dump(v, sys.stdout)' \
@@ -662,6 +672,10 @@ for phase in ("install", "upgrade"):
     fa = fig(sys.argv[2], f"floor_all_{phase}_seconds")
     if r and fa:
         print(f"rudder_{phase}_ready_over_floor_all {r / fa:.2f} ratio")
+    for pre in ("floor", "floor_all"):
+        fr = fig(sys.argv[2], f"{pre}_{phase}_ready_seconds")
+        if r and fr:
+            print(f"rudder_{phase}_ready_over_{pre}_ready {r / fr:.2f} ratio")
 EOF
 }
 
