@@ -347,9 +347,6 @@ static void act__record_failed_written(const kube_response_t *res, void *data) {
   act__after_failure(a);
 }
 
-/* Ends the action. A failure after the pending record was written records the release as failed,
- * with Helm's description, before the callback. A cancelled action writes nothing more (the lease
- * may be lost): its pending record carries our owner annotation and is taken over next time. */
 /* Tells the caller the action waits (on) or goes on (off), when that changed. */
 static void act__waiting(act_t *a, int on) {
   if (a->p->told_waiting == on) return;
@@ -357,6 +354,9 @@ static void act__waiting(act_t *a, int on) {
   if (a->waiting) a->waiting(a, on != 0, a->waiting_data);
 }
 
+/* Ends the action. A failure after the pending record was written records the release as failed,
+ * with Helm's description, before the callback. A cancelled action writes nothing more (the lease
+ * may be lost): its pending record carries our owner annotation and is taken over next time. */
 static void act__finish(act_t *a, int rc) {
   act__priv_t *p = a->p;
   assert(!p->finished);
