@@ -37,16 +37,20 @@ static void on_drained(queue_t *q, void *data) { ((fx_t *)data)->drained++; }
 
 static void on_close(queue_t *q) { ((fx_t *)q->data)->closed++; }
 
-static void fx_open(fx_t *f, unsigned max_in_flight) {
+static void fx_open_parked(fx_t *f, unsigned max_in_flight, unsigned max_parked) {
   memset(f, 0, sizeof *f);
   CHECK_EQ_INT(uv_loop_init(&f->loop), 0);
   queue_fake_clock_init(&f->fc, 1000);
   queue_options_t o;
   queue_options_init(&o);
+  CHECK_EQ_INT(o.max_parked, 0); /* parking is off unless asked for */
   o.max_in_flight = max_in_flight;
+  o.max_parked = max_parked;
   o.clock = &f->fc.clock;
   CHECK_EQ_INT(queue_init(&f->loop, &f->q, &o, on_process, f), 0);
 }
+
+static void fx_open(fx_t *f, unsigned max_in_flight) { fx_open_parked(f, max_in_flight, 0); }
 
 /* Returns what was handed out since the last call and forgets it. */
 static const char *fx_take(fx_t *f) {
@@ -156,16 +160,7 @@ static void test_inflight_limit(void) {
 /* A parked key gives its slot away and stays processing; unpark takes a slot back even over the limit. */
 static void test_park(void) {
   fx_t f;
-  memset(&f, 0, sizeof f);
-  CHECK_EQ_INT(uv_loop_init(&f.loop), 0);
-  queue_fake_clock_init(&f.fc, 1000);
-  queue_options_t o;
-  queue_options_init(&o);
-  CHECK_EQ_INT(o.max_parked, 0);
-  o.max_in_flight = 2;
-  o.max_parked = 2;
-  o.clock = &f.fc.clock;
-  CHECK_EQ_INT(queue_init(&f.loop, &f.q, &o, on_process, &f), 0);
+  fx_open_parked(&f, 2, 2);
   const char *keys[] = {"a", "b", "c", "d", "e", "f"};
   for (int i = 0; i < 6; i++) queue_add(&f.q, keys[i]);
   CHECK_EQ_INT(queue_run_pending(&f.q), 2);
