@@ -89,11 +89,14 @@ static uint64_t queue__now(queue_t *q) { return q->clock.now_ms(q->clock.ctx); }
 
 /* ---- dispatch scheduling ---- */
 
+/* True when fewer than max_in_flight keys hold a processing slot (parked ones hold none). */
+static bool queue__slot_free(const queue_t *q) { return q->m.in_flight - q->m.parked < q->max_in_flight; }
+
 /* True when a dispatch step has something to do: hand out a key, or report drained. */
 static bool queue__dispatchable(const queue_t *q) {
   if (q->flags & QUEUE__F_CLOSING) return false;
   if (q->flags & QUEUE__F_SHUTDOWN) return q->m.in_flight == 0 && !(q->flags & QUEUE__F_DRAINED);
-  return !queue__link_empty(&q->ready) && q->m.in_flight - q->m.parked < q->max_in_flight;
+  return !queue__link_empty(&q->ready) && queue__slot_free(q);
 }
 
 static void queue__on_idle(uv_idle_t *h);
@@ -242,7 +245,7 @@ static unsigned queue__dispatch(queue_t *q) {
   unsigned n = 0;
   uint64_t budget = q->m.depth;
   while (budget-- > 0 && !(q->flags & (QUEUE__F_SHUTDOWN | QUEUE__F_CLOSING)) &&
-         q->m.in_flight - q->m.parked < q->max_in_flight && !queue__link_empty(&q->ready)) {
+         queue__slot_free(q) && !queue__link_empty(&q->ready)) {
     queue__link_t *l = q->ready.next;
     queue__link_remove(l);
     queue__item_t *it = queue__container_of(l, queue__item_t, link);
