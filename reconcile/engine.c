@@ -1844,20 +1844,45 @@ static void rc__in_sync_report(rc_t *x) {
 
 #define ENGINE_OUTSIDE_MAX 1000 /* more than this is not kept in the status (its size is bounded) */
 
+/* Order of the outside list: Helm's uninstall order of kinds (unknown ones after, by name), then
+ * namespace, name and apiVersion, so that the list is the same whichever parse of the manifest
+ * made it (rc__outside) and a status write is not made for an order alone. */
+static int rc__outside_cmp(const void *pa, const void *pb) {
+  const cJSON *a = *(const cJSON *const *)pa, *b = *(const cJSON *const *)pb;
+  const char *ka = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "kind"));
+  const char *kb = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "kind"));
+  int ra = manifest_kind_rank(ka, MANIFEST_UNINSTALL_ORDER), rb = manifest_kind_rank(kb, MANIFEST_UNINSTALL_ORDER);
+  if (ra != rb) return ra < 0 ? 1 : rb < 0 ? -1 : ra < rb ? -1 : 1;
+  int c = strcmp(ka, kb);
+  static const char *const fields[] = {"namespace", "name", "apiVersion"};
+  for (size_t i = 0; !c && i < sizeof fields / sizeof *fields; i++) {
+    const char *fa = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, fields[i]));
+    const char *fb = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, fields[i]));
+    c = strcmp(fa ? fa : "", fb ? fb : "");
+  }
+  return c;
+}
+
 /* The objects of record r that live outside the namespace its records are stored in (cluster-scoped
  * ones, and namespaced ones of other namespaces), without those helm.sh/resource-policy=keep
  * leaves behind: what an uninstall must still find when that namespace is deleted with the records
- * in it. An empty array when there are none; NULL when unknown (a kind not mapped yet, too many). */
+ * in it. An empty array when there are none; NULL when unknown (a kind not mapped yet, too many).
+ * When r is the revision this reconcile rendered (its manifest is the render's), the render's
+ * documents are read instead of parsing the manifest again; sorted (rc__outside_cmp) either way. */
 static cJSON *rc__outside(rc_t *x, const record_t *r) {
   if (!r || !r->rel || !r->rel->manifest) return NULL;
-  manifest_set_t set = {0};
-  manifest_error_t me;
-  if (manifest_parse_release(r->rel->manifest, strlen(r->rel->manifest), MANIFEST_UNINSTALL_ORDER, &set, &me))
-    return NULL;
+  manifest_set_t parsed = {0};
+  const manifest_set_t *set = &x->set;
+  if (!x->set.manifest || strcmp(x->set.manifest, r->rel->manifest)) {
+    manifest_error_t me;
+    if (manifest_parse_release(r->rel->manifest, strlen(r->rel->manifest), MANIFEST_UNINSTALL_ORDER, &parsed, &me))
+      return NULL;
+    set = &parsed;
+  }
   cJSON *arr = cJSON_CreateArray();
   const char *target = r->rel->namespace && *r->rel->namespace ? r->rel->namespace : x->req.target_ns;
-  for (size_t i = 0; arr && i < set.ndocs; i++) {
-    const manifest_doc_t *d = &set.docs[i];
+  for (size_t i = 0; arr && i < set->ndocs; i++) {
+    const manifest_doc_t *d = &set->docs[i];
     if (d->is_empty || !d->name || !*d->name) continue;
     const cJSON *keep = cJSON_GetObjectItemCaseSensitive(d->annotations, "helm.sh/resource-policy");
     if (cJSON_IsString(keep) && !strcmp(keep->valuestring, "keep")) continue;
@@ -1881,7 +1906,15 @@ static cJSON *rc__outside(rc_t *x, const record_t *r) {
     cJSON_AddStringToObject(o, "name", d->name);
     cJSON_AddItemToArray(arr, o);
   }
-  manifest_set_free(&set);
+  manifest_set_free(&parsed);
+  int n = arr ? cJSON_GetArraySize(arr) : 0;
+  cJSON **items = n > 1 ? malloc((size_t)n * sizeof *items) : NULL;
+  if (items) { /* detached, sorted, put back */
+    for (int i = 0; i < n; i++) items[i] = cJSON_DetachItemFromArray(arr, 0);
+    qsort(items, (size_t)n, sizeof *items, rc__outside_cmp);
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, items[i]);
+    free(items);
+  }
   return arr;
 }
 

@@ -68,6 +68,40 @@ int main(void) {
   CHECK(strstr(err, "exceeds the limit of 1048576 bytes") != NULL);
   free(z);
 
+  /* Inputs around each fitted window's edge (the window is sized to the input: 2^k - 262 bytes
+   * fit a window of 2^k) round-trip and come out no larger than with zlib's full 32 KiB window. */
+  static const size_t edges[] = {250, 251, 1024 - 262, 1024 - 261, 4096 - 262, 4096 - 261, 16384 - 262,
+                                 16384 - 261, 32768 - 262, 32768 - 261, 70000};
+  unsigned char *src = malloc(70000);
+  CHECK(src != NULL);
+  unsigned seed = 7;
+  for (size_t i = 0; i < 70000; i++) { /* text-like: words from a small alphabet, repeats far apart */
+    seed = seed * 1103515245u + 12345u;
+    src[i] = (unsigned char)(i % 97 == 0 ? '\n' : "abcdefghij klmnop\"{}:,"[(seed >> 16) % 23]);
+  }
+  for (size_t e = 0; e < sizeof edges / sizeof *edges; e++) {
+    size_t n = edges[e];
+    CHECK_EQ_INT(gz_compress(src, n, GZ_BEST_COMPRESSION, &z, &zlen), 0);
+    CHECK_EQ_INT(gz_decompress(z, zlen, n, &out, &olen, err, sizeof err), 0);
+    CHECK_EQ_INT(olen, n);
+    CHECK(memcmp(out, src, n) == 0);
+    free(out);
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    CHECK_EQ_INT(deflateInit2(&zs, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    unsigned char full[80000];
+    zs.next_in = src;
+    zs.avail_in = (uInt)n;
+    zs.next_out = full;
+    zs.avail_out = sizeof full;
+    CHECK_EQ_INT(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    if (zlen > zs.total_out) fprintf(stderr, "input %zu: %zu bytes, full window %lu\n", n, zlen, zs.total_out);
+    CHECK(zlen <= zs.total_out);
+    deflateEnd(&zs);
+    free(z);
+  }
+  free(src);
+
   CHECK_EQ_INT(gz_compress("x", 1, 12, &z, &zlen), -EINVAL);
   return t_done();
 }
