@@ -543,6 +543,7 @@ def run(a, restarted):
         log(f"{a.peer}: the controller's profile over the install (perf report, symbols over 0.5 %):\n" +
             "\n".join(l for l in flat.splitlines() if l and not l.startswith("#")))
     s_ready = snap()
+    log(f"window {a.peer}_install {wall_install:.3f} {wall_install + (t_ready - t0):.3f}")
     out("install_ready_seconds", t_ready - t0, "s")
     time_to_ready("install", created_at, ready_at)
     out("install_polls", polls, "requests")
@@ -654,6 +655,7 @@ def run(a, restarted):
         t_upd = time.monotonic()
         s_up = snap()
         counted.append(s_up)
+        log(f"window {a.peer}_upgrade {wall_upgrade:.3f} {wall_upgrade + (max(up_at.values()) - t_up):.3f}")
         out("upgrade_ready_seconds", max(up_at.values()) - t_up, "s")
         out("upgrade_verified_seconds", t_upd - t_up, "s")
         time_to_ready("upgrade", patched_at, up_at)

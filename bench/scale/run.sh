@@ -85,6 +85,12 @@
 #                     ownership GETs, the finalizer, the upgrade's records
 #                     list, the Events), as floor_all_* and
 #                     rudder_{install,upgrade}_ready_over_floor_all
+#   --audit-all       audit every user's requests, not only the controllers'
+#                     (the harness', the controller manager's, ...; the
+#                     figures still count the controllers' only): with
+#                     --keep-logs, bench/scale/auditsplit.py then counts each
+#                     phase's requests by user, verb and resource (it costs the
+#                     API server some CPU: not for timed comparisons)
 #
 # Starts its own control plane (tests/cluster/up) with an audit log of the
 # controller's requests only (bench/scale/audit-policy.yaml), runs
@@ -110,6 +116,7 @@ poll=table
 rudder_bin=""
 rudder_extra=()
 keep_logs=""
+audit_policy=$here/audit-policy.yaml
 peer=""
 peer_only=0
 flux_wait=0
@@ -147,6 +154,7 @@ while [[ $# -gt 0 ]]; do
 	--restart-signal) restart_signal=${2:?}; shift ;;
 	--floor) floor=1 ;;
 	--floor-all) floor_all=1 ;;
+	--audit-all) audit_policy=all ;;
 	--perf) perf_out=${2:?}; shift ;;
 	--kcm-qps) kcm_qps=${2:?}; shift ;;
 	--floor-concurrency) floor_concurrency=${2:?}; shift ;;
@@ -394,8 +402,13 @@ start_cluster() { # PEER -> sets state
 	state=$work/cluster-$1
 	clusters+=("$state")
 	say "$1: starting a local control plane in $state"
+	if [[ $audit_policy == all || $audit_policy == $work/audit-all.yaml ]]; then
+		audit_policy=$work/audit-all.yaml
+		printf '%s\n' 'apiVersion: audit.k8s.io/v1' 'kind: Policy' 'omitStages: [RequestReceived]' \
+			'rules: [{level: Metadata}]' >"$audit_policy"
+	fi
 	RUDDER_CLUSTER_KCM_ARGS="--kube-api-qps=$kcm_qps --kube-api-burst=$((2 * kcm_qps))" \
-	RUDDER_CLUSTER_APISERVER_ARGS="--audit-policy-file=$here/audit-policy.yaml --audit-log-path=$state/logs/audit.log --audit-log-format=json --audit-log-maxsize=100000 --audit-log-mode=blocking" \
+	RUDDER_CLUSTER_APISERVER_ARGS="--audit-policy-file=$audit_policy --audit-log-path=$state/logs/audit.log --audit-log-format=json --audit-log-maxsize=100000 --audit-log-mode=blocking" \
 		"$root/tests/cluster/up" --name "scale-$1-$$" --state-dir "$state" >"$work/up-$1.env" 2>"$work/up-$1.log" ||
 		{ tail -n 30 "$work/up-$1.log" >&2; die "tests/cluster/up failed"; }
 }
