@@ -6,24 +6,21 @@
         --audit DIR/cluster-rudder/audit.log --releases N
 
 The run logs' `window NAME START END` lines (measure.py's phases on run.sh's output, the floor's
-rounds in DIR/floor.log; wall-clock seconds; --run-log may be given more than once) name the windows; each request of the audit log (each auditID once, at its first event)
-is counted in the windows its requestReceivedTimestamp falls in, by user, verb and resource
-(subresource after a slash). Printed per window: its length, then one line per user, verb and
+rounds in DIR/floor.log; wall-clock seconds; --run-log may be given more than once) name the
+windows; each request of the audit log (each auditID once, at its first event) is counted in the
+windows its requestReceivedTimestamp falls in, by user, verb and resource (measure.audit_key, the
+key the harness' own figures use). Printed per window: its length, then one line per user, verb and
 resource with the count and the count per release, largest first; and per user the total. What a
 window has more of than another is then read off side by side (e.g. rudder's upgrade against the
 floor's: the harness' patches, the controller manager's ReplicaSets, the watches opened).
 """
 import argparse
 import collections
-import datetime
 import json
 import re
 import sys
 
-
-def ts(s):
-    # RFC 3339 with microseconds and Z, as the API server writes it
-    return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+from measure import audit_key, audit_time
 
 
 def main():
@@ -55,12 +52,8 @@ def main():
             if ev.get("auditID") in seen:
                 continue
             seen.add(ev.get("auditID"))
-            t = ts(ev["requestReceivedTimestamp"])
-            ref = ev.get("objectRef") or {}
-            res = ref.get("resource") or ev.get("requestURI", "?").split("?")[0]
-            if ref.get("subresource"):
-                res += "/" + ref["subresource"]
-            key = (ev.get("user", {}).get("username", "?"), ev.get("verb", "?"), res)
+            t = audit_time(ev["requestReceivedTimestamp"])
+            key = audit_key(ev)
             for i, (_, t0, t1) in enumerate(windows):
                 if t0 <= t < t1:
                     counts[i][key] += 1
@@ -70,9 +63,10 @@ def main():
         users = collections.Counter()
         for (u, _, _), n in c.items():
             users[u] += n
+        ranked = c.most_common()
         for u, n in users.most_common():
             print(f"{name} {u} total {n} {n / a.releases:.3f}")
-            for (u2, verb, res), m in sorted(c.items(), key=lambda kv: -kv[1]):
+            for (u2, verb, res), m in ranked:
                 if u2 == u and m >= a.min:
                     print(f"{name} {u} {verb} {res} {m} {m / a.releases:.3f}")
 

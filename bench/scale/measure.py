@@ -153,6 +153,24 @@ def proc_kib(pid, key, gone=None):
 # --- audit log --------------------------------------------------------------
 
 
+def audit_time(ts):
+    """An audit event's RFC 3339 timestamp, in epoch seconds."""
+    return datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+def audit_key(ev):
+    """An audit event's (user, verb, resource): the subresource after a slash; the URI's path for a
+    request that names no resource (/version, discovery)."""
+    ref = ev.get("objectRef") or {}
+    res = ref.get("resource")
+    if res:
+        if ref.get("subresource"):
+            res += "/" + ref["subresource"]
+    else:
+        res = urllib.parse.urlsplit(ev.get("requestURI", "")).path or "?"
+    return ev.get("user", {}).get("username", ""), ev.get("verb", "?"), res
+
+
 class Audit:
     """Reads the audit log incrementally; each auditID is counted once."""
 
@@ -195,17 +213,13 @@ class Audit:
             self.seen.add(ev["auditID"])
             ts = ev.get("requestReceivedTimestamp")
             if ts:
-                t = datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+                t = audit_time(ts)
                 if self.last_received is None or t > self.last_received:
                     self.last_received = t
             ref = ev.get("objectRef") or {}
-            res = ref.get("resource")
-            if res:
-                if ref.get("subresource"):
-                    res += "/" + ref["subresource"]
-            else:
-                res = urllib.parse.urlsplit(ev.get("requestURI", "")).path or "?"
-            counts[(user, ev.get("verb", "?"), res)] += 1
+            key = audit_key(ev)
+            res = key[2]
+            counts[key] += 1
             uri_names = set(self.name_re.findall(urllib.parse.unquote(ev.get("requestURI", ""))))
             for m in uri_names:
                 names[m] += 1
@@ -213,7 +227,7 @@ class Audit:
             owner = uri_names or set(self.name_re.findall(ref.get("name") or ""))
             st = ev.get("stageTimestamp")
             if ts and st and len(owner) == 1:
-                t1 = datetime.datetime.fromisoformat(st.replace("Z", "+00:00")).timestamp()
+                t1 = audit_time(st)
                 self.timeline[owner.pop()].append((t, t1, ev.get("verb", "?"), res))
         return counts, names
 

@@ -116,7 +116,7 @@ poll=table
 rudder_bin=""
 rudder_extra=()
 keep_logs=""
-audit_policy=$here/audit-policy.yaml
+audit_all=0
 peer=""
 peer_only=0
 flux_wait=0
@@ -154,7 +154,7 @@ while [[ $# -gt 0 ]]; do
 	--restart-signal) restart_signal=${2:?}; shift ;;
 	--floor) floor=1 ;;
 	--floor-all) floor_all=1 ;;
-	--audit-all) audit_policy=all ;;
+	--audit-all) audit_all=1 ;;
 	--perf) perf_out=${2:?}; shift ;;
 	--kcm-qps) kcm_qps=${2:?}; shift ;;
 	--floor-concurrency) floor_concurrency=${2:?}; shift ;;
@@ -201,6 +201,12 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/rudder-scale-XXXXXX")
 stop_pids=()   # processes this script started, stopped newest first
 clusters=()    # state dirs of clusters this script started
 servers=""     # state dir of the chart servers (tests/servers/up), if started
+audit_policy=$here/audit-policy.yaml
+if ((audit_all)); then # every user at Metadata level, for auditsplit.py
+	audit_policy=$work/audit-all.yaml
+	printf '%s\n' 'apiVersion: audit.k8s.io/v1' 'kind: Policy' 'omitStages: [RequestReceived]' \
+		'rules: [{level: Metadata}]' >"$audit_policy"
+fi
 
 # forget_pid PID: PID has been waited for; never signal that number again
 # (the kernel may give it to someone else's process).
@@ -402,11 +408,6 @@ start_cluster() { # PEER -> sets state
 	state=$work/cluster-$1
 	clusters+=("$state")
 	say "$1: starting a local control plane in $state"
-	if [[ $audit_policy == all || $audit_policy == $work/audit-all.yaml ]]; then
-		audit_policy=$work/audit-all.yaml
-		printf '%s\n' 'apiVersion: audit.k8s.io/v1' 'kind: Policy' 'omitStages: [RequestReceived]' \
-			'rules: [{level: Metadata}]' >"$audit_policy"
-	fi
 	RUDDER_CLUSTER_KCM_ARGS="--kube-api-qps=$kcm_qps --kube-api-burst=$((2 * kcm_qps))" \
 	RUDDER_CLUSTER_APISERVER_ARGS="--audit-policy-file=$audit_policy --audit-log-path=$state/logs/audit.log --audit-log-format=json --audit-log-maxsize=100000 --audit-log-mode=blocking" \
 		"$root/tests/cluster/up" --name "scale-$1-$$" --state-dir "$state" >"$work/up-$1.env" 2>"$work/up-$1.log" ||
