@@ -12,6 +12,14 @@ int gz_is_gzip(const void *data, size_t n) {
   return n >= 3 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 0x08;
 }
 
+/* The window bits of a stream of n bytes: the smallest window holding the input and zlib's lookahead
+ * (gz_compress says why). */
+static int gz__wbits(size_t n) {
+  int wbits = 9;
+  while (wbits < 15 && ((size_t)1 << wbits) - 262 < n) wbits++;
+  return wbits;
+}
+
 int gz_compress(const void *in, size_t n, int level, unsigned char **out, size_t *out_len) {
   if (level < -1 || level > 9) return -EINVAL;
   z_stream zs;
@@ -22,8 +30,7 @@ int gz_compress(const void *in, size_t n, int level, unsigned char **out, size_t
    * 262-byte lookahead reaches every match the full one would (test_base_gz checks the output is no
    * larger); gzip does not record the window, any inflater reads it. memLevel stays 8: smaller ones
    * also shorten the blocks, which costs ratio. windowBits + 16 selects the gzip wrapper. */
-  int wbits = 9;
-  while (wbits < 15 && ((size_t)1 << wbits) - 262 < n) wbits++;
+  int wbits = gz__wbits(n);
   if (deflateInit2(&zs, level, Z_DEFLATED, wbits + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -ENOMEM;
   gz_header hdr;
   memset(&hdr, 0, sizeof hdr);
@@ -73,6 +80,95 @@ int gz_compress(const void *in, size_t n, int level, unsigned char **out, size_t
   *out_len = zs.total_out;
   *out = buf;
   deflateEnd(&zs);
+  return 0;
+}
+
+/* Appends n bytes of in as a raw deflate stream to *buf (cap *cap, used *len), ended by flush
+ * (Z_FINISH: a final block; Z_SYNC_FLUSH: byte-aligned, not final). 0, -EINVAL or -ENOMEM. */
+static int gz__raw(const void *in, size_t n, int level, int flush, unsigned char **buf, size_t *cap, size_t *len) {
+  z_stream zs;
+  memset(&zs, 0, sizeof zs);
+  if (n > 1u << 30) return -EINVAL; /* record parts: far below; gz_compress takes larger inputs */
+  if (deflateInit2(&zs, level, Z_DEFLATED, -gz__wbits(n), 8, Z_DEFAULT_STRATEGY) != Z_OK) return -ENOMEM;
+  size_t need = *len + deflateBound(&zs, (uLong)n) + 16;
+  if (need > *cap) {
+    unsigned char *nb = realloc(*buf, need);
+    if (!nb) {
+      deflateEnd(&zs);
+      return -ENOMEM;
+    }
+    *buf = nb;
+    *cap = need;
+  }
+  zs.next_in = (Bytef *)(uintptr_t)in;
+  zs.avail_in = (uInt)n;
+  zs.next_out = *buf + *len;
+  zs.avail_out = (uInt)(*cap - *len);
+  int rc = deflate(&zs, flush);
+  int ok = flush == Z_FINISH ? rc == Z_STREAM_END : rc == Z_OK && !zs.avail_in;
+  *len += zs.total_out;
+  deflateEnd(&zs);
+  return ok ? 0 : -EINVAL;
+}
+
+void gz_tail_free(gz_tail_t *cache) {
+  if (!cache) return;
+  free(cache->text);
+  free(cache->raw);
+  memset(cache, 0, sizeof *cache);
+}
+
+static void gz__le32(unsigned char *p, unsigned long v) {
+  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+int gz_compress_split(const void *head, size_t hn, const void *tail, size_t tn, int level, gz_tail_t *cache,
+                      unsigned char **out, size_t *out_len) {
+  if (level < -1 || level > 9 || hn > 1u << 30 || tn > 1u << 30) return -EINVAL;
+  gz_tail_t fresh = {0}, *t = cache ? cache : &fresh;
+  int rc = 0;
+  if (!t->raw || t->text_len != tn || (tn && memcmp(t->text, tail, tn))) {
+    gz_tail_free(t);
+    size_t cap = 0;
+    if ((rc = gz__raw(tail, tn, level, Z_FINISH, &t->raw, &cap, &t->raw_len)) ||
+        (tn && !(t->text = malloc(tn)))) {
+      gz_tail_free(t);
+      return rc ? rc : -ENOMEM;
+    }
+    if (tn) memcpy(t->text, tail, tn);
+    t->text_len = tn;
+    t->crc = crc32(0L, tail, (uInt)tn);
+  }
+  /* The member: header as Go's gzip.Writer writes it (XFL 2 at the best level, 4 at the fastest),
+   * the head's stream, the tail's, then CRC-32 and size of the whole input. */
+  size_t cap = 10 + t->raw_len + 8, len = 10;
+  unsigned char *buf = malloc(cap);
+  if (!buf) rc = -ENOMEM;
+  if (!rc) {
+    static const unsigned char hdr[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff};
+    memcpy(buf, hdr, 10);
+    buf[8] = level == 9 ? 2 : level == 1 ? 4 : 0;
+    rc = gz__raw(head, hn, level, Z_SYNC_FLUSH, &buf, &cap, &len);
+  }
+  if (!rc && cap < len + t->raw_len + 8) {
+    unsigned char *nb = realloc(buf, len + t->raw_len + 8);
+    if (nb) buf = nb;
+    else rc = -ENOMEM;
+  }
+  if (rc) {
+    free(buf);
+    gz_tail_free(&fresh);
+    if (cache) gz_tail_free(cache);
+    return rc;
+  }
+  memcpy(buf + len, t->raw, t->raw_len);
+  len += t->raw_len;
+  gz__le32(buf + len, crc32_combine(crc32(0L, head, (uInt)hn), t->crc, (z_off_t)tn));
+  gz__le32(buf + len + 4, (unsigned long)((hn + tn) & 0xffffffffu));
+  len += 8;
+  gz_tail_free(&fresh);
+  *out = buf;
+  *out_len = len;
   return 0;
 }
 

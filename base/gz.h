@@ -8,6 +8,23 @@
 /* Compresses n bytes into one gzip member (header like Go's gzip.Writer: no name, mtime 0, OS unknown)
  * at level -1 (default) or 0..9; *out is malloc'd, caller frees; 0, -EINVAL or -ENOMEM. */
 int gz_compress(const void *in, size_t n, int level, unsigned char **out, size_t *out_len);
+/* A compressed tail kept for gz_compress_split: the tail's text, its raw deflate stream (compressed
+ * on its own, so it refers to nothing before it) and its CRC-32. Zeroed: empty. */
+typedef struct gz_tail_s {
+  unsigned char *text, *raw;
+  size_t text_len, raw_len;
+  unsigned long crc;
+} gz_tail_t;
+/* Compresses head followed by tail into one gzip member as gz_compress does, the tail as a deflate
+ * stream of its own behind the head's (flushed to a byte boundary): when *cache holds this tail's
+ * text, its stream is reused and only the head is compressed; else the tail is compressed and kept
+ * in *cache (cache may be NULL). The same bytes come out of any inflater; the output is at most a
+ * few bytes larger than gz_compress's (the head's matches into the tail are given up). 0, -EINVAL
+ * or -ENOMEM (*cache then emptied). */
+int gz_compress_split(const void *head, size_t hn, const void *tail, size_t tn, int level, gz_tail_t *cache,
+                      unsigned char **out, size_t *out_len);
+/* Frees what cache holds and zeroes it. */
+void gz_tail_free(gz_tail_t *cache);
 /* Reports whether data starts with the gzip magic bytes 1f 8b 08. */
 int gz_is_gzip(const void *data, size_t n);
 /* Decompresses every gzip member in data into *out (NUL-terminated, caller frees), refusing to produce

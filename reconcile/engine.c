@@ -36,6 +36,7 @@
 #include "helm/values/values.h"
 #include "watch/informer.h"
 #include <assert.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -59,7 +60,9 @@ typedef struct memo_s {
   char applied[65];         /* its inputs' digest */
   char failed[65];          /* the inputs of the last failure, and the counts for them */
   int install_failures, upgrade_failures;
-  int bad_record;           /* stalled on an unreadable record: any change of the records observes again */
+  int failed_rev;           /* the revision this process last marked failed: that write's own watch event
+                             * (which may come after the action's end) is not a change made elsewhere */
+  unsigned char bad_record; /* stalled on an unreadable record: any change of the records observes again */
   /* Drift detection: the mode the object asks for (req_drift_t), and whether the objects of the
    * applied revision have been compared since the last sign of drift (drift_ok; a new revision
    * clears it); drift_all: compare every object next time (the last comparison failed). */
@@ -2766,6 +2769,10 @@ static void rc__action_done(act_t *a, void *data) {
   }
   x->out.attempted_revision = a->version;
   x->out.attempted_digest = r->digest;
+  if (a->rc && a->have_next && a->next.status && !strcmp(a->next.status, "failed")) {
+    memo_t *fm = memo_put(&x->e->memo, x->key);
+    if (fm) fm->failed_rev = a->next.version > INT_MAX ? 0 : (int)a->next.version;
+  }
   if (a->kind == ACT_TEST) {
     x->out.tested = a->rc ? "False" : "True";
     x->out.applied_revision = a->version;
@@ -3398,6 +3405,7 @@ static void engine__record_event_in(engine_t *e, const cJSON *secret, int delete
   if (!cJSON_IsString(ver)) return;
   long long v = atoll(ver->valuestring);
   int deployed = cJSON_IsString(st) && !strcmp(st->valuestring, "deployed");
+  if (!deleted && v == m->failed_rev && cJSON_IsString(st) && !strcmp(st->valuestring, "failed")) return;
   if (v > m->revision || (v == m->revision && (deleted || !deployed))) {
     LOG_I("release records changed", "release", owner, "revision", ver->valuestring,
           "status", cJSON_IsString(st) ? st->valuestring : "");

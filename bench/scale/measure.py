@@ -324,7 +324,8 @@ def main():
     ap.add_argument("--restart-signal", choices=("KILL", "TERM"), default="KILL")
     ap.add_argument("--perf", metavar="FILE",
                     help="record the (first) controller with `perf record -g` from the first create until all are Ready "
-                         "into FILE, then print its flat profile (perf report) on stderr and to FILE.txt")
+                         "into FILE, and over the upgrade into FILE.upgrade, then print each flat profile (perf report) "
+                         "on stderr and to FILE.txt, FILE.upgrade.txt")
     ap.add_argument("--restart-quiet", type=float, default=10.0,
                     help="restart: caught up once /readyz answers 200 and no request has come for this long")
     a = ap.parse_args()
@@ -524,12 +525,28 @@ def run(a, restarted):
     # --- install ---------------------------------------------------------------
     log(f"{a.peer}: creating {a.releases} HelmReleases in {len(nss)} namespaces")
     created_at = {}
-    perf = None
-    if a.perf:
+    def perf_start(path):
+        if not a.perf:
+            return None
         # DWARF unwinding: the RelWithDebInfo build has no frame pointers. 499 Hz keeps the cost small.
-        perf = subprocess.Popen(["perf", "record", "-q", "-F", "499", "--call-graph", "dwarf,16384", "-o", a.perf,
-                                 "-p", str(ctrl[0][1])], stdout=subprocess.DEVNULL)
+        p = subprocess.Popen(["perf", "record", "-q", "-F", "499", "--call-graph", "dwarf,16384", "-o", path,
+                              "-p", str(ctrl[0][1])], stdout=subprocess.DEVNULL)
         time.sleep(1.0)  # attached before the clock starts
+        return p
+
+    def perf_stop(p, path, phase):
+        if not p:
+            return
+        p.send_signal(signal.SIGINT)
+        p.wait()
+        flat = subprocess.run(["perf", "report", "-i", path, "--stdio", "--no-children", "--sort", "dso,symbol",
+                               "-g", "none", "--percent-limit", "0.5"], capture_output=True, text=True).stdout
+        with open(path + ".txt", "w") as f:
+            f.write(flat)
+        log(f"{a.peer}: the controller's profile over the {phase} (perf report, symbols over 0.5 %; {path}):\n" +
+            "\n".join(l for l in flat.splitlines() if l and not l.startswith("#")))
+
+    perf = perf_start(a.perf)
     t0 = time.monotonic()
     wall_install = time.time()
 
@@ -547,15 +564,7 @@ def run(a, restarted):
     poll_bytes0 = kube.bytes_in
     polls = poll_until(list_releases, t0, "Ready", ready_at)
     t_ready = time.monotonic()
-    if perf:
-        perf.send_signal(signal.SIGINT)
-        perf.wait()
-        flat = subprocess.run(["perf", "report", "-i", a.perf, "--stdio", "--no-children", "--sort", "dso,symbol",
-                               "-g", "none", "--percent-limit", "0.5"], capture_output=True, text=True).stdout
-        with open(a.perf + ".txt", "w") as f:
-            f.write(flat)
-        log(f"{a.peer}: the controller's profile over the install (perf report, symbols over 0.5 %):\n" +
-            "\n".join(l for l in flat.splitlines() if l and not l.startswith("#")))
+    perf_stop(perf, a.perf, "install")
     s_ready = snap()
     log(f"window {a.peer}_install {wall_install:.3f} {wall_install + (t_ready - t0):.3f}")
     out("install_ready_seconds", t_ready - t0, "s")
@@ -650,6 +659,7 @@ def run(a, restarted):
     if a.upgrade:
         log(f"{a.peer}: a new image tag for all {a.releases} (a merge patch of spec.values each)")
         patched_at = {}
+        perf = perf_start(a.perf + ".upgrade" if a.perf else None)
         t_up = time.monotonic()
         wall_upgrade = time.time()
 
@@ -667,6 +677,7 @@ def run(a, restarted):
         polls = poll_until(list_upgraded, t_up, "upgraded", up_at,
                            check=lambda: all(done for _, done in list_upgraded(verify=True)))
         t_upd = time.monotonic()
+        perf_stop(perf, a.perf + ".upgrade" if a.perf else None, "upgrade")
         s_up = snap()
         counted.append(s_up)
         log(f"window {a.peer}_upgrade {wall_upgrade:.3f} {wall_upgrade + (max(up_at.values()) - t_up):.3f}")

@@ -26,8 +26,9 @@
 #   --qps Q           the controller's --qps (default: the controller's own)
 #   --perf FILE       record rudder with `perf record -g` (DWARF call graphs,
 #                     499 Hz) from the first create until all are Ready into
-#                     FILE; its flat profile (symbols over 0.5 %) goes to
-#                     FILE.txt and the log
+#                     FILE, and over the upgrade into FILE.upgrade; each flat
+#                     profile (symbols over 0.5 %) goes to FILE.txt
+#                     (FILE.upgrade.txt) and the log
 #   --interval D      the releases' spec.interval, a Go duration (default 1m);
 #                     the resync phase watches one such interval
 #   --namespaces K    spread the releases over K namespaces (default 4)

@@ -1,4 +1,5 @@
 #include "helm/action/record.h"
+#include "base/gz.h"
 #include "helm/chart/chart.h"
 #include "helm/render/manifest.h"
 #include <stdlib.h>
@@ -67,7 +68,9 @@ static int record__finish(release_t *rel, long long version, record_t *out) {
   buf_t sn = BUF_INIT;
   if (release_secret_name(rel, &sn)) return -12;
   out->secret_name = buf_steal(&sn);
-  return out->status && out->secret_name ? 0 : -12;
+  /* Written twice (pending, then its outcome): the second write compresses only what changed. */
+  out->gz = calloc(1, sizeof *out->gz);
+  return out->status && out->secret_name && out->gz ? 0 : -12;
 }
 
 static int record__info(release_t *rel, const char *status, const char *description, const record_t *first,
@@ -154,7 +157,7 @@ int record_set_status(record_t *r, const char *status, const char *description) 
 
 char *record_secret_json(const record_t *r, const char *ns, int creating, const char *owner_uid) {
   /* Helm's driver labels a created Secret createdAt and an updated one modifiedAt. */
-  release_secret_opts_t o = {.storage_namespace = ns};
+  release_secret_opts_t o = {.storage_namespace = ns, .tail_cache = r->gz};
   if (creating) o.created_at = (int64_t)time(NULL);
   else o.modified_at = (int64_t)time(NULL);
   cJSON *sec = NULL;
@@ -177,6 +180,8 @@ void record_free(record_t *r) {
   free(r->secret_name);
   free(r->owner_uid);
   release_free(r->rel);
+  gz_tail_free(r->gz);
+  free(r->gz);
   memset(r, 0, sizeof *r);
 }
 

@@ -19,6 +19,7 @@ typedef struct record_s {
   char *secret_name;
   char *owner_uid;   /* RECORD_OWNER_ANNOTATION, or NULL */
   release_t *rel;    /* the whole record */
+  struct gz_tail_s *gz; /* a record made here: its compressed part after info, for its next write (or NULL) */
 } record_t;
 
 /* What a new record is made of. */

@@ -712,12 +712,15 @@ static void release__hooks(release__w_t *w, const release_hook_t *h, size_t n) {
   if (!w->rc && buf_putc(w->b, ']')) w->rc = -ENOMEM;
 }
 
-int release_encode_json(const release_t *rel, buf_t *out) {
+/* release_encode_json, and where what follows info begins in out (*tail; its changes of status
+ * and times are in the part before). */
+static int release__encode_json(const release_t *rel, buf_t *out, size_t *tail) {
   size_t start = out->len;
   release__w_t w;
   release__open(&w, out);
   release__f_str(&w, "name", rel->name, 1);
   release__info(&w, rel->info);
+  *tail = out->len;
   release__chart(&w, rel->chart);
   release__f_json(&w, "config", rel->config, 1);
   release__f_str(&w, "manifest", rel->manifest, 1);
@@ -731,6 +734,11 @@ int release_encode_json(const release_t *rel, buf_t *out) {
     if (out->data) out->data[start] = 0;
   }
   return rc;
+}
+
+int release_encode_json(const release_t *rel, buf_t *out) {
+  size_t tail;
+  return release__encode_json(rel, out, &tail);
 }
 
 /* ---------- decoding ---------- */
@@ -1139,8 +1147,14 @@ int release_secret_json(const release_t *rel, const release_secret_opts_t *opts,
   size_t gzlen, b1len;
   cJSON *sec = NULL, *tmp = NULL;
   int rc;
-  if ((rc = release_encode_json(rel, &json))) goto done;
-  if ((rc = gz_compress(json.data, json.len, GZ_BEST_COMPRESSION, &gz, &gzlen))) goto done;
+  size_t tail;
+  if ((rc = release__encode_json(rel, &json, &tail))) goto done;
+  /* What follows info (chart, values, manifest, hooks: nearly all of it) is compressed on its own,
+   * and kept in opts->tail_cache: the next write of the same record (its status changed) compresses
+   * only the head. */
+  if ((rc = gz_compress_split(json.data, tail, json.data + tail, json.len - tail, GZ_BEST_COMPRESSION,
+                              opts ? opts->tail_cache : NULL, &gz, &gzlen)))
+    goto done;
   if ((rc = b64_encode_alloc(gz, gzlen, &b1, &b1len)) || (rc = b64_encode_alloc(b1, b1len, &b2, NULL))) goto done;
   if ((rc = release_secret_name(rel, &name))) goto done;
   /* Labels: the release's own, then the system ones (which win), in sorted order. */

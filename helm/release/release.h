@@ -124,6 +124,7 @@ typedef struct release_secret_opts_s {
   const char *storage_namespace; /* metadata.namespace; NULL leaves it out */
   int64_t created_at;            /* label createdAt (Unix seconds, as the driver's Create); 0: none */
   int64_t modified_at;           /* label modifiedAt (as the driver's Update); 0: none */
+  struct gz_tail_s *tail_cache;  /* the compressed part after info of the last write, or NULL (base/gz.h) */
 } release_secret_opts_t;
 
 /* Frees everything rel holds (not rel itself) and zeroes it. */

@@ -128,7 +128,7 @@ static void roundtrip_go_bytes(void) {
   free(s);
 
   /* Through the storage Secret and back. */
-  release_secret_opts_t o = {"store", 1700000000, 0};
+  release_secret_opts_t o = {.storage_namespace = "store", .created_at = 1700000000};
   r->labels = cJSON_Parse("{\"team\":\"blue\",\"owner\":\"someone-else\"}");
   cJSON *sec;
   CHECK_EQ_INT(release_secret_json(r, &o, &sec), 0);

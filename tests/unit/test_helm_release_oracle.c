@@ -306,7 +306,7 @@ static void generated(int count) {
     free(go);
     if (r->info && r->name && *r->name) {
       /* our Secret, read by Helm's Secrets driver */
-      release_secret_opts_t o = {"store", 1700000000 + i, 0};
+      release_secret_opts_t o = {.storage_namespace = "store", .created_at = 1700000000 + i};
       cJSON *sec;
       CHECK_EQ_INT(release_secret_json(r, &o, &sec), 0);
       char *sj = cJSON_PrintUnformatted(sec);
