@@ -18,9 +18,9 @@ typedef struct gz_tail_s {
 /* Compresses head followed by tail into one gzip member as gz_compress does, the tail as a deflate
  * stream of its own behind the head's (flushed to a byte boundary): when *cache holds this tail's
  * text, its stream is reused and only the head is compressed; else the tail is compressed and kept
- * in *cache (cache may be NULL). The same bytes come out of any inflater; the output is at most a
- * few bytes larger than gz_compress's (the head's matches into the tail are given up). 0, -EINVAL
- * or -ENOMEM (*cache then emptied). */
+ * in *cache (cache may be NULL). The same bytes come out of any inflater; the output is some 20-30
+ * bytes larger than gz_compress's (two blocks and the empty one between them; the tail's matches
+ * into the head are given up). 0, -EINVAL or -ENOMEM (*cache then emptied). */
 int gz_compress_split(const void *head, size_t hn, const void *tail, size_t tn, int level, gz_tail_t *cache,
                       unsigned char **out, size_t *out_len);
 /* Frees what cache holds and zeroes it. */

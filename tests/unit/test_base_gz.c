@@ -139,8 +139,10 @@ int main(void) {
         CHECK(againlen == szlen && !memcmp(again, sz, szlen));
         free(again);
         CHECK_EQ_INT(gz_compress(whole, hn + n, GZ_BEST_COMPRESSION, &whole_z, &wlen), 0);
-        if (szlen > wlen + 16 + wlen / 100) fprintf(stderr, "split %zu+%zu: %zu bytes, whole %zu\n", hn, n, szlen, wlen);
-        CHECK(szlen <= wlen + 16 + wlen / 100);
+        /* the head's own block, the 5-byte empty block that ends it on a byte, the tail's block header
+         * (about 20 bytes on this text), and the tail's matches into the head given up */
+        if (szlen > wlen + 32 + wlen / 100) fprintf(stderr, "split %zu+%zu: %zu bytes, whole %zu\n", hn, n, szlen, wlen);
+        CHECK(szlen <= wlen + 32 + wlen / 100);
         free(whole_z);
         free(whole);
         free(sz);
