@@ -1859,6 +1859,8 @@ void kube_watch_on_bad_event(kube_watch_t *w, kube_watch_bad_cb cb) {
   w->nd.bad = cb ? kube__watch_bad : NULL;
 }
 
+void kube_watch_drop_managed_fields(kube_watch_t *w) { watch_ndjson_drop_managed_fields(&w->nd, 1); }
+
 void kube_watch_stop(kube_watch_t *w) {
   if (!w || w->req->done) return;
   kube__finish(w->req, UV_ECANCELED, "the watch was stopped");

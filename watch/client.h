@@ -208,6 +208,9 @@ kube_watch_t *kube_watch_start_accept(kube_client_t *c, const char *path, const 
 /* Makes the stream skip events it cannot deliver and report them to cb, instead of ending with
  * UV_EPROTO or UV_E2BIG; call it right after kube_watch_start. */
 void kube_watch_on_bad_event(kube_watch_t *w, kube_watch_bad_cb cb);
+/* Makes the stream leave each object's metadata.managedFields out before parsing it (for readers
+ * that never look at it; see watch_ndjson_drop_managed_fields); call it right after kube_watch_start. */
+void kube_watch_drop_managed_fields(kube_watch_t *w);
 /* Stops a watch whose end callback has not yet run: end runs now with UV_ECANCELED. */
 void kube_watch_stop(kube_watch_t *w);
 /* During an event callback, takes ownership of the event's object (caller frees it). */

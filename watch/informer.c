@@ -942,6 +942,21 @@ static void informer__end(kube_watch_t *w, const kube_response_t *res, void *dat
   informer__retry(inf, 0, res->errmsg);
 }
 
+/* True when what the cache keeps may hold metadata.managedFields: whole objects, or a keep path at
+ * or above it. Otherwise the watch leaves it out before the parse. */
+static int informer__keeps_managed(const informer_t *inf) {
+  static const char mf[] = "metadata.managedFields";
+  if (!inf->keep) return 1;
+  for (size_t i = 0; inf->keep[i]; i++) {
+    const char *k = inf->keep[i];
+    size_t n = strlen(k);
+    if (!strcmp(k, "metadata") || (n >= sizeof mf - 1 && !strncmp(k, mf, sizeof mf - 1) &&
+                                   (k[sizeof mf - 1] == 0 || k[sizeof mf - 1] == '.')))
+      return 1;
+  }
+  return 0;
+}
+
 static void informer__watch(informer_t *inf) {
   buf_t p = BUF_INIT;
   char to[16];
@@ -964,6 +979,7 @@ static void informer__watch(informer_t *inf) {
                                                   informer__event, informer__end, inf);
   buf_free(&p);
   if (inf->watch) kube_watch_on_bad_event(inf->watch, informer__bad_event);
+  if (inf->watch && !informer__keeps_managed(inf)) kube_watch_drop_managed_fields(inf->watch);
   if (inf->watch) inf->watches++;
   else informer__retry(inf, 0, "cannot start the watch (out of memory or client closed)");
 }

@@ -24,8 +24,101 @@ static void nd__skip_free(watch_ndjson_t *nd) {
 
 void watch_ndjson_free(watch_ndjson_t *nd) {
   buf_free(&nd->line);
+  buf_free(&nd->cut);
   nd__skip_free(nd);
 }
+
+/* ---- object.metadata.managedFields left out before the parse ----
+ * A short scan over the event's first bytes (the API server writes kind, apiVersion, then
+ * metadata, managedFields last in it), which never allocates. Whatever it does not follow (not an
+ * object where one is expected, a key written with escapes, broken text) it gives up on: the event
+ * is then parsed whole, and cJSON judges it as before. */
+
+static size_t nd__ws(const char *p, size_t n, size_t i) {
+  while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r')) i++;
+  return i;
+}
+
+/* p[i] is '"': the index after the closing quote, or n. */
+static size_t nd__str_end(const char *p, size_t n, size_t i) {
+  for (i++; i < n; i++) {
+    if (p[i] == '\\') i++;
+    else if (p[i] == '"') return i + 1;
+  }
+  return n;
+}
+
+/* The index after the value starting at p[i], or n. */
+static size_t nd__value_end(const char *p, size_t n, size_t i) {
+  if (i >= n) return n;
+  if (p[i] == '"') return nd__str_end(p, n, i);
+  if (p[i] != '{' && p[i] != '[') {
+    while (i < n && p[i] != ',' && p[i] != '}' && p[i] != ']' && p[i] != ' ' && p[i] != '\t' && p[i] != '\n' &&
+           p[i] != '\r')
+      i++;
+    return i;
+  }
+  size_t depth = 0;
+  for (; i < n; i++) {
+    if (p[i] == '"') { i = nd__str_end(p, n, i) - 1; continue; }
+    if (p[i] == '{' || p[i] == '[') depth++;
+    else if ((p[i] == '}' || p[i] == ']') && !--depth) return i + 1;
+  }
+  return n;
+}
+
+typedef struct nd__member_s {
+  size_t comma;  /* the comma before the member, or SIZE_MAX for the first one */
+  size_t key;    /* where its key begins */
+  size_t value;  /* where its value begins */
+} nd__member_t;
+
+/* In the object opening at p[i], the first member whose key is exactly want (written without
+ * escapes); 1 with *m, 0 when there is none or the text is not followed. */
+static int nd__member(const char *p, size_t n, size_t i, const char *want, nd__member_t *m) {
+  size_t wl = strlen(want), comma = SIZE_MAX;
+  if (i >= n || p[i] != '{') return 0;
+  i = nd__ws(p, n, i + 1);
+  while (i < n && p[i] == '"') {
+    size_t k = i, ke = nd__str_end(p, n, i);
+    if (ke >= n) return 0;
+    size_t v = nd__ws(p, n, ke);
+    if (v >= n || p[v] != ':') return 0;
+    v = nd__ws(p, n, v + 1);
+    if (ke - k == wl + 2 && !memcmp(p + k + 1, want, wl)) {
+      *m = (nd__member_t){.comma = comma, .key = k, .value = v};
+      return 1;
+    }
+    i = nd__ws(p, n, nd__value_end(p, n, v));
+    if (i >= n || p[i] != ',') return 0;
+    comma = i;
+    i = nd__ws(p, n, i + 1);
+  }
+  return 0;
+}
+
+/* The bytes [*from, *to) to cut so that the event reads without object.metadata.managedFields:
+ * the member and the comma before it (after it, for the first member). 0 when it is not there. */
+static int nd__managed_span(const char *p, size_t n, size_t *from, size_t *to) {
+  nd__member_t o, md, mf;
+  if (!nd__member(p, n, nd__ws(p, n, 0), "object", &o) || !nd__member(p, n, o.value, "metadata", &md) ||
+      !nd__member(p, n, md.value, "managedFields", &mf))
+    return 0;
+  size_t end = nd__value_end(p, n, mf.value);
+  if (end >= n) return 0;
+  if (mf.comma != SIZE_MAX) {
+    *from = mf.comma;
+    *to = end;
+    return 1;
+  }
+  size_t after = nd__ws(p, n, end);
+  if (after >= n || (p[after] != ',' && p[after] != '}')) return 0;
+  *from = mf.key;
+  *to = p[after] == ',' ? after + 1 : end;
+  return 1;
+}
+
+void watch_ndjson_drop_managed_fields(watch_ndjson_t *nd, int on) { nd->drop_managed = on ? 1 : 0; }
 
 cJSON *watch_ndjson_take(watch_ndjson_t *nd) {
   if (!nd->cur) return NULL;
@@ -42,7 +135,17 @@ static int nd__line(watch_ndjson_t *nd, const char *p, size_t n) {
   while (n && (p[n - 1] == '\r' || p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
   while (n && (*p == ' ' || *p == '\t')) { p++; n--; }
   if (!n) return 0; /* blank lines are keep-alive noise */
-  cJSON *ev = cJSON_ParseWithLength(p, n);
+  size_t from, to;
+  const char *text = p;
+  size_t tn = n;
+  if (nd->drop_managed && nd__managed_span(p, n, &from, &to)) {
+    buf_reset(&nd->cut);
+    if (!buf_append(&nd->cut, p, from) && !buf_append(&nd->cut, p + to, n - to)) {
+      text = nd->cut.data;
+      tn = nd->cut.len;
+    }
+  }
+  cJSON *ev = cJSON_ParseWithLength(text, tn);
   if (!ev) {
     if (!nd->bad) {
       snprintf(nd->err, sizeof nd->err, "watch event %zu is not valid JSON (%zu bytes, starting \"%.40s\")",

@@ -32,6 +32,8 @@ struct watch_ndjson_s {
   watch_jscan_t *skip;   /* scanning the rest of an overlong event, or NULL */
   watch_objmeta_t *skip_meta;
   size_t skip_len;
+  int drop_managed; /* object.metadata.managedFields left out before the parse */
+  buf_t cut;        /* the event's text without it */
 };
 
 /* Prepares a decoder with a line bound (0: 16 MiB). */
@@ -41,5 +43,9 @@ void watch_ndjson_init(watch_ndjson_t *nd, size_t max_line, watch_ndjson_cb cb, 
 int watch_ndjson_feed(watch_ndjson_t *nd, const char *p, size_t n);
 /* Takes ownership of the current event's object during the callback (NULL when none). */
 cJSON *watch_ndjson_take(watch_ndjson_t *nd);
+/* on: each event's object.metadata.managedFields (exactly that path) is cut from its text before
+ * the parse, for readers that never look at it: the parse then builds no tree for it (on a
+ * Deployment written by two managers, a third of the event or more). Off by default. */
+void watch_ndjson_drop_managed_fields(watch_ndjson_t *nd, int on);
 /* Frees the decoder's memory. */
 void watch_ndjson_free(watch_ndjson_t *nd);

@@ -244,6 +244,8 @@ static void kw__watch(kw_res_t *r) {
     return;
   }
   kube_watch_on_bad_event(r->watch, kw__bad_event);
+  /* Waits judge readiness (status, generation, spec): the managers' field sets are not read. */
+  kube_watch_drop_managed_fields(r->watch);
   r->h->stats.watches++;
   r->state = KW_RUNNING;
 }

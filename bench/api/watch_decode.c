@@ -2,7 +2,8 @@
  * client's own path (llhttp de-chunking in watch/http1.c, then the NDJSON decoder in
  * watch/ndjson.c, which parses each event with cJSON and hands out type and object), against a
  * plain baseline on the same NDJSON bytes: split at '\n', cJSON_Parse each line, look up "type"
- * and "object".
+ * and "object". Also the decoder with metadata.managedFields left out before each parse
+ * (watch_ndjson_drop_managed_fields, as the readiness watch decodes).
  *
  * The stream is what kube-apiserver sends: a chunked HTTP/1.1 response with one chunk per
  * event; it is fed in 16 KiB pieces, as reads arrive. In memory, no I/O, no TLS.
@@ -26,7 +27,12 @@ static int on_event(watch_ndjson_t *nd, const char *type, cJSON *obj, void *data
 static int on_body(watch_http_t *h, const char *p, size_t n) { return watch_ndjson_feed(h->data, p, n); }
 
 /* One event line: a Deployment with labels, annotations, a pod template with two containers. */
-static void make_event(buf_t *b, size_t i) {
+static void make_event2(buf_t *b, size_t i, int two);
+static void make_event(buf_t *b, size_t i) { make_event2(b, i, 0); }
+
+/* two: with the controller manager's status entry in managedFields as well, as a Deployment the
+ * Deployment controller has written status for carries it (the readiness watch's events). */
+static void make_event2(buf_t *b, size_t i, int two) {
   buf_printf(b, "{\"type\":\"%s\",\"object\":{\"kind\":\"Deployment\",\"apiVersion\":\"apps/v1\",\"metadata\":{"
                 "\"name\":\"web-%zu\",\"namespace\":\"team-%zu\",\"uid\":\"6f1c2a9e-%04zx-4d2b-9b61-0a3c5e7f%04zx\","
                 "\"resourceVersion\":\"%zu\",\"generation\":%zu,\"creationTimestamp\":\"2025-01-02T03:04:05Z\","
@@ -38,7 +44,7 @@ static void make_event(buf_t *b, size_t i) {
                 "\"time\":\"2025-01-02T03:04:05Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:labels\":{"
                 "\"f:app.kubernetes.io/name\":{},\"f:app.kubernetes.io/instance\":{}}},\"f:spec\":{\"f:replicas\":{},"
                 "\"f:selector\":{},\"f:template\":{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"web\\\"}\":{\".\":{},"
-                "\"f:image\":{},\"f:name\":{}}}}}}}}]},"
+                "\"f:image\":{},\"f:name\":{}}}}}}}}%s]},"
                 "\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app.kubernetes.io/name\":\"web\","
                 "\"app.kubernetes.io/instance\":\"web-%zu\"}},\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":"
                 "{\"maxUnavailable\":\"25%%\",\"maxSurge\":\"25%%\"}},\"template\":{\"metadata\":{\"labels\":{"
@@ -65,8 +71,35 @@ static void make_event(buf_t *b, size_t i) {
                 "\"status\":\"True\",\"lastUpdateTime\":\"2025-01-02T03:04:15Z\",\"lastTransitionTime\":\"2025-01-02T03:04:05Z\","
                 "\"reason\":\"NewReplicaSetAvailable\",\"message\":\"ReplicaSet \\\"web-%zu-5d8f7c9b6\\\" has successfully "
                 "progressed.\"}]}}}\n",
-             i % 3 ? "MODIFIED" : "ADDED", i, i % 50, i & 0xffff, i & 0xffff, 1000 + i, i % 7 + 1, i, i, i, i % 50, i,
-             i, i % 7 + 1, i);
+             i % 3 ? "MODIFIED" : "ADDED", i, i % 50, i & 0xffff, i & 0xffff, 1000 + i, i % 7 + 1, i, i, i, i % 50,
+             two ? ",{\"manager\":\"kube-controller-manager\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\","
+                   "\"time\":\"2025-01-02T03:04:15Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":"
+                   "{\"f:annotations\":{\".\":{},\"f:deployment.kubernetes.io/revision\":{}}},\"f:status\":"
+                   "{\"f:availableReplicas\":{},\"f:conditions\":{\".\":{},\"k:{\\\"type\\\":\\\"Available\\\"}\":"
+                   "{\".\":{},\"f:lastTransitionTime\":{},\"f:lastUpdateTime\":{},\"f:message\":{},\"f:reason\":{},"
+                   "\"f:status\":{},\"f:type\":{}},\"k:{\\\"type\\\":\\\"Progressing\\\"}\":{\".\":{},"
+                   "\"f:lastTransitionTime\":{},\"f:lastUpdateTime\":{},\"f:message\":{},\"f:reason\":{},"
+                   "\"f:status\":{},\"f:type\":{}}},\"f:observedGeneration\":{},\"f:readyReplicas\":{},"
+                   "\"f:replicas\":{},\"f:updatedReplicas\":{}}},\"subresource\":\"status\"}"
+                 : "",
+             i, i, i % 7 + 1, i);
+}
+
+enum { PIECE = 16384, ROUNDS = 5 };
+
+/* Nanoseconds for the NDJSON decoder alone over the n events of text, fed in PIECE-byte pieces,
+ * with drop: managedFields left out; -1 when it did not deliver them all. */
+static double ndjson_ns(const buf_t *text, size_t n, int drop) {
+  watch_ndjson_t dec;
+  watch_ndjson_init(&dec, 0, on_event, NULL);
+  watch_ndjson_drop_managed_fields(&dec, drop);
+  seen = 0;
+  uint64_t t0 = uv_hrtime();
+  for (size_t off = 0; off < text->len; off += PIECE)
+    if (watch_ndjson_feed(&dec, text->data + off, text->len - off < PIECE ? text->len - off : PIECE)) break;
+  double t = (double)(uv_hrtime() - t0);
+  watch_ndjson_free(&dec);
+  return seen == n ? t : -1;
 }
 
 int main(int argc, char **argv) {
@@ -86,8 +119,7 @@ int main(int argc, char **argv) {
   printf("watch_decode_events %zu events\n", n);
   printf("watch_decode_event_size %.0f bytes\n", (double)nd.len / n);
 
-  enum { PIECE = 16384, ROUNDS = 5 };
-  double best_ours = 1e30, best_nd = 1e30, best_base = 1e30;
+  double best_ours = 1e30, best_nd = 1e30, best_drop = 1e30, best_base = 1e30;
   for (int round = 0; round < ROUNDS; round++) {
     /* Ours: the HTTP layer and the NDJSON decoder, fed in 16 KiB pieces. */
     watch_ndjson_t dec;
@@ -111,16 +143,12 @@ int main(int argc, char **argv) {
     watch_http_free(&h);
     watch_ndjson_free(&dec);
 
-    /* The NDJSON decoder alone on the de-chunked bytes, in the same pieces. */
-    watch_ndjson_init(&dec, 0, on_event, NULL);
-    seen = 0;
-    t0 = uv_hrtime();
-    for (size_t off = 0; off < nd.len; off += PIECE)
-      if (watch_ndjson_feed(&dec, nd.data + off, nd.len - off < PIECE ? nd.len - off : PIECE)) return 1;
-    t = (double)(uv_hrtime() - t0);
-    if (seen != n) return 1;
+    /* The NDJSON decoder alone on the de-chunked bytes, in the same pieces; then the same with
+     * metadata.managedFields left out before each parse (the readiness watch's way). */
+    if ((t = ndjson_ns(&nd, n, 0)) < 0) return 1;
     if (t < best_nd) best_nd = t;
-    watch_ndjson_free(&dec);
+    if ((t = ndjson_ns(&nd, n, 1)) < 0) return 1;
+    if (t < best_drop) best_drop = t;
 
     /* Baseline: cJSON_Parse per line of the whole NDJSON text. */
     seen = 0;
@@ -144,9 +172,31 @@ int main(int argc, char **argv) {
   printf("watch_decode_client_mb_per_s %.1f MB/s\n", mb / (best_ours / 1e9));
   printf("watch_decode_ndjson_only_events_per_s %.0f events/s\n", n / (best_nd / 1e9));
   printf("watch_decode_ndjson_only_mb_per_s %.1f MB/s\n", mb / (best_nd / 1e9));
+  printf("watch_decode_ndjson_no_managed_fields_events_per_s %.0f events/s\n", n / (best_drop / 1e9));
+  printf("watch_decode_ndjson_no_managed_fields_vs_whole %.2f ratio\n", best_nd / best_drop);
   printf("watch_decode_baseline_cjson_events_per_s %.0f events/s\n", n / (best_base / 1e9));
   printf("watch_decode_baseline_cjson_mb_per_s %.1f MB/s\n", mb / (best_base / 1e9));
   printf("watch_decode_client_vs_baseline %.2f ratio\n", best_base / best_ours);
+
+  /* The event with two managers' entries: the NDJSON decoder whole and with managedFields left out. */
+  buf_t nd2 = BUF_INIT;
+  for (size_t i = 0; i < n; i++) {
+    buf_reset(&ev);
+    make_event2(&ev, i, 1);
+    buf_append(&nd2, ev.data, ev.len);
+  }
+  double best2[2] = {1e30, 1e30};
+  for (int round = 0; round < ROUNDS; round++)
+    for (int drop = 0; drop < 2; drop++) {
+      double t = ndjson_ns(&nd2, n, drop);
+      if (t < 0) return 1;
+      if (t < best2[drop]) best2[drop] = t;
+    }
+  printf("watch_decode_two_managers_event_size %.0f bytes\n", (double)nd2.len / n);
+  printf("watch_decode_two_managers_ndjson_events_per_s %.0f events/s\n", n / (best2[0] / 1e9));
+  printf("watch_decode_two_managers_no_managed_fields_events_per_s %.0f events/s\n", n / (best2[1] / 1e9));
+  printf("watch_decode_two_managers_no_managed_fields_vs_whole %.2f ratio\n", best2[0] / best2[1]);
+  buf_free(&nd2);
   buf_free(&nd);
   buf_free(&http);
   buf_free(&ev);

@@ -34,9 +34,16 @@
  * namespaces floor-all-cC-K; their HelmReleases keep the finalizer: the run's control plane is
  * thrown away after it).
  *
+ * --user-writes also sends, timed, the writes the user (the harness) sends in a controller's
+ * windows: each release's HelmRelease create as the first step of its install (instead of making
+ * them untimed before the round), and the merge patch of its spec.values (the new image tag
+ * measure.py gives it) as the first step of its upgrade. Those writes load the same API server
+ * while a controller works, so that is the floor of the whole phase a controller is timed over
+ * (figures floor_user_* or floor_all_user_*, namespaces floor[-all]-user-cC-K).
+ *
  *   floor --kubeconfig FILE --objects FILE --manifests FILE --record FILE --status FILE
  *         [--upgrade-manifests FILE] [--releases N] [--namespaces K] [--concurrency C[,C...]]
- *         [--apiserver-pid P] [--etcd-pid P] [--requests writes|all] [--ready] */
+ *         [--apiserver-pid P] [--etcd-pid P] [--requests writes|all] [--ready] [--user-writes] */
 #include "watch/client.h"
 #include "base/buf.h"
 #include "helm/action/ready.h"
@@ -52,10 +59,12 @@
 #define FLOOR_MAX_DOCS 8
 
 /* The steps, in order: setup (untimed), the install's writes, the upgrade's writes. */
-/* FLOOR_CHECKS and FLOOR_UP_LIST, and the Event sent with each status patch, only with --requests all. */
+/* FLOOR_CHECKS and FLOOR_UP_LIST, and the Event sent with each status patch, only with --requests all;
+ * FLOOR_HR_CREATE timed and FLOOR_UP_USER_PATCH only with --user-writes. */
 enum {
   FLOOR_NS_CREATE, FLOOR_HR_CREATE,
   FLOOR_CHECKS, FLOOR_REC_CREATE, FLOOR_APPLY, FLOOR_REC_UPDATE, FLOOR_STATUS,
+  FLOOR_UP_USER_PATCH, /* with --user-writes: the user's change that starts an upgrade */
   FLOOR_UP_LIST, FLOOR_UP_REC_CREATE, FLOOR_UP_APPLY, FLOOR_UP_REC_UPDATE, FLOOR_UP_OLD_UPDATE, FLOOR_UP_STATUS,
 };
 
@@ -94,6 +103,7 @@ struct floor_s {
   char (*uid)[40];         /* per release: its HelmRelease's uid (the Events' involvedObject) */
   int all;                 /* --requests all: every request rudder sends, not only the writes */
   int ready;               /* --ready: each phase also timed until every Deployment is ready */
+  int user;                /* --user-writes: the user's HelmRelease create and patch timed too */
   struct {
     long long want;        /* the generation its Deployment's apply answered with (0: not yet) */
     long long seen;        /* the generation of the last state the watch showed, -1 if not Current */
@@ -448,6 +458,11 @@ static void floor__send(floor_t *f, floor_rel_t *x) {
                                     floor__done, x);
     }
     break;
+  case FLOOR_UP_USER_PATCH: /* the user's values change, as measure.py sends it */
+    rc = buf_printf(&body, "{\"spec\":{\"values\":{\"image\":{\"tag\":\"2.5.%d\"}}}}", x->i % 10);
+    rc |= kube_path(&path, "rudder.dev", "v1alpha1", "helmreleases", ns, name, NULL);
+    if (!rc) r = kube_merge_patch(f->client, path.data, body.data, floor__done, x);
+    break;
   case FLOOR_UP_LIST: { /* the release's records, read before an upgrade */
     buf_t sel = BUF_INIT;
     rc = buf_printf(&sel, "owner=helm,name=%s", name);
@@ -520,6 +535,11 @@ static double floor_phase_run(floor_t *f, int count, int first, int last, int li
   return floor__now(&f->loop) - t0;
 }
 
+/* The figures' prefix: floor, floor_all, floor_user or floor_all_user. */
+static const char *floor__prefix(const floor_t *f) {
+  return f->all ? (f->user ? "floor_all_user" : "floor_all") : f->user ? "floor_user" : "floor";
+}
+
 /* Runs a timed phase of the round (steps first..last for every release at limit in flight) and
  * prints its figures; returns its seconds, or 0 when a release failed. */
 static double floor_phase_timed(floor_t *f, const char *what, int limit, int first, int last, int api_pid,
@@ -543,7 +563,7 @@ static double floor_phase_timed(floor_t *f, const char *what, int limit, int fir
       if (f->watches[k]) kube_watch_stop(f->watches[k]);
   }
   double api1 = floor__proc_cpu(api_pid), etcd1 = floor__proc_cpu(etcd_pid);
-  const char *pre = f->all ? "floor_all" : "floor";
+  const char *pre = floor__prefix(f);
   double w0 = (double)wall0.tv_sec + wall0.tv_nsec / 1e9; /* the window, for bench/scale/auditsplit.py */
   fprintf(stderr, "floor: window %s_c%d_%s %.3f %.3f\n", pre, limit, what, w0, w0 + (ready >= 0 ? ready : s));
   printf("%s_c%d_%s_seconds %.3f s\n", pre, limit, what, s);
@@ -569,10 +589,10 @@ static void floor__closed(void *data) { *(int *)data = 1; }
 int main(int argc, char **argv) {
   const char *kubeconfig = NULL, *objects = NULL, *manifests = NULL, *record = NULL, *status = NULL, *up = NULL;
   const char *concurrency = "10,25,50,100";
-  int releases = 0, namespaces = 4, api_pid = 0, etcd_pid = 0, all = 0, f_ready = 0;
+  int releases = 0, namespaces = 4, api_pid = 0, etcd_pid = 0, all = 0, f_ready = 0, user = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v && strcmp(a, "--ready")) floor__die("a flag without its value", a);
+    if (!v && strcmp(a, "--ready") && strcmp(a, "--user-writes")) floor__die("a flag without its value", a);
     i++;
     if (!strcmp(a, "--kubeconfig")) kubeconfig = v;
     else if (!strcmp(a, "--objects")) objects = v;
@@ -588,6 +608,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--ready")) {
       f_ready = 1;
       i--; /* takes no value */
+    } else if (!strcmp(a, "--user-writes")) {
+      user = 1;
+      i--;
     } else if (!strcmp(a, "--requests")) {
       if (strcmp(v, "writes") && strcmp(v, "all")) floor__die("--requests wants writes or all", v);
       all = !strcmp(v, "all");
@@ -600,6 +623,7 @@ int main(int argc, char **argv) {
   floor_t *f = &fl;
   f->all = all;
   f->ready = f_ready;
+  f->user = user;
   char *text = floor__read_file(objects, NULL);
   f->objects = cJSON_Parse(text);
   free(text);
@@ -656,25 +680,27 @@ int main(int argc, char **argv) {
     if (!(f->ns = calloc((size_t)f->k, sizeof *f->ns))) floor__die("out of memory", NULL);
     for (int k = 0; k < f->k; k++) {
       buf_t b = BUF_INIT;
-      if (buf_printf(&b, "floor%s-c%d-%d", all ? "-all" : "", limit, k + 1)) floor__die("out of memory", NULL);
+      if (buf_printf(&b, "floor%s%s-c%d-%d", all ? "-all" : "", user ? "-user" : "", limit, k + 1))
+        floor__die("out of memory", NULL);
       f->ns[k] = buf_steal(&b);
     }
     floor_bodies_make(f, manifests, 0);
     if (up) floor_bodies_make(f, up, 1);
-    fprintf(stderr, "floor: concurrency %d: making %d namespaces and %d HelmReleases (untimed)\n", limit, f->k, f->n);
+    fprintf(stderr, "floor: concurrency %d: making %d namespaces%s (untimed)\n", limit, f->k,
+            user ? "" : " and the HelmReleases");
     floor_phase_run(f, f->k, FLOOR_NS_CREATE, FLOOR_NS_CREATE, 10);
-    floor_phase_run(f, f->n, FLOOR_HR_CREATE, FLOOR_HR_CREATE, 25);
+    if (!user) floor_phase_run(f, f->n, FLOOR_HR_CREATE, FLOOR_HR_CREATE, 25);
     if (f->failed) floor__die("the untimed setup failed", f->first_error);
     memset(f->rv, 0, (size_t)f->n * sizeof *f->rv);
     snprintf(f->now, sizeof f->now, "%lld", (long long)time(NULL));
     f->round++;
-    double s = floor_phase_timed(f, "install", limit, all ? FLOOR_CHECKS : FLOOR_REC_CREATE, FLOOR_STATUS, api_pid,
-                                 etcd_pid);
+    double s = floor_phase_timed(f, "install", limit, user ? FLOOR_HR_CREATE : all ? FLOOR_CHECKS : FLOOR_REC_CREATE,
+                                 FLOOR_STATUS, api_pid, etcd_pid);
     if (s > 0 && (!best_c || s < best)) best = s, best_c = limit;
     if (f->last_ready >= 0 && (best_ready < 0 || f->last_ready < best_ready)) best_ready = f->last_ready;
     if (up) {
-      s = floor_phase_timed(f, "upgrade", limit, all ? FLOOR_UP_LIST : FLOOR_UP_REC_CREATE, FLOOR_UP_STATUS, api_pid,
-                            etcd_pid);
+      s = floor_phase_timed(f, "upgrade", limit, user ? FLOOR_UP_USER_PATCH : all ? FLOOR_UP_LIST : FLOOR_UP_REC_CREATE,
+                            FLOOR_UP_STATUS, api_pid, etcd_pid);
       if (s > 0 && (!best_up_c || s < best_up)) best_up = s, best_up_c = limit;
       if (f->last_ready >= 0 && (best_up_ready < 0 || f->last_ready < best_up_ready)) best_up_ready = f->last_ready;
     }
@@ -684,7 +710,7 @@ int main(int argc, char **argv) {
     c += strcspn(c, ",");
     if (*c == ',') c++;
   }
-  const char *pre = all ? "floor_all" : "floor";
+  const char *pre = floor__prefix(f);
   if (best_c) {
     printf("%s_install_seconds %.3f s\n", pre, best);
     printf("%s_best_concurrency %d count\n", pre, best_c);

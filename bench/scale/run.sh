@@ -2,12 +2,12 @@
 # bench/scale/run.sh - the scale harness (issue 16): N HelmReleases of a
 # 4-object chart on a fresh local control plane, and what they cost.
 #
-#   bench/scale/run.sh [--releases N] [--concurrency C] [--source inline|repo]
+#   bench/scale/run.sh [--releases N] [--concurrency C] [--source inline|repo|oci]
 #                      [--qps Q] [--interval D] [--namespaces K]
 #                      [--poll table|json] [--rudder PATH] [--rudder-arg ARG] [--peer flux]
 #                      [--peer-only] [--flux-wait] [--keep-logs DIR]
 #                      [--no-upgrade] [--no-restart] [--restart-signal KILL|TERM]
-#                      [--floor] [--floor-all] [--floor-concurrency C[,C...]] [--perf FILE]
+#                      [--floor] [--floor-all] [--floor-user] [--floor-concurrency C[,C...]] [--perf FILE]
 #                      [--kcm-qps Q]
 #
 #   --releases N      HelmReleases to create (default 100)
@@ -23,6 +23,13 @@
 #                       also prints what nginx served the controller (chart
 #                       downloads, index fetches) and the controller's own
 #                       count at shutdown (the `chart sources` log line)
+#                     oci: the same package pushed with the real `helm push`
+#                       to the basic-auth OCI registry of tests/servers
+#                       (CNCF distribution, TLS with the test CA), one
+#                       oci:// HelmRepository per namespace with its
+#                       credentials and CA Secrets; the run prints what the
+#                       registry served the controller (tag lists,
+#                       manifests, blobs, from its access log)
 #   --qps Q           the controller's --qps (default: the controller's own)
 #   --perf FILE       record rudder with `perf record -g` (DWARF call graphs,
 #                     499 Hz) from the first create until all are Ready into
@@ -86,6 +93,13 @@
 #                     ownership GETs, the finalizer, the upgrade's records
 #                     list, the Events), as floor_all_* and
 #                     rudder_{install,upgrade}_ready_over_floor_all
+#   --floor-user      with --floor: then the floor again with the user's writes
+#                     in its windows too (floor --user-writes: each release's
+#                     HelmRelease create timed as its install's first write,
+#                     the merge patch of its values as its upgrade's, as
+#                     measure.py sends them in rudder's windows), as
+#                     floor_user_* and rudder_*_ready_over_floor_user[_ready];
+#                     with --floor-all also floor_all_user_*
 #   --audit-all       audit every user's requests, not only the controllers'
 #                     (the harness', the controller manager's, ...; the
 #                     figures still count the controllers' only): with
@@ -127,6 +141,7 @@ restart=1
 restart_signal=KILL
 floor=0
 floor_all=0
+floor_user=0
 floor_concurrency=10,25,50,100
 perf_out=
 kcm_qps=500
@@ -155,6 +170,7 @@ while [[ $# -gt 0 ]]; do
 	--restart-signal) restart_signal=${2:?}; shift ;;
 	--floor) floor=1 ;;
 	--floor-all) floor_all=1 ;;
+	--floor-user) floor_user=1 ;;
 	--audit-all) audit_all=1 ;;
 	--perf) perf_out=${2:?}; shift ;;
 	--kcm-qps) kcm_qps=${2:?}; shift ;;
@@ -171,9 +187,8 @@ done
 [[ $kcm_qps =~ ^[1-9][0-9]*$ ]] || die "--kcm-qps wants a positive number, got '$kcm_qps'"
 [[ -z $qps || $qps =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || die "--qps wants a number, got '$qps'"
 case $source in
-inline | repo) ;;
-oci) die "--source oci: not yet; use --source inline or repo" ;;
-*) die "--source wants inline or repo, got '$source'" ;;
+inline | repo | oci) ;;
+*) die "--source wants inline, repo or oci, got '$source'" ;;
 esac
 [[ $poll == table || $poll == json ]] || die "--poll wants table or json, got '$poll'"
 [[ -z $drift || $drift == enabled || $drift == warn || $drift == disabled ]] || die "--drift wants enabled, warn or disabled, got '$drift'"
@@ -183,6 +198,7 @@ esac
 [[ $restart_signal == KILL || $restart_signal == TERM ]] || die "--restart-signal wants KILL or TERM, got '$restart_signal'"
 [[ $floor_concurrency =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "--floor-concurrency wants numbers like 10,25,50, got '$floor_concurrency'"
 [[ $floor_all == 0 || $floor == 1 ]] || die "--floor-all needs --floor"
+[[ $floor_user == 0 || $floor == 1 ]] || die "--floor-user needs --floor"
 [[ $floor == 0 || $peer_only == 0 ]] || die "--floor needs rudder's run (it sends what rudder's install sent)"
 ((namespaces <= releases)) || namespaces=$releases
 interval_s=$(python3 - "$interval" <<'EOF'
@@ -346,6 +362,57 @@ print(f"{peer}_nginx_other_requests {other} requests")
 ' "$1" "$3"
 }
 
+registry_lines() { wc -l <"$SRV_REGISTRY_LOG"; }
+
+# registry_figures PEER FROM UA-REGEX: what the OCI registry's access log (combined format) says
+# it served to requests whose user agent matches UA-REGEX, from line FROM+1 on: the API checks
+# (GET /v2/), tag lists, manifests, blobs (the chart's layer and its config), and the answers
+# that asked for credentials (401) among them.
+registry_figures() {
+	tail -n +"$(($2 + 1))" "$SRV_REGISTRY_LOG" | python3 -c '
+import re, sys
+peer, ua_re = sys.argv[1], re.compile(sys.argv[2])
+n = {"ping": 0, "tags": 0, "manifests": 0, "blobs": 0, "other": 0}
+unauth = blob_bytes = 0
+uas = set()
+for line in sys.stdin:
+    m = re.match(r"\S+ \S+ \S+ \[[^]]*\] \"(\S+) (\S+) [^\"]*\" (\d+) (\d+|-) \"[^\"]*\" \"([^\"]*)\"", line)
+    if not m or not ua_re.search(m.group(5)):
+        continue
+    method, path, status, size, ua = m.group(1), m.group(2).split("?")[0], m.group(3), m.group(4), m.group(5)
+    uas.add(ua)
+    if status == "401":
+        unauth += 1
+    if path in ("/v2", "/v2/"):
+        n["ping"] += 1
+    elif path.endswith("/tags/list"):
+        n["tags"] += 1
+    elif "/manifests/" in path:
+        n["manifests"] += 1
+    elif "/blobs/" in path:
+        n["blobs"] += 1
+        if status == "200" and method == "GET" and size != "-":
+            blob_bytes += int(size)
+    else:
+        n["other"] += 1
+print("# %s: registry user agents: %s" % (peer, ", ".join(sorted(uas)) or "none"))
+print(f"{peer}_registry_requests {sum(n.values())} requests")
+for key, name in (("ping", "api_checks"), ("tags", "tag_lists"), ("manifests", "manifests"), ("blobs", "blobs")):
+    print(f"{peer}_registry_{name} {n[key]} requests")
+print(f"{peer}_registry_blob_bytes {blob_bytes} B")
+print("%s_registry_other_requests %d requests" % (peer, n["other"]))
+print(f"{peer}_registry_unauthorized {unauth} requests")
+' "$1" "$3"
+}
+
+# oci_secrets KUBECONFIG NS: the registry's credentials and CA in NS, as a user keeps them
+# (scale-auth: username/password; scale-ca: ca.crt), for the oci:// HelmRepository there.
+oci_secrets() {
+	"$kubectl" --kubeconfig "$1" -n "$2" create secret generic scale-auth \
+		--from-literal=username="$SRV_USER" --from-literal=password="$SRV_PASS" >/dev/null
+	"$kubectl" --kubeconfig "$1" -n "$2" create secret generic scale-ca --from-file=ca.crt="$SRV_CA" >/dev/null
+}
+
 # --- one peer on its own control plane ---------------------------------------------
 
 # mint_user STATE NAME: a client certificate for user NAME signed by the
@@ -470,8 +537,13 @@ run_flux() {
 	mint_user "$state" flux-helm-controller
 
 	mkdir -p "$work/flux-storage"
-	local repo_url nginx0=0
-	if [[ -n $servers ]]; then
+	local repo_url repo_spec nginx0=0 registry0=0
+	if [[ $source == oci ]]; then
+		# --source oci: the registry rudder's run used (the same pushed chart), with the same
+		# Secrets. An OCI HelmRepository is data for Flux's HelmCharts (no artifact, no Ready).
+		repo_url=oci://$SRV_REGISTRY/charts
+		registry0=$(registry_lines)
+	elif [[ -n $servers ]]; then
 		# --source repo: the nginx repository rudder's run used (same index, same archive).
 		repo_url=$SRV_HTTP_URL
 		nginx0=$(nginx_lines)
@@ -507,17 +579,21 @@ run_flux() {
 
 	# The HelmRepositories are the source, not what is measured: made and
 	# Ready before the clock starts (measure.py finds the namespaces there).
+	repo_spec="url: \"$repo_url\""
+	[[ $source != oci ]] || repo_spec+=", type: oci, secretRef: {name: scale-auth}, certSecretRef: {name: scale-ca}"
 	for ((i = 1; i <= namespaces; i++)); do
 		ns=scale-$i
 		"$kubectl" --kubeconfig "$state/kubeconfig" create namespace "$ns" >/dev/null
+		[[ $source != oci ]] || oci_secrets "$state/kubeconfig" "$ns"
 		"$kubectl" --kubeconfig "$state/kubeconfig" apply -f - >/dev/null <<EOF
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
 metadata: {name: scale, namespace: $ns}
-spec: {url: "$repo_url", interval: $interval}
+spec: {$repo_spec, interval: $interval}
 EOF
 	done
-	"$kubectl" --kubeconfig "$state/kubeconfig" wait --for=condition=Ready --timeout=120s helmrepositories.source.toolkit.fluxcd.io -A --all >/dev/null ||
+	[[ $source == oci ]] ||
+		"$kubectl" --kubeconfig "$state/kubeconfig" wait --for=condition=Ready --timeout=120s helmrepositories.source.toolkit.fluxcd.io -A --all >/dev/null ||
 		{ tail -n 20 "$work/source-controller.log" >&2; die "flux: the HelmRepositories did not become Ready"; }
 	python3 "$here/releases.py" --kind flux --chart "$here/chart" --releases "$releases" \
 		--interval "$interval" --repository scale $( ((flux_wait)) && echo --wait) >"$work/objects-flux.json"
@@ -532,7 +608,10 @@ EOF
 	wait "$pid_sc" || rc=$?
 	forget_pid "$pid_sc"
 	echo "flux_source_controller_exit_status $rc code"
-	if [[ -n $servers ]]; then
+	if [[ $source == oci ]]; then
+		# Every registry request after rudder's run is Flux's (source-controller's).
+		registry_figures flux "$registry0" '.'
+	elif [[ -n $servers ]]; then
 		# Every request after rudder's run is Flux's (source-controller's getter).
 		nginx_figures flux "$nginx0" '.'
 	else
@@ -549,31 +628,40 @@ run_rudder() {
 		--storage-path "$work/rudder-charts" --metrics-addr 127.0.0.1:0 --health-addr 127.0.0.1:0)
 	[[ -z $qps ]] || args+=(--qps "$qps")
 	args+=(${rudder_extra[@]+"${rudder_extra[@]}"})
-	local nginx0=0 i ns
-	[[ -z $servers ]] || nginx0=$(nginx_lines)
+	local nginx0=0 registry0=0 i ns
+	[[ -z $servers ]] || { nginx0=$(nginx_lines); registry0=$(registry_lines); }
 	say "rudder: $rudder_bin ${args[*]}"
 	"$rudder_bin" "${args[@]}" >"$work/rudder.log" 2>&1 &
 	local pid=$!
 	stop_pids+=("$pid")
 	wait_watching "$state" rudder-controller helmreleases "$pid" "$work/rudder.log"
-	if [[ $source == repo ]]; then
+	if [[ $source != inline ]]; then
 		# As for Flux: the HelmRepositories are the source, not what is
 		# measured; made and Ready before the clock starts.
+		local repo_spec="url: \"$SRV_HTTP_URL\""
+		[[ $source != oci ]] ||
+			repo_spec="url: \"oci://$SRV_REGISTRY/charts\", secretRef: {name: scale-auth}, certSecretRef: {name: scale-ca}"
 		for ((i = 1; i <= namespaces; i++)); do
 			ns=scale-$i
 			"$kubectl" --kubeconfig "$state/kubeconfig" create namespace "$ns" >/dev/null
+			[[ $source != oci ]] || oci_secrets "$state/kubeconfig" "$ns"
 			"$kubectl" --kubeconfig "$state/kubeconfig" apply -f - >/dev/null <<EOF
 apiVersion: rudder.dev/v1alpha1
 kind: HelmRepository
 metadata: {name: scale, namespace: $ns}
-spec: {url: "$SRV_HTTP_URL", interval: $interval}
+spec: {$repo_spec, interval: $interval}
 EOF
 		done
 		"$kubectl" --kubeconfig "$state/kubeconfig" wait --for=condition=Ready --timeout=120s \
 			helmrepositories.rudder.dev -A --all >/dev/null ||
 			{ tail -n 20 "$work/rudder.log" >&2; die "rudder: the HelmRepositories did not become Ready"; }
-		echo "rudder_nginx_requests_before_creates $(tail -n +"$((nginx0 + 1))" "$SRV_NGINX_LOG" |
-			grep -c 'ua="rudder"$' || true) requests"
+		if [[ $source == oci ]]; then
+			echo "rudder_registry_requests_before_creates $(tail -n +"$((registry0 + 1))" "$SRV_REGISTRY_LOG" |
+				grep -c '"rudder"$' || true) requests"
+		else
+			echo "rudder_nginx_requests_before_creates $(tail -n +"$((nginx0 + 1))" "$SRV_NGINX_LOG" |
+				grep -c 'ua="rudder"$' || true) requests"
+		fi
 		python3 "$here/releases.py" --kind rudder --chart "$here/chart" --repository scale \
 			--releases "$releases" --interval "$interval" ${drift:+--drift "$drift"} >"$work/objects-rudder.json"
 	else
@@ -617,7 +705,11 @@ if n:
 	grep -F 'msg="chart sources"' "$work/rudder.log" | tail -n 1 |
 		grep -oE '(index_fetches|index_not_modified|downloads|disk_hits|memory_hits|charts_loaded|charts_cached|chart_cache_bytes)=[0-9]+' |
 		sed 's/^\(.*\)=\(.*\)$/rudder_sources_\1 \2 count/' || true
-	[[ -z $servers ]] || nginx_figures rudder "$nginx0" '^rudder$'
+	if [[ $source == oci ]]; then
+		registry_figures rudder "$registry0" '^rudder$'
+	elif [[ $source == repo ]]; then
+		nginx_figures rudder "$nginx0" '^rudder$'
+	fi
 	((floor == 0)) || run_floor
 	stop_cluster
 }
@@ -645,22 +737,24 @@ run_floor() {
 	fi
 	[[ -z $keep_logs ]] || { mkdir -p "$keep_logs/release0" && cp "$work"/release0/* "$keep_logs/release0/"; }
 	audit_from=$(stat -c %s "$state/logs/audit.log")
-	say "floor: $floor_bin --releases $releases --namespaces $namespaces --concurrency $floor_concurrency"
-	"$floor_bin" --kubeconfig "$work/rudder-controller.kubeconfig" --objects "$work/objects-rudder.json" \
-		--manifests "$work/release0/manifests.yaml" --record "$work/release0/record.json" \
-		--status "$work/release0/release.json" --releases "$releases" --namespaces "$namespaces" \
-		--concurrency "$floor_concurrency" --apiserver-pid "$(component_pid "$state" kube-apiserver)" \
-		--etcd-pid "$(component_pid "$state" etcd)" "${fargs[@]}" >"$work/floor.txt" 2>"$work/floor.log" ||
-		{ cat "$work/floor.txt"; tail -n 20 "$work/floor.log" >&2; die "floor failed"; }
-	if ((floor_all)); then
-		say "floor: $floor_bin --requests all --releases $releases --namespaces $namespaces --concurrency $floor_concurrency"
+	# floor_round NAME [FLAG...]: one run of the floor (every --floor-concurrency round), its figures
+	# appended to floor.txt.
+	floor_round() {
+		local what=$1
+		shift
+		say "floor: $floor_bin $* --releases $releases --namespaces $namespaces --concurrency $floor_concurrency"
 		"$floor_bin" --kubeconfig "$work/rudder-controller.kubeconfig" --objects "$work/objects-rudder.json" \
 			--manifests "$work/release0/manifests.yaml" --record "$work/release0/record.json" \
 			--status "$work/release0/release.json" --releases "$releases" --namespaces "$namespaces" \
 			--concurrency "$floor_concurrency" --apiserver-pid "$(component_pid "$state" kube-apiserver)" \
-			--etcd-pid "$(component_pid "$state" etcd)" --requests all "${fargs[@]}" >>"$work/floor.txt" 2>>"$work/floor.log" ||
-			{ cat "$work/floor.txt"; tail -n 20 "$work/floor.log" >&2; die "floor --requests all failed"; }
-	fi
+			--etcd-pid "$(component_pid "$state" etcd)" "$@" "${fargs[@]}" >>"$work/floor.txt" 2>>"$work/floor.log" ||
+			{ cat "$work/floor.txt"; tail -n 20 "$work/floor.log" >&2; die "floor $what failed"; }
+	}
+	: >"$work/floor.txt"
+	floor_round ""
+	((floor_all == 0)) || floor_round "--requests all" --requests all
+	((floor_user == 0)) || floor_round "--user-writes" --user-writes
+	((floor_all == 0 || floor_user == 0)) || floor_round "--requests all --user-writes" --requests all --user-writes
 	cat "$work/floor.txt"
 	sleep 0.3 # the API server's last audit events
 	# Its requests as the API server logged them (the untimed namespaces and HelmReleases included).
@@ -684,10 +778,11 @@ for phase in ("install", "upgrade"):
     r, f = fig(sys.argv[1], f"rudder_{phase}_ready_seconds"), fig(sys.argv[2], f"floor_{phase}_seconds")
     if r and f:
         print(f"rudder_{phase}_ready_over_floor {r / f:.2f} ratio")
-    fa = fig(sys.argv[2], f"floor_all_{phase}_seconds")
-    if r and fa:
-        print(f"rudder_{phase}_ready_over_floor_all {r / fa:.2f} ratio")
-    for pre in ("floor", "floor_all"):
+    for pre in ("floor_all", "floor_user", "floor_all_user"):
+        fa = fig(sys.argv[2], f"{pre}_{phase}_seconds")
+        if r and fa:
+            print(f"rudder_{phase}_ready_over_{pre} {r / fa:.2f} ratio")
+    for pre in ("floor", "floor_all", "floor_user", "floor_all_user"):
         fr = fig(sys.argv[2], f"{pre}_{phase}_ready_seconds")
         if r and fr:
             print(f"rudder_{phase}_ready_over_{pre}_ready {r / fr:.2f} ratio")
@@ -700,10 +795,10 @@ echo "# bench/scale/run.sh --releases $releases --concurrency $concurrency --sou
 echo "# rudder: $("$rudder_bin" version | tr '\n' ' ')"
 echo "# tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo '+dirty')"
 echo "# host: $(nproc) CPUs, $(uname -r); start: $(date -u +%FT%TZ); load: $(uptime | sed 's/.*load average: //')"
-[[ $source != repo ]] || start_servers
+[[ $source == inline ]] || start_servers
 ((peer_only)) || run_rudder
 if [[ $peer == flux ]]; then
-	echo "# flux: $(for b in "${flux_bins[@]}"; do basename "$(dirname "$b")"; done | tr '\n' ' ')(chart from a HelmRepository on 127.0.0.1, $([[ -n $servers ]] && echo "the same nginx as rudder's" || echo "python3 -m http.server"), $( ((flux_wait)) && echo "Helm waits on" || echo "install/upgrade disableWait"))"
+	echo "# flux: $(for b in "${flux_bins[@]}"; do basename "$(dirname "$b")"; done | tr '\n' ' ')(chart from a HelmRepository on 127.0.0.1, $(case $source in oci) echo "the same OCI registry as rudder's" ;; repo) echo "the same nginx as rudder's" ;; *) echo "python3 -m http.server" ;; esac), $( ((flux_wait)) && echo "Helm waits on" || echo "install/upgrade disableWait"))"
 	run_flux
 fi
 [[ -z $servers ]] || stop_servers
