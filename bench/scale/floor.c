@@ -37,13 +37,17 @@
  * --user-writes also sends, timed, the writes the user (the harness) sends in a controller's
  * windows: each release's HelmRelease create as the first step of its install (instead of making
  * them untimed before the round), and the merge patch of its spec.values (the new image tag
- * measure.py gives it) as the first step of its upgrade. Those writes load the same API server
- * while a controller works, so that is the floor of the whole phase a controller is timed over
- * (figures floor_user_* or floor_all_user_*, namespaces floor[-all]-user-cC-K).
+ * measure.py gives it) as the first step of its upgrade. They are sent as the harness sends them:
+ * every release's in order, --user-concurrency at a time (default 8, measure.py's threads), apart
+ * from the controller's limit; a release's own writes begin once its user write is answered.
+ * Those writes load the same API server while a controller works, so that is the floor of the
+ * whole phase a controller is timed over (figures floor_user_* or floor_all_user_*, namespaces
+ * floor[-all]-user-cC-K).
  *
  *   floor --kubeconfig FILE --objects FILE --manifests FILE --record FILE --status FILE
  *         [--upgrade-manifests FILE] [--releases N] [--namespaces K] [--concurrency C[,C...]]
- *         [--apiserver-pid P] [--etcd-pid P] [--requests writes|all] [--ready] [--user-writes] */
+ *         [--apiserver-pid P] [--etcd-pid P] [--requests writes|all] [--ready] [--user-writes]
+ *         [--user-concurrency U] */
 #include "watch/client.h"
 #include "base/buf.h"
 #include "helm/action/ready.h"
@@ -104,6 +108,9 @@ struct floor_s {
   int all;                 /* --requests all: every request rudder sends, not only the writes */
   int ready;               /* --ready: each phase also timed until every Deployment is ready */
   int user;                /* --user-writes: the user's HelmRelease create and patch timed too */
+  int user_limit;          /* --user-concurrency: the user's writes in flight (measure.py's threads) */
+  int user_phase;          /* this phase begins with the user's write: sent apart, at user_limit */
+  int user_started, user_inflight;
   struct {
     long long want;        /* the generation its Deployment's apply answered with (0: not yet) */
     long long seen;        /* the generation of the last state the watch showed, -1 if not Current */
@@ -332,10 +339,17 @@ static void floor__watch_end(kube_watch_t *w, const kube_response_t *res, void *
     }
 }
 
+/* The user's write of a timed phase (not the controller's): sent at its own limit, as the
+ * harness sends it, and the release's writes follow once it is answered. */
+static int floor__user_step(const floor_t *f, int step) {
+  return f->user_phase && (step == FLOOR_HR_CREATE || step == FLOOR_UP_USER_PATCH);
+}
+
 static void floor__done(const kube_response_t *res, void *data) {
   floor_rel_t *x = data;
   floor_t *f = x->f;
-  f->inflight--;
+  if (floor__user_step(f, x->step)) f->user_inflight--;
+  else f->inflight--;
   x->pending--;
   /* An ownership check's GET of an object not there yet is answered 404, as rudder's are. */
   if (!kube_response_ok(res) && !(x->step == FLOOR_CHECKS && res->status == 404)) {
@@ -499,15 +513,19 @@ static void floor__send(floor_t *f, floor_rel_t *x) {
   if (!r) floor__die("cannot send a request", rc ? "out of memory" : "the client refused it");
   x->sent++;
   x->pending++;
-  f->inflight++;
+  if (floor__user_step(f, x->step)) f->user_inflight++;
+  else f->inflight++;
   f->requests++;
 }
 
 static void floor__pump(floor_t *f) {
+  /* The user's writes, in release order; each answered one queues its release for the rest. */
+  while (f->user_phase && f->user_inflight < f->user_limit && f->user_started < f->count)
+    floor__send(f, &f->rels[f->user_started++]);
   while (f->inflight < f->limit) {
     floor_rel_t *x = f->head;
     if (!x) {
-      if (f->started == f->count) return;
+      if (f->user_phase || f->started == f->count) return;
       x = &f->rels[f->started++];
       floor__push(f, x);
     }
@@ -527,6 +545,8 @@ static double floor_phase_run(floor_t *f, int count, int first, int last, int li
   for (int i = 0; i < count; i++) f->rels[i] = (floor_rel_t){.f = f, .i = i, .step = first};
   f->count = count, f->last_step = last, f->limit = limit;
   f->started = f->finished = f->failed = f->inflight = 0;
+  f->user_started = f->user_inflight = 0;
+  f->user_phase = f->user && (first == FLOOR_HR_CREATE || first == FLOOR_UP_USER_PATCH) && first != last;
   f->head = f->tail = NULL;
   f->requests = 0;
   double t0 = floor__now(&f->loop);
@@ -589,7 +609,7 @@ static void floor__closed(void *data) { *(int *)data = 1; }
 int main(int argc, char **argv) {
   const char *kubeconfig = NULL, *objects = NULL, *manifests = NULL, *record = NULL, *status = NULL, *up = NULL;
   const char *concurrency = "10,25,50,100";
-  int releases = 0, namespaces = 4, api_pid = 0, etcd_pid = 0, all = 0, f_ready = 0, user = 0;
+  int releases = 0, namespaces = 4, api_pid = 0, etcd_pid = 0, all = 0, f_ready = 0, user = 0, user_limit = 8;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v && strcmp(a, "--ready") && strcmp(a, "--user-writes")) floor__die("a flag without its value", a);
@@ -605,6 +625,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--concurrency")) concurrency = v;
     else if (!strcmp(a, "--apiserver-pid")) api_pid = atoi(v);
     else if (!strcmp(a, "--etcd-pid")) etcd_pid = atoi(v);
+    else if (!strcmp(a, "--user-concurrency")) {
+      if ((user_limit = atoi(v)) < 1) floor__die("--user-concurrency wants a positive number", v);
+    }
     else if (!strcmp(a, "--ready")) {
       f_ready = 1;
       i--; /* takes no value */
@@ -624,6 +647,7 @@ int main(int argc, char **argv) {
   f->all = all;
   f->ready = f_ready;
   f->user = user;
+  f->user_limit = user_limit;
   char *text = floor__read_file(objects, NULL);
   f->objects = cJSON_Parse(text);
   free(text);

@@ -97,7 +97,8 @@
 #                     in its windows too (floor --user-writes: each release's
 #                     HelmRelease create timed as its install's first write,
 #                     the merge patch of its values as its upgrade's, as
-#                     measure.py sends them in rudder's windows), as
+#                     measure.py sends them in rudder's windows, 8 at a time
+#                     beside the floor's own limit), as
 #                     floor_user_* and rudder_*_ready_over_floor_user[_ready];
 #                     with --floor-all also floor_all_user_*
 #   --audit-all       audit every user's requests, not only the controllers'
