@@ -31,8 +31,10 @@ void watch_ndjson_free(watch_ndjson_t *nd) {
 /* ---- object.metadata.managedFields left out before the parse ----
  * A short scan over the event's first bytes (the API server writes kind, apiVersion, then
  * metadata, managedFields last in it), which never allocates. Whatever it does not follow (not an
- * object where one is expected, a key written with escapes, broken text) it gives up on: the event
- * is then parsed whole, and cJSON judges it as before. */
+ * object where one is expected, a key written with escapes, a managedFields that is not an array,
+ * text that ends early) it gives up on: the event is then parsed whole, and cJSON judges it as
+ * before. The array it cuts is skipped unread (brackets and strings followed, nothing else
+ * checked): a malformed managedFields goes unnoticed by readers that never look at it. */
 
 static size_t nd__ws(const char *p, size_t n, size_t i) {
   while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r')) i++;
@@ -104,6 +106,7 @@ static int nd__managed_span(const char *p, size_t n, size_t *from, size_t *to) {
   if (!nd__member(p, n, nd__ws(p, n, 0), "object", &o) || !nd__member(p, n, o.value, "metadata", &md) ||
       !nd__member(p, n, md.value, "managedFields", &mf))
     return 0;
+  if (mf.value >= n || p[mf.value] != '[') return 0; /* an array, as the API has it; else parsed whole */
   size_t end = nd__value_end(p, n, mf.value);
   if (end >= n) return 0;
   if (mf.comma != SIZE_MAX) {
@@ -146,6 +149,7 @@ static int nd__line(watch_ndjson_t *nd, const char *p, size_t n) {
     }
   }
   cJSON *ev = cJSON_ParseWithLength(text, tn);
+  if (nd->cut.cap > (256u << 10)) buf_free(&nd->cut); /* not kept at the size of an outsized event */
   if (!ev) {
     if (!nd->bad) {
       snprintf(nd->err, sizeof nd->err, "watch event %zu is not valid JSON (%zu bytes, starting \"%.40s\")",

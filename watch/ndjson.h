@@ -43,9 +43,10 @@ void watch_ndjson_init(watch_ndjson_t *nd, size_t max_line, watch_ndjson_cb cb, 
 int watch_ndjson_feed(watch_ndjson_t *nd, const char *p, size_t n);
 /* Takes ownership of the current event's object during the callback (NULL when none). */
 cJSON *watch_ndjson_take(watch_ndjson_t *nd);
-/* on: each event's object.metadata.managedFields (exactly that path) is cut from its text before
- * the parse, for readers that never look at it: the parse then builds no tree for it (on a
- * Deployment written by two managers, a third of the event or more). Off by default. */
+/* on: each event's object.metadata.managedFields (exactly that path, an array) is cut from its
+ * text before the parse, for readers that never look at it: the parse then builds no tree for it
+ * (on a Deployment written by two managers, a third of the event or more). The cut array is not
+ * validated: an event that is broken only inside it is delivered. Off by default. */
 void watch_ndjson_drop_managed_fields(watch_ndjson_t *nd, int on);
 /* Frees the decoder's memory. */
 void watch_ndjson_free(watch_ndjson_t *nd);

@@ -16,5 +16,7 @@ printf '%s' '{"items":[{"metadata":{"name":"a","namespace":"n"}},1,"s",[[]]],"me
   > "$out/fuzz_watch_scan-corpus/list"
 printf '%s\n%s\n' '{"type":"ADDED","object":{"metadata":{"name":"a"}}}' '{"type":"ADDED","object":{"x":[1,}}' \
   > "$out/fuzz_watch_scan-corpus/events"
+printf '%s\n%s\n' '{"type":"MODIFIED","object":{"kind":"D","metadata":{"name":"a","managedFields":[{"m":"r","f":{"f:x":{}}}]},"spec":{}}}' \
+  '{"object":{"metadata":{"managedFields":[],"name":"b"}},"type":"ADDED"}' > "$out/fuzz_watch_scan-corpus/managed"
 ASAN_OPTIONS=detect_leaks=1 "$out/fuzz_watch_scan" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
   -max_len=4096 -artifact_prefix="$out/fuzz_watch_scan-artifacts/" "$@" "$out/fuzz_watch_scan-corpus"

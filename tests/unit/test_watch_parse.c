@@ -272,7 +272,21 @@ static void test_ndjson_managed_fields(void) {
     watch_ndjson_free(&nd);
     buf_free(&got);
   }
-  /* Broken text is judged by the parse as before: cut or not, the stream says it is not JSON. */
+  /* Not an array: not followed, so kept. */
+  managed_case("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"managedFields\":{\"m\":[1]}}}}", 1, 0, 4096);
+  /* Broken only inside the cut array: skipped unread, the event delivered without it (documented). */
+  {
+    buf_t got = BUF_INIT;
+    watch_ndjson_t nd;
+    watch_ndjson_init(&nd, 0, on_print, &got);
+    watch_ndjson_drop_managed_fields(&nd, 1);
+    const char *e = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"managedFields\":[,1,]}}}\n";
+    CHECK_EQ_INT(watch_ndjson_feed(&nd, e, strlen(e)), 0);
+    CHECK_EQ_STR(got.data, "{\"metadata\":{\"name\":\"a\"}};");
+    watch_ndjson_free(&nd);
+    buf_free(&got);
+  }
+  /* Broken text elsewhere is judged by the parse as before: cut or not, the stream says it is not JSON. */
   static const char *broken[] = {
     "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"m\":1}\n",
     "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"managedFields\":[{\"m\":1}],\"name\":}}}\n",
