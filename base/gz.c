@@ -172,6 +172,77 @@ int gz_compress_split(const void *head, size_t hn, const void *tail, size_t tn, 
   return 0;
 }
 
+/* Inflates the raw deflate stream raw[0..n) on its own (no dictionary: a reference to anything
+ * before it fails) into *text, at most max_out bytes; 0 when it is one whole stream that ends
+ * exactly at n. */
+static int gz__raw_alone(const unsigned char *raw, size_t n, size_t max_out, unsigned char **text, size_t *tn) {
+  z_stream zs;
+  memset(&zs, 0, sizeof zs);
+  if (n > 1u << 30 || inflateInit2(&zs, -15) != Z_OK) return -ENOMEM;
+  size_t cap = n * 4 + 64 < max_out ? n * 4 + 64 : max_out, len = 0;
+  unsigned char *buf = malloc(cap + 1);
+  int rc = buf ? Z_OK : Z_MEM_ERROR;
+  zs.next_in = (Bytef *)(uintptr_t)raw;
+  zs.avail_in = (uInt)n;
+  while (rc == Z_OK) {
+    if (len == cap) {
+      if (cap >= max_out) { rc = Z_BUF_ERROR; break; }
+      size_t ncap = cap * 2 < max_out ? cap * 2 : max_out;
+      unsigned char *nb = realloc(buf, ncap + 1);
+      if (!nb) { rc = Z_MEM_ERROR; break; }
+      buf = nb;
+      cap = ncap;
+    }
+    zs.next_out = buf + len;
+    zs.avail_out = (uInt)(cap - len > 1u << 30 ? 1u << 30 : cap - len);
+    uInt before = zs.avail_out;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    len += before - zs.avail_out;
+    if (rc == Z_OK && !zs.avail_in && zs.avail_out) rc = Z_BUF_ERROR; /* input ended inside the stream */
+  }
+  inflateEnd(&zs);
+  if (rc != Z_STREAM_END || zs.avail_in) {
+    free(buf);
+    return rc == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
+  }
+  *text = buf;
+  *tn = len;
+  return 0;
+}
+
+int gz_tail_from_member(const void *member, size_t n, size_t max_out, gz_tail_t *out) {
+  const unsigned char *p = member;
+  memset(out, 0, sizeof *out);
+  /* gz_compress_split's member: a 10-byte header without extra fields (FLG 0), then the head's
+   * stream ended by a sync flush (an empty stored block: 00 00 ff ff), then the tail's own stream,
+   * then CRC-32 and size. Any other member (one stream, as Go's gzip writes) has no tail to find. */
+  if (!gz_is_gzip(p, n) || n < 10 + 4 + 2 + 8 || p[3] != 0) return -ENOENT;
+  if (!max_out || max_out > SIZE_MAX / 2) max_out = SIZE_MAX / 2;
+  const unsigned char *end = p + n - 8;
+  int tries = 0;
+  for (const unsigned char *m = p + 10; m + 4 < end && tries < 4; m++) {
+    if (m[0] || m[1] || m[2] != 0xff || m[3] != 0xff) continue;
+    tries++;
+    unsigned char *text;
+    size_t tn;
+    int rc = gz__raw_alone(m + 4, (size_t)(end - (m + 4)), max_out, &text, &tn);
+    if (rc == -ENOMEM) return rc;
+    if (!rc) {
+      if (!(out->raw = malloc((size_t)(end - (m + 4))))) {
+        free(text);
+        return -ENOMEM;
+      }
+      memcpy(out->raw, m + 4, (size_t)(end - (m + 4)));
+      out->raw_len = (size_t)(end - (m + 4));
+      out->text = text;
+      out->text_len = tn;
+      out->crc = crc32(0L, text, (uInt)tn);
+      return 0;
+    }
+  }
+  return -ENOENT;
+}
+
 static int gz__fail(int code, char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int gz__fail(int code, char *err, size_t errlen, const char *fmt, ...) {

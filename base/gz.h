@@ -23,6 +23,13 @@ typedef struct gz_tail_s {
  * into the head are given up). 0, -EINVAL or -ENOMEM (*cache then emptied). */
 int gz_compress_split(const void *head, size_t hn, const void *tail, size_t tn, int level, gz_tail_t *cache,
                       unsigned char **out, size_t *out_len);
+/* The tail of a member gz_compress_split wrote, read back from the member alone (a record as listed
+ * from the API), for a gz_compress_split of the same tail behind another head: the stream after
+ * the head's sync flush, checked to inflate on its own (so it refers to nothing before it) to at
+ * most max_out bytes (0: no bound) and to end where the member's trailer begins. The text is what
+ * it inflates to; gz_compress_split reuses it only when its tail is that text. 0 with *out filled,
+ * -ENOENT when the member holds no such tail (one stream, as Go's gzip writes), or -ENOMEM. */
+int gz_tail_from_member(const void *member, size_t n, size_t max_out, gz_tail_t *out);
 /* Frees what cache holds and zeroes it. */
 void gz_tail_free(gz_tail_t *cache);
 /* Reports whether data starts with the gzip magic bytes 1f 8b 08. */

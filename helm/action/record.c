@@ -1,4 +1,5 @@
 #include "helm/action/record.h"
+#include "base/b64.h"
 #include "base/gz.h"
 #include "helm/chart/chart.h"
 #include "helm/render/manifest.h"
@@ -7,6 +8,22 @@
 #include <time.h>
 
 static char *record__dup(const char *s) { return strdup(s ? s : ""); }
+
+/* out->member: the gzip member data.release holds (base64 of the driver's base64 text), or nothing. */
+static void record__keep_member(const cJSON *secret, record_t *out) {
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(secret, "data"), "release");
+  unsigned char *inner = NULL, *raw = NULL;
+  size_t inner_len, raw_len;
+  char e[64];
+  if (cJSON_IsString(d) && !b64_decode_alloc(d->valuestring, strlen(d->valuestring), &inner, &inner_len, e, sizeof e) &&
+      !b64_decode_alloc((const char *)inner, inner_len, &raw, &raw_len, e, sizeof e) && gz_is_gzip(raw, raw_len)) {
+    out->member = raw;
+    out->member_len = raw_len;
+    raw = NULL;
+  }
+  free(inner);
+  free(raw);
+}
 
 int record_from_secret(const cJSON *secret, record_t *out, buf_t *err) {
   memset(out, 0, sizeof *out);
@@ -58,6 +75,9 @@ int record_from_secret(const cJSON *secret, record_t *out, buf_t *err) {
     buf_puts(err, "out of memory");
     return -12;
   }
+  /* The deployed record is the one an upgrade supersedes: its stored gzip member is kept, so that
+   * that write can take the compressed tail from it (record_set_status). Out of memory it is not. */
+  if (!strcmp(out->status, "deployed")) record__keep_member(secret, out);
   return 0;
 }
 
@@ -140,6 +160,17 @@ int record_copy(const record_t *from, long long version, const char *status, con
 
 int record_set_status(record_t *r, const char *status, const char *description) {
   release_t *rel = r->rel;
+  /* A listed record rewritten (deployed -> superseded): the part after info is unchanged, so its
+   * compressed stream is taken from the stored member when rudder wrote it (a split member; any
+   * other has none) and only the head is compressed (gz_compress_split checks the text). */
+  if (!r->gz && r->member) {
+    gz_tail_t *t = calloc(1, sizeof *t);
+    if (t && !gz_tail_from_member(r->member, r->member_len, (size_t)1 << 26, t)) r->gz = t;
+    else free(t);
+    free(r->member);
+    r->member = NULL;
+    r->member_len = 0;
+  }
   char *st = strdup(status);
   if (!st) return -12;
   free(r->status);
@@ -182,6 +213,7 @@ void record_free(record_t *r) {
   release_free(r->rel);
   gz_tail_free(r->gz);
   free(r->gz);
+  free(r->member);
   memset(r, 0, sizeof *r);
 }
 

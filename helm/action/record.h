@@ -19,7 +19,10 @@ typedef struct record_s {
   char *secret_name;
   char *owner_uid;   /* RECORD_OWNER_ANNOTATION, or NULL */
   release_t *rel;    /* the whole record */
-  struct gz_tail_s *gz; /* a record made here: its compressed part after info, for its next write (or NULL) */
+  struct gz_tail_s *gz; /* its compressed part after info, for its next write (or NULL): kept from a
+                           write made here, or taken from member on the first status change */
+  unsigned char *member; /* a listed deployed record: its stored gzip member, until then (or NULL) */
+  size_t member_len;
 } record_t;
 
 /* What a new record is made of. */

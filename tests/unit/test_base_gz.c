@@ -138,7 +138,31 @@ int main(void) {
         CHECK_EQ_INT(gz_compress_split(heads[h], hn, tail, n, GZ_BEST_COMPRESSION, NULL, &again, &againlen), 0);
         CHECK(againlen == szlen && !memcmp(again, sz, szlen));
         free(again);
+        /* the tail read back from the member alone (a listed record), reused behind another head:
+         * the same bytes as that split made afresh */
+        {
+          gz_tail_t back;
+          CHECK_EQ_INT(gz_tail_from_member(sz, szlen, 1 << 20, &back), 0);
+          CHECK(back.text_len == n && (!n || !memcmp(back.text, tail, n)));
+          CHECK(back.crc == crc32(0L, (const Bytef *)tail, (uInt)n));
+          const char *other = heads[(h + 1) % 3];
+          unsigned char *fresh, *reused;
+          size_t flen, rlen;
+          CHECK_EQ_INT(gz_compress_split(other, strlen(other), tail, n, GZ_BEST_COMPRESSION, NULL, &fresh, &flen), 0);
+          CHECK_EQ_INT(gz_compress_split(other, strlen(other), tail, n, GZ_BEST_COMPRESSION, &back, &reused, &rlen), 0);
+          CHECK(rlen == flen && !memcmp(reused, fresh, flen));
+          free(fresh);
+          free(reused);
+          gz_tail_free(&back);
+          /* cut short, or its trailer's bytes missing: no tail */
+          CHECK_EQ_INT(gz_tail_from_member(sz, szlen - 9, 1 << 20, &back), -ENOENT);
+          CHECK(!back.text && !back.raw);
+        }
         CHECK_EQ_INT(gz_compress(whole, hn + n, GZ_BEST_COMPRESSION, &whole_z, &wlen), 0);
+        {
+          gz_tail_t none; /* one stream, as gz_compress (and Go's gzip) writes it: no tail to take */
+          CHECK_EQ_INT(gz_tail_from_member(whole_z, wlen, 1 << 20, &none), -ENOENT);
+        }
         /* the head's own block, the 5-byte empty block that ends it on a byte, the tail's block header
          * (about 20 bytes on this text), and the tail's matches into the head given up */
         if (szlen > wlen + 32 + wlen / 100) fprintf(stderr, "split %zu+%zu: %zu bytes, whole %zu\n", hn, n, szlen, wlen);
@@ -157,6 +181,22 @@ int main(void) {
     free(out);
     free(z);
     CHECK_EQ_INT(gz_compress_split("x", 1, "y", 1, 12, &cache, &z, &zlen), -EINVAL);
+    {
+      gz_tail_t none; /* not gzip, or too short */
+      CHECK_EQ_INT(gz_tail_from_member("not gzip at all, not at all", 27, 0, &none), -ENOENT);
+      CHECK_EQ_INT(gz_tail_from_member("\x1f\x8b\x08", 3, 0, &none), -ENOENT);
+    }
+    /* a bound below the tail's size refuses it */
+    {
+      unsigned char *m;
+      size_t mlen;
+      gz_tail_t back;
+      CHECK_EQ_INT(gz_compress_split(heads[1], strlen(heads[1]), tail, 9000, GZ_BEST_COMPRESSION, NULL, &m, &mlen), 0);
+      CHECK_EQ_INT(gz_tail_from_member(m, mlen, 8999, &back), -ENOENT);
+      CHECK_EQ_INT(gz_tail_from_member(m, mlen, 9000, &back), 0);
+      gz_tail_free(&back);
+      free(m);
+    }
     gz_tail_free(&cache);
     CHECK(!cache.text && !cache.raw);
     free(tail);
