@@ -569,6 +569,9 @@ static double floor_phase_timed(floor_t *f, const char *what, int limit, int fir
     f->nready = 0;
     for (int k = 0; k < f->k; k++) floor__watch_open(f, k);
   }
+  /* for bench/scale/apiprof.py follow: the API server's profile of this phase starts now */
+  fprintf(stderr, "floor: phase %s_c%d_%s begins\n", floor__prefix(f), limit, what);
+  fflush(stderr);
   double api0 = floor__proc_cpu(api_pid), etcd0 = floor__proc_cpu(etcd_pid);
   double t0 = floor__now(&f->loop);
   struct timespec wall0;

@@ -326,6 +326,11 @@ def main():
                     help="record the (first) controller with `perf record -g` from the first create until all are Ready "
                          "into FILE, and over the upgrade into FILE.upgrade, then print each flat profile (perf report) "
                          "on stderr and to FILE.txt, FILE.upgrade.txt")
+    ap.add_argument("--apiserver-profile", metavar="PREFIX",
+                    help="take the API server's CPU profile (its /debug/pprof/profile) over the first "
+                         "--apiserver-profile-seconds of the install and of the upgrade, into PREFIX.install.pprof "
+                         "and PREFIX.upgrade.pprof (the admin client's credentials)")
+    ap.add_argument("--apiserver-profile-seconds", type=int, default=20)
     ap.add_argument("--restart-quiet", type=float, default=10.0,
                     help="restart: caught up once /readyz answers 200 and no request has come for this long")
     a = ap.parse_args()
@@ -525,6 +530,34 @@ def run(a, restarted):
     # --- install ---------------------------------------------------------------
     log(f"{a.peer}: creating {a.releases} HelmReleases in {len(nss)} namespaces")
     created_at = {}
+    def apiprof_start(phase):
+        """A thread fetching the API server's CPU profile of the next seconds into PREFIX.PHASE.pprof."""
+        if not a.apiserver_profile:
+            return None
+        path = f"{a.apiserver_profile}.{phase}.pprof"
+
+        def fetch():
+            c = http.client.HTTPSConnection(kube.host, kube.port, context=kube.ctx,
+                                            timeout=a.apiserver_profile_seconds + 60)
+            try:
+                c.request("GET", f"/debug/pprof/profile?seconds={a.apiserver_profile_seconds}")
+                r = c.getresponse()
+                body = r.read()
+                if r.status != 200:
+                    log(f"apiserver profile {phase}: HTTP {r.status}: {body[:200]!r}")
+                    return
+                with open(path, "wb") as f:
+                    f.write(body)
+                log(f"apiserver profile {phase}: {path} ({len(body)} bytes)")
+            except (OSError, http.client.HTTPException) as e:
+                log(f"apiserver profile {phase}: {e}")
+            finally:
+                c.close()
+
+        t = threading.Thread(target=fetch, daemon=True)
+        t.start()
+        return t
+
     def perf_start(path):
         if not a.perf:
             return None
@@ -547,6 +580,7 @@ def run(a, restarted):
             "\n".join(l for l in flat.splitlines() if l and not l.startswith("#")))
 
     perf = perf_start(a.perf)
+    apiprof = apiprof_start("install")
     t0 = time.monotonic()
     wall_install = time.time()
 
@@ -565,6 +599,8 @@ def run(a, restarted):
     polls = poll_until(list_releases, t0, "Ready", ready_at)
     t_ready = time.monotonic()
     perf_stop(perf, a.perf, "install")
+    if apiprof:
+        apiprof.join()
     s_ready = snap()
     log(f"window {a.peer}_install {wall_install:.3f} {wall_install + (t_ready - t0):.3f}")
     out("install_ready_seconds", t_ready - t0, "s")
@@ -660,6 +696,7 @@ def run(a, restarted):
         log(f"{a.peer}: a new image tag for all {a.releases} (a merge patch of spec.values each)")
         patched_at = {}
         perf = perf_start(a.perf + ".upgrade" if a.perf else None)
+        apiprof = apiprof_start("upgrade")
         t_up = time.monotonic()
         wall_upgrade = time.time()
 
@@ -678,6 +715,8 @@ def run(a, restarted):
                            check=lambda: all(done for _, done in list_upgraded(verify=True)))
         t_upd = time.monotonic()
         perf_stop(perf, a.perf + ".upgrade" if a.perf else None, "upgrade")
+        if apiprof:
+            apiprof.join()
         s_up = snap()
         counted.append(s_up)
         log(f"window {a.peer}_upgrade {wall_upgrade:.3f} {wall_upgrade + (max(up_at.values()) - t_up):.3f}")

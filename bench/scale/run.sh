@@ -101,6 +101,14 @@
 #                     beside the floor's own limit), as
 #                     floor_user_* and rudder_*_ready_over_floor_user[_ready];
 #                     with --floor-all also floor_all_user_*
+#   --apiserver-profile DIR
+#                     the API server's CPU profile (/debug/pprof/profile, its
+#                     first --apiserver-profile-seconds, default 20) of
+#                     rudder's install and upgrade (DIR/rudder.install.pprof,
+#                     DIR/rudder.upgrade.pprof; measure.py) and of every timed
+#                     floor phase (DIR/floor_c10_upgrade.pprof, ...;
+#                     apiprof.py follow), then `go tool pprof -top` of each
+#                     beside it (.txt) and its first lines as # comments
 #   --audit-all       audit every user's requests, not only the controllers'
 #                     (the harness', the controller manager's, ...; the
 #                     figures still count the controllers' only): with
@@ -143,6 +151,8 @@ restart_signal=KILL
 floor=0
 floor_all=0
 floor_user=0
+apiprof_dir=""
+apiprof_seconds=20
 floor_concurrency=10,25,50,100
 perf_out=
 kcm_qps=500
@@ -172,6 +182,8 @@ while [[ $# -gt 0 ]]; do
 	--floor) floor=1 ;;
 	--floor-all) floor_all=1 ;;
 	--floor-user) floor_user=1 ;;
+	--apiserver-profile) apiprof_dir=${2:?}; shift ;;
+	--apiserver-profile-seconds) apiprof_seconds=${2:?}; shift ;;
 	--audit-all) audit_all=1 ;;
 	--perf) perf_out=${2:?}; shift ;;
 	--kcm-qps) kcm_qps=${2:?}; shift ;;
@@ -200,6 +212,11 @@ esac
 [[ $floor_concurrency =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "--floor-concurrency wants numbers like 10,25,50, got '$floor_concurrency'"
 [[ $floor_all == 0 || $floor == 1 ]] || die "--floor-all needs --floor"
 [[ $floor_user == 0 || $floor == 1 ]] || die "--floor-user needs --floor"
+[[ $apiprof_seconds =~ ^[1-9][0-9]*$ ]] || die "--apiserver-profile-seconds wants a positive number, got '$apiprof_seconds'"
+if [[ -n $apiprof_dir ]]; then
+	mkdir -p "$apiprof_dir" && apiprof_dir=$(cd "$apiprof_dir" && pwd) || die "--apiserver-profile: cannot make $apiprof_dir"
+	command -v go >/dev/null || die "--apiserver-profile needs go (go tool pprof)"
+fi
 [[ $floor == 0 || $peer_only == 0 ]] || die "--floor needs rudder's run (it sends what rudder's install sent)"
 ((namespaces <= releases)) || namespaces=$releases
 interval_s=$(python3 - "$interval" <<'EOF'
@@ -678,6 +695,7 @@ EOF
 	fi
 	[[ -z $perf_out ]] || margs+=(--perf "$perf_out")
 	((floor == 0)) || margs+=(--save-release "$work/release0")
+	[[ -z $apiprof_dir ]] || margs+=(--apiserver-profile "$apiprof_dir/rudder" --apiserver-profile-seconds "$apiprof_seconds")
 	measure rudder rudder.dev/v1alpha1 "rudder-controller=$pid" -- "${margs[@]}" ||
 		{ tail -n 20 "$work/rudder.log" >&2; die "rudder: measurement failed"; }
 	local rc=0
@@ -752,10 +770,24 @@ run_floor() {
 			{ cat "$work/floor.txt"; tail -n 20 "$work/floor.log" >&2; die "floor $what failed"; }
 	}
 	: >"$work/floor.txt"
+	: >"$work/floor.log"
+	local apiprof_pid=""
+	if [[ -n $apiprof_dir ]]; then
+		python3 "$here/apiprof.py" follow --log "$work/floor.log" --dir "$apiprof_dir" \
+			--server "https://127.0.0.1:$(sed -n 's/^apiserver=//p' "$state/ports")" --ca "$state/pki/ca.crt" \
+			--cert "$state/pki/admin.crt" --key "$state/pki/admin.key" --seconds "$apiprof_seconds" 2>>"$work/apiprof.log" &
+		apiprof_pid=$!
+		stop_pids+=("$apiprof_pid")
+	fi
 	floor_round ""
 	((floor_all == 0)) || floor_round "--requests all" --requests all
 	((floor_user == 0)) || floor_round "--user-writes" --user-writes
 	((floor_all == 0 || floor_user == 0)) || floor_round "--requests all --user-writes" --requests all --user-writes
+	if [[ -n $apiprof_pid ]]; then
+		sleep "$((apiprof_seconds + 2))" # the last phase's profile
+		stop_pid "$apiprof_pid"
+		python3 "$here/apiprof.py" top "$apiprof_dir" >>"$work/floor.txt" 2>&1 || true
+	fi
 	cat "$work/floor.txt"
 	sleep 0.3 # the API server's last audit events
 	# Its requests as the API server logged them (the untimed namespaces and HelmReleases included).
