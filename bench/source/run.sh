@@ -6,15 +6,7 @@
 #   bench/source/run.sh [MB...]      (default: 2.6 26 104)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=${RUDDER_BENCH_BUILD:-$root/build-bench}
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" --target rudder_helm >/dev/null
-out=$build/bench
-mkdir -p "$out"
-cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
-  -Wvla -fno-strict-aliasing -I"$root" -I"$build/gen" -I/usr/include/cjson -o "$out/index_bench" \
-  "$root/bench/source/index_bench.c" "$build/librudder_helm.a" "$build/librudder_base.a" \
-  $(pkg-config --libs yaml-0.1 libpcre2-8 libcjson zlib) -lmbedcrypto -lm -lpthread
+index_bench=$("$root/bench/helm-cc.sh" "$root/bench/source/index_bench.c" index_bench)
 oracle=""
 if oracle=$("$root/tests/oracle/source/build" 2>/dev/null); then :; else oracle=""; fi
 # The helm CLI itself (v4, built and cached by tests/cluster/build), when it is there.
@@ -28,7 +20,7 @@ for mb in "${sizes[@]}"; do
   f=$tmp/index-$mb.yaml
   python3 "$root/bench/source/gen_index.py" "$f" "$mb" 2>/dev/null
   echo "# index of $mb MB: rudder (helm/source/index, 3 charts kept)"
-  "$out/index_bench" "$f"
+  "$index_bench" "$f"
   if [ -n "$oracle" ]; then
     echo "# the same file loaded by Helm v4.3.1 repo.LoadIndexFile, then Get of one chart"
     printf 'chart-0007\t\n' >"$tmp/q"
