@@ -44,10 +44,19 @@
  * whole phase a controller is timed over (figures floor_user_* or floor_all_user_*, namespaces
  * floor[-all]-user-cC-K).
  *
+ * --watches holds rudder's watches open from before the first round to the end: cluster-wide, each
+ * from the resourceVersion of a one-item list, as its caches watch after their first list: the
+ * HelmReleases (whole objects), the release records (owner=helm, metadata only), and Deployments
+ * and Ingresses labelled app.kubernetes.io/managed-by=Helm (the shared readiness watches); their
+ * events are parsed (managedFields cut, as rudder's) and dropped. --upgrade-status FILE takes the
+ * upgrade's status patch from a HelmRelease rudder upgraded (its history of 2, the conditions of
+ * an upgrade) instead of the install's status at lastAppliedRevision 2. Figures of those rounds
+ * are named with _watch and _status after the prefix (floor_user_watch_status_*, ...).
+ *
  *   floor --kubeconfig FILE --objects FILE --manifests FILE --record FILE --status FILE
  *         [--upgrade-manifests FILE] [--releases N] [--namespaces K] [--concurrency C[,C...]]
  *         [--apiserver-pid P] [--etcd-pid P] [--requests writes|all] [--ready] [--user-writes]
- *         [--user-concurrency U] */
+ *         [--user-concurrency U] [--watches] [--upgrade-status FILE] */
 #include "watch/client.h"
 #include "base/buf.h"
 #include "helm/action/ready.h"
@@ -111,6 +120,11 @@ struct floor_s {
   int user_limit;          /* --user-concurrency: the user's writes in flight (measure.py's threads) */
   int user_phase;          /* this phase begins with the user's write: sent apart, at user_limit */
   int user_started, user_inflight;
+  char prefix[64];         /* the figures' prefix: floor[_all][_user][_watch][_status] */
+  kube_watch_t *mirror[4]; /* --watches: the open watches (NULL while one is being reopened) */
+  char *mirror_rv[4];
+  int mirror_up;           /* watches started at least once */
+  unsigned long mirror_events;
   struct {
     long long want;        /* the generation its Deployment's apply answered with (0: not yet) */
     long long seen;        /* the generation of the last state the watch showed, -1 if not Current */
@@ -257,6 +271,90 @@ static void floor_bodies_make(floor_t *f, const char *path, int up) {
   }
   manifest_set_free(&set);
   free(text);
+}
+
+/* ---- --watches: rudder's watches, held open ---- */
+
+static const struct {
+  const char *path, *selector, *accept;
+} floor__mirrors[4] = {
+    {"/apis/rudder.dev/v1alpha1/helmreleases", NULL, NULL},
+    {"/api/v1/secrets", "owner=helm", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"},
+    {"/apis/apps/v1/deployments", "app.kubernetes.io/managed-by=Helm", NULL},
+    {"/apis/networking.k8s.io/v1/ingresses", "app.kubernetes.io/managed-by=Helm", NULL},
+};
+
+typedef struct floor_mirror_req_s {
+  floor_t *f;
+  int k;
+} floor_mirror_req_t;
+
+static void floor__mirror_list(floor_t *f, int k);
+
+static void floor__mirror_event(kube_watch_t *w, const char *type, cJSON *obj, void *data) {
+  floor_t *f = data;
+  f->mirror_events++;
+  const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
+  for (int k = 0; k < 4; k++)
+    if (f->mirror[k] == w && cJSON_IsString(rv)) {
+      free(f->mirror_rv[k]);
+      f->mirror_rv[k] = strdup(rv->valuestring);
+    }
+}
+
+static void floor__mirror_watch(floor_t *f, int k);
+
+static void floor__mirror_end(kube_watch_t *w, const kube_response_t *res, void *data) {
+  floor_t *f = data;
+  for (int k = 0; k < 4; k++)
+    if (f->mirror[k] == w) {
+      f->mirror[k] = NULL;
+      if (res->err == UV_ECANCELED) return;
+      if (res->status == 200 && f->mirror_rv[k]) floor__mirror_watch(f, k); /* the server's timeout */
+      else floor__mirror_list(f, k);                                          /* expired or failed: list again */
+    }
+}
+
+static void floor__mirror_watch(floor_t *f, int k) {
+  buf_t p = BUF_INIT;
+  int rc = buf_puts(&p, floor__mirrors[k].path);
+  if (floor__mirrors[k].selector) rc |= kube_query_add(&p, "labelSelector", floor__mirrors[k].selector);
+  rc |= kube_query_add(&p, "watch", "1");
+  rc |= kube_query_add(&p, "allowWatchBookmarks", "true");
+  rc |= kube_query_add(&p, "resourceVersion", f->mirror_rv[k]);
+  if (rc || !(f->mirror[k] = kube_watch_start_accept(f->client, p.data, floor__mirrors[k].accept, floor__mirror_event,
+                                                      floor__mirror_end, f)))
+    floor__die("cannot start a watch", floor__mirrors[k].path);
+  kube_watch_drop_managed_fields(f->mirror[k]);
+  buf_free(&p);
+}
+
+static void floor__mirror_listed(const kube_response_t *res, void *data) {
+  floor_mirror_req_t *q = data;
+  floor_t *f = q->f;
+  int k = q->k;
+  free(q);
+  cJSON *list = kube_response_ok(res) ? cJSON_ParseWithLength(res->body, res->body_len) : NULL;
+  const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(list, "metadata"), "resourceVersion");
+  if (!cJSON_IsString(rv)) floor__die("a list for a watch failed", floor__mirrors[k].path);
+  free(f->mirror_rv[k]);
+  f->mirror_rv[k] = strdup(rv->valuestring);
+  cJSON_Delete(list);
+  floor__mirror_watch(f, k);
+  f->mirror_up++;
+}
+
+/* A one-item list for the resourceVersion to watch from, then the watch. */
+static void floor__mirror_list(floor_t *f, int k) {
+  buf_t p = BUF_INIT;
+  floor_mirror_req_t *q = malloc(sizeof *q);
+  int rc = !q || buf_puts(&p, floor__mirrors[k].path);
+  if (floor__mirrors[k].selector) rc |= kube_query_add(&p, "labelSelector", floor__mirrors[k].selector);
+  rc |= kube_query_add(&p, "limit", "1");
+  if (rc) floor__die("out of memory", NULL);
+  *q = (floor_mirror_req_t){.f = f, .k = k};
+  if (!kube_get(f->client, p.data, floor__mirror_listed, q)) floor__die("cannot list", floor__mirrors[k].path);
+  buf_free(&p);
 }
 
 /* ---- the phase runner: up to f->limit requests in flight ---- */
@@ -555,10 +653,8 @@ static double floor_phase_run(floor_t *f, int count, int first, int last, int li
   return floor__now(&f->loop) - t0;
 }
 
-/* The figures' prefix: floor, floor_all, floor_user or floor_all_user. */
-static const char *floor__prefix(const floor_t *f) {
-  return f->all ? (f->user ? "floor_all_user" : "floor_all") : f->user ? "floor_user" : "floor";
-}
+/* The figures' prefix: floor, floor_all, floor_user, floor_all_user, ... with _watch, _status. */
+static const char *floor__prefix(const floor_t *f) { return f->prefix; }
 
 /* Runs a timed phase of the round (steps first..last for every release at limit in flight) and
  * prints its figures; returns its seconds, or 0 when a release failed. */
@@ -613,9 +709,12 @@ int main(int argc, char **argv) {
   const char *kubeconfig = NULL, *objects = NULL, *manifests = NULL, *record = NULL, *status = NULL, *up = NULL;
   const char *concurrency = "10,25,50,100";
   int releases = 0, namespaces = 4, api_pid = 0, etcd_pid = 0, all = 0, f_ready = 0, user = 0, user_limit = 8;
+  int watches = 0;
+  const char *up_status = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v && strcmp(a, "--ready") && strcmp(a, "--user-writes")) floor__die("a flag without its value", a);
+    if (!v && strcmp(a, "--ready") && strcmp(a, "--user-writes") && strcmp(a, "--watches"))
+      floor__die("a flag without its value", a);
     i++;
     if (!strcmp(a, "--kubeconfig")) kubeconfig = v;
     else if (!strcmp(a, "--objects")) objects = v;
@@ -637,6 +736,11 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--user-writes")) {
       user = 1;
       i--;
+    } else if (!strcmp(a, "--watches")) {
+      watches = 1;
+      i--;
+    } else if (!strcmp(a, "--upgrade-status")) {
+      up_status = v;
     } else if (!strcmp(a, "--requests")) {
       if (strcmp(v, "writes") && strcmp(v, "all")) floor__die("--requests wants writes or all", v);
       all = !strcmp(v, "all");
@@ -651,7 +755,8 @@ int main(int argc, char **argv) {
   f->ready = f_ready;
   f->user = user;
   f->user_limit = user_limit;
-  char *text = floor__read_file(objects, NULL);
+  snprintf(f->prefix, sizeof f->prefix, "floor%s%s%s%s", all ? "_all" : "", user ? "_user" : "", watches ? "_watch" : "",
+           up_status ? "_status" : "");  char *text = floor__read_file(objects, NULL);
   f->objects = cJSON_Parse(text);
   free(text);
   if (!cJSON_IsArray(f->objects)) floor__die(objects, "not a JSON array");
@@ -682,6 +787,20 @@ int main(int argc, char **argv) {
   if (!(f->status_patch_up = cJSON_PrintUnformatted(patch))) floor__die("out of memory", NULL);
   cJSON_Delete(patch);
   cJSON_Delete(hr);
+  if (up_status) { /* the status rudder wrote at revision 2 */
+    text = floor__read_file(up_status, NULL);
+    hr = cJSON_Parse(text);
+    free(text);
+    st = cJSON_DetachItemFromObjectCaseSensitive(hr, "status");
+    if (!cJSON_IsObject(st)) floor__die(up_status, "no status");
+    patch = cJSON_CreateObject();
+    if (!patch) floor__die("out of memory", NULL);
+    cJSON_AddItemToObject(patch, "status", st);
+    free(f->status_patch_up);
+    if (!(f->status_patch_up = cJSON_PrintUnformatted(patch))) floor__die("out of memory", NULL);
+    cJSON_Delete(patch);
+    cJSON_Delete(hr);
+  }
   floor_manifests_load(f, manifests);
 
   kube_config_t cfg;
@@ -696,6 +815,10 @@ int main(int argc, char **argv) {
   if (!(f->rv = calloc((size_t)f->n, sizeof *f->rv)) || !(f->uid = calloc((size_t)f->n, sizeof *f->uid)) ||
       !(f->dep = calloc((size_t)f->n, sizeof *f->dep)) || !(f->watches = calloc((size_t)f->k, sizeof *f->watches)))
     floor__die("out of memory", NULL);
+  if (watches) { /* rudder's watches, open before the first round as its caches are */
+    for (int k = 0; k < 4; k++) floor__mirror_list(f, k);
+    while (f->mirror_up < 4) uv_run(&f->loop, UV_RUN_ONCE);
+  }
   double best = 0, best_up = 0, best_ready = -1, best_up_ready = -1;
   int best_c = 0, best_up_c = 0;
   for (const char *c = concurrency; *c;) {
@@ -707,7 +830,8 @@ int main(int argc, char **argv) {
     if (!(f->ns = calloc((size_t)f->k, sizeof *f->ns))) floor__die("out of memory", NULL);
     for (int k = 0; k < f->k; k++) {
       buf_t b = BUF_INIT;
-      if (buf_printf(&b, "floor%s%s-c%d-%d", all ? "-all" : "", user ? "-user" : "", limit, k + 1))
+      if (buf_printf(&b, "floor%s%s%s%s-c%d-%d", all ? "-all" : "", user ? "-user" : "", watches ? "-watch" : "",
+                     up_status ? "-status" : "", limit, k + 1))
         floor__die("out of memory", NULL);
       f->ns[k] = buf_steal(&b);
     }
@@ -747,6 +871,13 @@ int main(int argc, char **argv) {
   if (best_up_c) {
     printf("%s_upgrade_seconds %.3f s\n", pre, best_up);
     printf("%s_upgrade_best_concurrency %d count\n", pre, best_up_c);
+  }
+  if (watches) {
+    printf("%s_watch_events %lu count\n", pre, f->mirror_events);
+    for (int k = 0; k < 4; k++) {
+      if (f->mirror[k]) kube_watch_stop(f->mirror[k]);
+      free(f->mirror_rv[k]);
+    }
   }
   int closed = 0;
   kube_client_close(f->client, floor__closed, &closed);

@@ -313,7 +313,8 @@ def main():
                          "and time each until the controller has put replicas back (drift detection on)")
     ap.add_argument("--save-release", metavar="DIR",
                     help="after the install: write release 0's record Secret (DIR/record.json) and its HelmRelease "
-                         "(DIR/release.json) there, as bench/scale/floor takes them")
+                         "(DIR/release.json) there, as bench/scale/floor takes them; after the upgrade its "
+                         "HelmRelease again (DIR/release-upgraded.json)")
     ap.add_argument("--upgrade", action="store_true",
                     help="after the resync window (and drift): change every release's values (a new image tag, "
                          "one merge patch of spec.values each) and time each until it is Ready at its new generation")
@@ -725,6 +726,11 @@ def run(a, restarted):
         time_to_ready("upgrade", patched_at, up_at)
         out("upgrade_polls", polls, "requests")
         report("upgrade", s_before_delete, s_up, a.releases)
+        if a.save_release:  # the status rudder wrote at revision 2, for floor --upgrade-status
+            o = objs[0]
+            _, hr = kube.req("GET", f"{plural}namespaces/{o['metadata']['namespace']}/{a.plural}/{o['metadata']['name']}")
+            with open(os.path.join(a.save_release, "release-upgraded.json"), "w") as f:
+                json.dump(hr, f)
         waits_out("upgrade", audit.waits(wall_upgrade))
         for n, _ in ctrl:
             sfx = "" if len(ctrl) == 1 else "_" + n

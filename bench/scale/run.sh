@@ -7,7 +7,8 @@
 #                      [--poll table|json] [--rudder PATH] [--rudder-arg ARG] [--peer flux]
 #                      [--peer-only] [--flux-wait] [--keep-logs DIR]
 #                      [--no-upgrade] [--no-restart] [--restart-signal KILL|TERM]
-#                      [--floor] [--floor-all] [--floor-user] [--floor-concurrency C[,C...]] [--perf FILE]
+#                      [--floor] [--floor-all] [--floor-user] [--floor-watches] [--floor-concurrency C[,C...]]
+#                      [--perf FILE] [--apiserver-profile DIR]
 #                      [--kcm-qps Q]
 #
 #   --releases N      HelmReleases to create (default 100)
@@ -101,6 +102,14 @@
 #                     beside the floor's own limit), as
 #                     floor_user_* and rudder_*_ready_over_floor_user[_ready];
 #                     with --floor-all also floor_all_user_*
+#   --floor-watches   with --floor: then the floor with the user's writes and
+#                     rudder's watches held open (floor --user-writes
+#                     --watches: the HelmReleases, the records' metadata,
+#                     Deployments and Ingresses, cluster-wide), as
+#                     floor_user_watch_*, and once more with the upgrade's
+#                     status patch as rudder wrote it (--upgrade-status, a
+#                     history of 2), as floor_user_watch_status_*: what of
+#                     rudder's window over the floor's each of those explains
 #   --apiserver-profile DIR
 #                     the API server's CPU profile (/debug/pprof/profile, its
 #                     first --apiserver-profile-seconds, default 20) of
@@ -151,6 +160,7 @@ restart_signal=KILL
 floor=0
 floor_all=0
 floor_user=0
+floor_watches=0
 apiprof_dir=""
 apiprof_seconds=20
 floor_concurrency=10,25,50,100
@@ -182,6 +192,7 @@ while [[ $# -gt 0 ]]; do
 	--floor) floor=1 ;;
 	--floor-all) floor_all=1 ;;
 	--floor-user) floor_user=1 ;;
+	--floor-watches) floor_watches=1 ;;
 	--apiserver-profile) apiprof_dir=${2:?}; shift ;;
 	--apiserver-profile-seconds) apiprof_seconds=${2:?}; shift ;;
 	--audit-all) audit_all=1 ;;
@@ -212,6 +223,7 @@ esac
 [[ $floor_concurrency =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "--floor-concurrency wants numbers like 10,25,50, got '$floor_concurrency'"
 [[ $floor_all == 0 || $floor == 1 ]] || die "--floor-all needs --floor"
 [[ $floor_user == 0 || $floor == 1 ]] || die "--floor-user needs --floor"
+[[ $floor_watches == 0 || $floor == 1 ]] || die "--floor-watches needs --floor"
 [[ $apiprof_seconds =~ ^[1-9][0-9]*$ ]] || die "--apiserver-profile-seconds wants a positive number, got '$apiprof_seconds'"
 if [[ -n $apiprof_dir ]]; then
 	mkdir -p "$apiprof_dir" && apiprof_dir=$(cd "$apiprof_dir" && pwd) || die "--apiserver-profile: cannot make $apiprof_dir"
@@ -783,6 +795,12 @@ run_floor() {
 	((floor_all == 0)) || floor_round "--requests all" --requests all
 	((floor_user == 0)) || floor_round "--user-writes" --user-writes
 	((floor_all == 0 || floor_user == 0)) || floor_round "--requests all --user-writes" --requests all --user-writes
+	if ((floor_watches)); then
+		floor_round "--user-writes --watches" --user-writes --watches
+		[[ ! -f $work/release0/release-upgraded.json ]] ||
+			floor_round "--user-writes --watches --upgrade-status" --user-writes --watches \
+				--upgrade-status "$work/release0/release-upgraded.json"
+	fi
 	if [[ -n $apiprof_pid ]]; then
 		sleep "$((apiprof_seconds + 2))" # the last phase's profile
 		stop_pid "$apiprof_pid"
@@ -811,11 +829,11 @@ for phase in ("install", "upgrade"):
     r, f = fig(sys.argv[1], f"rudder_{phase}_ready_seconds"), fig(sys.argv[2], f"floor_{phase}_seconds")
     if r and f:
         print(f"rudder_{phase}_ready_over_floor {r / f:.2f} ratio")
-    for pre in ("floor_all", "floor_user", "floor_all_user"):
+    for pre in ("floor_all", "floor_user", "floor_all_user", "floor_user_watch", "floor_user_watch_status"):
         fa = fig(sys.argv[2], f"{pre}_{phase}_seconds")
         if r and fa:
             print(f"rudder_{phase}_ready_over_{pre} {r / fa:.2f} ratio")
-    for pre in ("floor", "floor_all", "floor_user", "floor_all_user"):
+    for pre in ("floor", "floor_all", "floor_user", "floor_all_user", "floor_user_watch", "floor_user_watch_status"):
         fr = fig(sys.argv[2], f"{pre}_{phase}_ready_seconds")
         if r and fr:
             print(f"rudder_{phase}_ready_over_{pre}_ready {r / fr:.2f} ratio")
