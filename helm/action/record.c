@@ -1,5 +1,4 @@
 #include "helm/action/record.h"
-#include "base/b64.h"
 #include "base/gz.h"
 #include "helm/chart/chart.h"
 #include "helm/render/manifest.h"
@@ -8,22 +7,6 @@
 #include <time.h>
 
 static char *record__dup(const char *s) { return strdup(s ? s : ""); }
-
-/* out->member: the gzip member data.release holds (base64 of the driver's base64 text), or nothing. */
-static void record__keep_member(const cJSON *secret, record_t *out) {
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(secret, "data"), "release");
-  unsigned char *inner = NULL, *raw = NULL;
-  size_t inner_len, raw_len;
-  char e[64];
-  if (cJSON_IsString(d) && !b64_decode_alloc(d->valuestring, strlen(d->valuestring), &inner, &inner_len, e, sizeof e) &&
-      !b64_decode_alloc((const char *)inner, inner_len, &raw, &raw_len, e, sizeof e) && gz_is_gzip(raw, raw_len)) {
-    out->member = raw;
-    out->member_len = raw_len;
-    raw = NULL;
-  }
-  free(inner);
-  free(raw);
-}
 
 int record_from_secret(const cJSON *secret, record_t *out, buf_t *err) {
   memset(out, 0, sizeof *out);
@@ -39,7 +22,9 @@ int record_from_secret(const cJSON *secret, record_t *out, buf_t *err) {
                type->valuestring);
     return -22;
   }
-  int rc = release_secret_decode(secret, 0, &rel, e, sizeof e);
+  unsigned char *member = NULL;
+  size_t member_len = 0;
+  int rc = release_secret_decode_member(secret, 0, &rel, &member, &member_len, e, sizeof e);
   if (rc) {
     buf_printf(err, "%s: %s", sname, e);
     return rc;
@@ -61,6 +46,7 @@ int record_from_secret(const cJSON *secret, record_t *out, buf_t *err) {
                (long long)rel->version);
   if (err->len > before) {
     release_free(rel);
+    free(member);
     return -22;
   }
   out->rel = rel;
@@ -72,12 +58,18 @@ int record_from_secret(const cJSON *secret, record_t *out, buf_t *err) {
   if (cJSON_IsString(owner)) out->owner_uid = strdup(owner->valuestring);
   if (!out->status || !out->secret_name || (cJSON_IsString(owner) && !out->owner_uid)) {
     record_free(out);
+    free(member);
     buf_puts(err, "out of memory");
     return -12;
   }
-  /* The deployed record is the one an upgrade supersedes: its stored gzip member is kept, so that
-   * that write can take the compressed tail from it (record_set_status). Out of memory it is not. */
-  if (!strcmp(out->status, "deployed")) record__keep_member(secret, out);
+  /* The deployed record is the one an upgrade supersedes: its stored gzip member (decoded on the
+   * way) is kept, so that that write can take the compressed tail from it (record_set_status). */
+  if (!strcmp(out->status, "deployed")) {
+    out->member = member;
+    out->member_len = member_len;
+  } else {
+    free(member);
+  }
   return 0;
 }
 

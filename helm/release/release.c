@@ -1224,8 +1224,11 @@ done:
 }
 
 
-int release_decode_storage(const char *data, size_t len, size_t max_json, release_t **out, char *err, size_t errlen) {
+/* release_decode_storage, and with member the gzip member decoded on the way (NULL for plain JSON). */
+static int release__decode_storage(const char *data, size_t len, size_t max_json, release_t **out,
+                                   unsigned char **member, size_t *member_len, char *err, size_t errlen) {
   *out = NULL;
+  if (member) *member = NULL;
   if (!max_json) max_json = RELEASE__DEFAULT_MAX_JSON;
   unsigned char *raw = NULL, *json = NULL;
   size_t rawlen, jsonlen;
@@ -1235,7 +1238,12 @@ int release_decode_storage(const char *data, size_t len, size_t max_json, releas
   /* The driver gzips; records without the magic are plain JSON (as its decodeRelease allows). */
   if (rawlen > 3 && gz_is_gzip(raw, rawlen)) {
     rc = gz_decompress(raw, rawlen, max_json, &json, &jsonlen, e, sizeof e);
-    free(raw);
+    if (!rc && member) {
+      *member = raw;
+      *member_len = rawlen;
+    } else {
+      free(raw);
+    }
     if (rc) return base_errf(err, errlen, rc, "release data: %s", rc == -ENOMEM ? "out of memory" : e);
   } else {
     json = raw;
@@ -1247,11 +1255,25 @@ int release_decode_storage(const char *data, size_t len, size_t max_json, releas
   }
   rc = release_decode_json((const char *)json, jsonlen, out, err, errlen);
   free(json);
+  if (rc && member) {
+    free(*member);
+    *member = NULL;
+  }
   return rc;
 }
 
+int release_decode_storage(const char *data, size_t len, size_t max_json, release_t **out, char *err, size_t errlen) {
+  return release__decode_storage(data, len, max_json, out, NULL, NULL, err, errlen);
+}
+
 int release_secret_decode(const cJSON *secret, size_t max_json, release_t **out, char *err, size_t errlen) {
+  return release_secret_decode_member(secret, max_json, out, NULL, NULL, err, errlen);
+}
+
+int release_secret_decode_member(const cJSON *secret, size_t max_json, release_t **out, unsigned char **member,
+                                 size_t *member_len, char *err, size_t errlen) {
   *out = NULL;
+  if (member) *member = NULL;
   const cJSON *data = cJSON_GetObjectItemCaseSensitive(secret, "data");
   const cJSON *rel = cJSON_GetObjectItemCaseSensitive(data, "release");
   if (!cJSON_IsString(rel)) return base_errf(err, errlen, -EINVAL, "release Secret: data.release is missing or not a string");
@@ -1267,7 +1289,7 @@ int release_secret_decode(const cJSON *secret, size_t max_json, release_t **out,
   int rc = b64_decode_alloc(rel->valuestring, outer, &inner, &innerlen, e, sizeof e);
   if (rc) return base_errf(err, errlen, rc, "release Secret: data.release: %s", rc == -ENOMEM ? "out of memory" : e);
   release_t *r;
-  rc = release_decode_storage((const char *)inner, innerlen, max_json, &r, err, errlen);
+  rc = release__decode_storage((const char *)inner, innerlen, max_json, &r, member, member_len, err, errlen);
   free(inner);
   if (rc) return rc;
   /* Labels other than the driver's own are the release's custom labels (Secrets.Get). */
@@ -1275,12 +1297,14 @@ int release_secret_decode(const cJSON *secret, size_t max_json, release_t **out,
   if (cJSON_IsObject(labels)) {
     if (!(r->labels = cJSON_CreateObject())) {
       release_free(r);
+      if (member) free(*member), *member = NULL;
       return base_errf(err, errlen, -ENOMEM, "out of memory");
     }
     for (const cJSON *c = labels->child; c; c = c->next) {
       if (!cJSON_IsString(c) || release__is_system_label(c->string)) continue;
       if (!cJSON_AddStringToObject(r->labels, c->string, c->valuestring)) {
         release_free(r);
+        if (member) free(*member), *member = NULL;
         return base_errf(err, errlen, -ENOMEM, "out of memory");
       }
     }

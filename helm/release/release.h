@@ -172,6 +172,10 @@ int release_secret_json(const release_t *rel, const release_secret_opts_t *opts,
  * (gzip optional, at most max_json bytes once inflated; 0 means 64 MiB), rel->labels = the Secret's
  * labels minus the system ones. 0, -EINVAL, -EFBIG or -ENOMEM; err says what. */
 int release_secret_decode(const cJSON *secret, size_t max_json, release_t **out, char *err, size_t errlen);
+/* The same, and the gzip member data.release held, as decoded on the way (*member malloc'd, the
+ * caller's; NULL when the record is plain JSON or on failure; member may be NULL). */
+int release_secret_decode_member(const cJSON *secret, size_t max_json, release_t **out, unsigned char **member,
+                                 size_t *member_len, char *err, size_t errlen);
 /* Decodes the driver's stored text (base64 of gzip(JSON), or of plain JSON) into a release. */
 int release_decode_storage(const char *data, size_t len, size_t max_json, release_t **out, char *err, size_t errlen);
 
