@@ -22,14 +22,14 @@ import time
 import urllib.parse
 
 
-def fetch(a, name):
-    u = urllib.parse.urlsplit(a.server)
-    ctx = ssl.create_default_context(cafile=a.ca)
-    ctx.load_cert_chain(a.cert, a.key)
-    c = http.client.HTTPSConnection(u.hostname, u.port or 443, context=ctx, timeout=a.seconds + 60)
-    path = os.path.join(a.dir, name + ".pprof")
+def fetch(server, ca, cert, key, seconds, path, name):
+    """The API server's CPU profile over the next seconds into path (name: what the log lines say)."""
+    u = urllib.parse.urlsplit(server)
+    ctx = ssl.create_default_context(cafile=ca)
+    ctx.load_cert_chain(cert, key)
+    c = http.client.HTTPSConnection(u.hostname, u.port or 443, context=ctx, timeout=seconds + 60)
     try:
-        c.request("GET", f"/debug/pprof/profile?seconds={a.seconds}")
+        c.request("GET", f"/debug/pprof/profile?seconds={seconds}")
         r = c.getresponse()
         body = r.read()
         if r.status != 200:
@@ -61,7 +61,9 @@ def follow(a):
             line, buf = buf.strip(), ""
             if line.startswith("floor: phase ") and line.endswith(" begins"):
                 name = line[len("floor: phase "):-len(" begins")]
-                threading.Thread(target=fetch, args=(a, name), daemon=True).start()
+                threading.Thread(target=fetch, daemon=True,
+                                 args=(a.server, a.ca, a.cert, a.key, a.seconds, os.path.join(a.dir, name + ".pprof"),
+                                       name)).start()
 
 
 def top(a):

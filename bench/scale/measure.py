@@ -36,6 +36,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import apiprof  # bench/scale/apiprof.py, beside this file
+
 HZ = os.sysconf("SC_CLK_TCK")
 
 
@@ -536,26 +538,9 @@ def run(a, restarted):
         if not a.apiserver_profile:
             return None
         path = f"{a.apiserver_profile}.{phase}.pprof"
-
-        def fetch():
-            c = http.client.HTTPSConnection(kube.host, kube.port, context=kube.ctx,
-                                            timeout=a.apiserver_profile_seconds + 60)
-            try:
-                c.request("GET", f"/debug/pprof/profile?seconds={a.apiserver_profile_seconds}")
-                r = c.getresponse()
-                body = r.read()
-                if r.status != 200:
-                    log(f"apiserver profile {phase}: HTTP {r.status}: {body[:200]!r}")
-                    return
-                with open(path, "wb") as f:
-                    f.write(body)
-                log(f"apiserver profile {phase}: {path} ({len(body)} bytes)")
-            except (OSError, http.client.HTTPException) as e:
-                log(f"apiserver profile {phase}: {e}")
-            finally:
-                c.close()
-
-        t = threading.Thread(target=fetch, daemon=True)
+        t = threading.Thread(target=apiprof.fetch, daemon=True,
+                             args=(a.server, a.ca, a.cert, a.key, a.apiserver_profile_seconds, path,
+                                   f"{a.peer} {phase}"))
         t.start()
         return t
 
@@ -581,7 +566,7 @@ def run(a, restarted):
             "\n".join(l for l in flat.splitlines() if l and not l.startswith("#")))
 
     perf = perf_start(a.perf)
-    apiprof = apiprof_start("install")
+    aprof = apiprof_start("install")
     t0 = time.monotonic()
     wall_install = time.time()
 
@@ -600,8 +585,8 @@ def run(a, restarted):
     polls = poll_until(list_releases, t0, "Ready", ready_at)
     t_ready = time.monotonic()
     perf_stop(perf, a.perf, "install")
-    if apiprof:
-        apiprof.join()
+    if aprof:
+        aprof.join()
     s_ready = snap()
     log(f"window {a.peer}_install {wall_install:.3f} {wall_install + (t_ready - t0):.3f}")
     out("install_ready_seconds", t_ready - t0, "s")
@@ -697,7 +682,7 @@ def run(a, restarted):
         log(f"{a.peer}: a new image tag for all {a.releases} (a merge patch of spec.values each)")
         patched_at = {}
         perf = perf_start(a.perf + ".upgrade" if a.perf else None)
-        apiprof = apiprof_start("upgrade")
+        aprof = apiprof_start("upgrade")
         t_up = time.monotonic()
         wall_upgrade = time.time()
 
@@ -716,8 +701,8 @@ def run(a, restarted):
                            check=lambda: all(done for _, done in list_upgraded(verify=True)))
         t_upd = time.monotonic()
         perf_stop(perf, a.perf + ".upgrade" if a.perf else None, "upgrade")
-        if apiprof:
-            apiprof.join()
+        if aprof:
+            aprof.join()
         s_up = snap()
         counted.append(s_up)
         log(f"window {a.peer}_upgrade {wall_upgrade:.3f} {wall_upgrade + (max(up_at.values()) - t_up):.3f}")
